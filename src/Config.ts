@@ -1,0 +1,62 @@
+/**
+ * Configuration, read once from the environment. Every variable here is listed, with its
+ * default, in the README's configuration table.
+ */
+import { randomUUID } from "node:crypto"
+import { hostname } from "node:os"
+import * as path from "node:path"
+
+export interface AppConfig {
+  /** HTTP port of the gateway. */
+  readonly port: number
+  readonly host: string
+  /** Public base URL written into bootstrap.json; derived from host and port when unset. */
+  readonly baseUrl: string
+  /** Data directory: embedded Postgres files and bootstrap.json. */
+  readonly dataDir: string
+  /** Postgres URL; unset means embedded PGlite under the data directory. */
+  readonly databaseUrl: string | undefined
+  /** Postgres schema of the read models. */
+  readonly dbSchema: string
+  /** Comma-separated Kafka brokers; unset means the embedded log. */
+  readonly kafkaBrokers: ReadonlyArray<string>
+  /** Topic prefix: `<prefix>.commands`, `<prefix>.events`. */
+  readonly topicPrefix: string
+  /** Partition count of the log. */
+  readonly partitions: number
+  /** This process's id in the cluster. */
+  readonly nodeId: string
+  /** Consumer-group session timeout: how soon a dead node's partitions move. */
+  readonly kafkaSessionTimeoutMs: number
+  /** Largest JSON body accepted (413 beyond it). */
+  readonly maxBodyBytes: number
+  /** How long a command waits for its owner's reply before 503. */
+  readonly commandTimeoutMs: number
+}
+
+const int = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined || value === "") return fallback
+  const parsed = Number(value)
+  if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`${name} must be a positive integer, got '${value}'`)
+  return parsed
+}
+
+export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
+  const port = int(env.PORT, 8080, "PORT")
+  const host = env.HOST ?? "0.0.0.0"
+  return {
+    port,
+    host,
+    baseUrl: env.BASE_URL ?? `http://${host === "0.0.0.0" ? "127.0.0.1" : host}:${port}`,
+    dataDir: path.resolve(env.SVC_DATA_DIR ?? "./.svc"),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dbSchema: env.DB_SCHEMA ?? "public",
+    kafkaBrokers: (env.KAFKA_BROKERS ?? "").split(",").map((b) => b.trim()).filter((b) => b !== ""),
+    topicPrefix: env.KAFKA_TOPIC_PREFIX ?? "svc",
+    partitions: int(env.LOG_PARTITIONS, 12, "LOG_PARTITIONS"),
+    nodeId: env.NODE_ID ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
+    kafkaSessionTimeoutMs: int(env.KAFKA_SESSION_TIMEOUT_MS, 10_000, "KAFKA_SESSION_TIMEOUT_MS"),
+    maxBodyBytes: int(env.MAX_BODY_BYTES, 1_048_576, "MAX_BODY_BYTES"),
+    commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS")
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Postgres through postgres.js: the pool, transactions and the migrator for the read models.
+ * One service for real Postgres and for embedded PGlite (served over its socket server).
+ */
+import { Context, Data, Effect, Layer } from "effect"
+import { readdir, readFile } from "node:fs/promises"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import postgres from "postgres"
+
+export class DbError extends Data.TaggedError("DbError")<{ readonly message: string; readonly cause?: unknown }> {}
+
+export interface DbService {
+  readonly sql: postgres.Sql
+  /** The read-model schema. Queries name it explicitly (`table`): PGlite's socket server ignores
+   * a search_path sent at connection start, and a replay writes into another schema. */
+  readonly schema: string
+  /** `schema.name` as an escaped identifier, for use inside `sql` templates. */
+  readonly table: (name: string) => postgres.Helper<string>
+}
+
+export class Db extends Context.Tag("svc/Db")<Db, DbService>() {}
+
+export interface DbOptions {
+  readonly url: string
+  readonly schema: string
+  /** Pool size; embedded PGlite has one backend, so it gets one connection. */
+  readonly max?: number
+}
+
+export const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations")
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+export const connect = (options: DbOptions): postgres.Sql => {
+  if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name '${options.schema}'`)
+  return postgres(options.url, {
+    max: options.max ?? 10,
+    onnotice: () => {},
+    connection: { application_name: "svc" },
+    // offsets and counts are bigint in SQL; they stay far below 2^53, so numbers serve
+    types: {
+      bigint: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) }
+    }
+  })
+}
+
+/** Applies `migrations/NNNN_name.sql` files not yet applied to the schema, in order. */
+export const migrate = (sql: postgres.Sql, schema: string) =>
+  Effect.tryPromise({
+    try: async () => {
+      await sql.unsafe(`create schema if not exists ${schema}`)
+      const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort()
+      await sql.begin(async (tx) => {
+        // two processes starting together must not both migrate
+        await tx`select pg_advisory_xact_lock(hashtext(${`svc-migrate:${schema}`}))`
+        await tx.unsafe(`create table if not exists ${schema}.schema_migrations (name text primary key)`)
+        const applied = new Set(
+          (await tx.unsafe(`select name from ${schema}.schema_migrations`)).map((r) => r.name as string)
+        )
+        for (const file of files) {
+          if (applied.has(file)) continue
+          await tx.unsafe(`set local search_path to ${schema}`)
+          await tx.unsafe(await readFile(path.join(migrationsDir, file), "utf8"))
+          await tx.unsafe(`insert into ${schema}.schema_migrations (name) values ($1)`, [file])
+        }
+      })
+    },
+    catch: (cause) => new DbError({ message: `migration of schema ${schema} failed: ${String(cause)}`, cause })
+  })
+
+export const service = (sql: postgres.Sql, schema: string): DbService => ({
+  sql,
+  schema,
+  table: (name) => sql(`${schema}.${name}`)
+})
+
+/** Pool plus migrated schema, closed with the scope. */
+export const layer = (options: DbOptions): Layer.Layer<Db, DbError> =>
+  Layer.scoped(
+    Db,
+    Effect.gen(function* () {
+      const sql = yield* Effect.acquireRelease(Effect.sync(() => connect(options)), (sql) =>
+        Effect.promise(() => sql.end({ timeout: 5 }))
+      )
+      yield* migrate(sql, options.schema)
+      return service(sql, options.schema)
+    })
+  )
+
+/** Runs a query, turning a driver failure into a DbError. */
+export const query = <A>(what: string, run: () => Promise<A>): Effect.Effect<A, DbError> =>
+  Effect.tryPromise({ try: run, catch: (cause) => new DbError({ message: `${what}: ${String(cause)}`, cause }) })

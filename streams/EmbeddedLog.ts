@@ -1,0 +1,192 @@
+/**
+ * The embedded adapter of the log: an append-only table in the same Postgres, the default when no
+ * Kafka brokers are configured. Offsets are allocated per partition under a row lock on the
+ * partition's head, so concurrent appenders (even other processes) keep each partition dense
+ * and ordered.
+ */
+import { Effect, Layer, Stream } from "effect"
+import { EventEmitter } from "node:events"
+import type postgres from "postgres"
+import { Db } from "../src/Db.ts"
+import { EventLog, type EventLogService, LogError, type LoggedEvent } from "./EventLog.ts"
+import { partitionFor } from "./partitioner.ts"
+
+export interface EmbeddedLogOptions {
+  /** Schema holding the log tables; kept apart from the read models so a replay can drop those. */
+  readonly logSchema: string
+  readonly partitions: number
+  /** How often a quiet subscriber looks for appends made by other processes. */
+  readonly pollMs?: number
+  /** Largest chunk a subscriber emits. */
+  readonly batchSize?: number
+}
+
+/** Appends in this process wake subscribers at once; other processes are found by polling. */
+const appended = new EventEmitter().setMaxListeners(0)
+
+interface EventRow {
+  partition: number
+  offset: number
+  key: string
+  seq: number
+  type: string
+  payload: unknown
+  at: string
+  command_id: string
+  actor: string
+}
+
+const fail = (operation: string) => (cause: unknown) =>
+  new LogError({ operation, message: `${operation} failed: ${String(cause)}`, cause })
+
+export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Effect<EventLogService, LogError> =>
+  Effect.gen(function* () {
+    const { logSchema, partitions } = options
+    const pollMs = options.pollMs ?? 250
+    const batchSize = options.batchSize ?? 2000
+    const events = sql(`${logSchema}.log_events`)
+    const heads = sql(`${logSchema}.log_heads`)
+    const channel = `log:${logSchema}`
+
+    yield* Effect.tryPromise({
+      try: () =>
+        sql.begin(async (tx) => {
+          await tx`select pg_advisory_xact_lock(hashtext(${channel}))`
+          await tx.unsafe(`create schema if not exists ${logSchema}`)
+          await tx`create table if not exists ${events} (
+            partition integer not null,
+            "offset" bigint not null,
+            key text not null,
+            seq integer not null,
+            type text not null,
+            payload jsonb not null,
+            at text not null,
+            command_id text not null,
+            actor text not null,
+            recorded_at timestamptz not null default now(),
+            primary key (partition, "offset"))`
+          await tx`create table if not exists ${heads} (partition integer primary key, next_offset bigint not null)`
+          await tx`insert into ${heads} (partition, next_offset)
+            select p, 0 from generate_series(0, ${partitions - 1}::int) as p on conflict do nothing`
+          const [{ count }] = await tx`select count(*)::int as count from ${heads}`
+          if (count !== partitions) {
+            throw new Error(`log ${logSchema} has ${count} partitions, configured ${partitions}`)
+          }
+        }),
+      catch: fail("create embedded log")
+    })
+
+    const append: EventLogService["append"] = (partitionKey, records) => {
+      if (records.length === 0) return Effect.succeed([])
+      const partition = partitionFor(partitionKey, partitions)
+      const n = records.length
+      return Effect.tryPromise({
+        try: async () => {
+          // one statement: the head row lock orders concurrent appends to the partition
+          const rows = await sql`
+            with head as (
+              update ${heads} set next_offset = next_offset + ${n}
+              where partition = ${partition}
+              returning next_offset - ${n} as first
+            )
+            insert into ${events} (partition, "offset", key, seq, type, payload, at, command_id, actor)
+            select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor
+            from head, unnest(
+              ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[],
+              ${records.map((r) => r.type)}::text[], ${records.map((r) => JSON.stringify(r.payload))}::text[],
+              ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
+              ${records.map((r) => r.actor)}::text[]
+            ) with ordinality as t(key, seq, type, payload, at, command_id, actor, ord)
+            returning "offset"`
+          appended.emit(channel, partition)
+          return rows.map((r) => r.offset as number)
+        },
+        catch: fail("append")
+      })
+    }
+
+    const read = (partition: number, from: number) =>
+      sql<EventRow[]>`
+        select partition, "offset", key, seq, type, payload, at, command_id, actor
+        from ${events} where partition = ${partition} and "offset" >= ${from}
+        order by "offset" limit ${batchSize}`
+
+    const subscribe: EventLogService["subscribe"] = (from) =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const cursor = new Map(from)
+          const order = [...cursor.keys()]
+          const dirty = new Set(order)
+          let next = 0
+          let wake: (() => void) | undefined
+          const onAppend = (partition: number) => {
+            if (!cursor.has(partition)) return
+            dirty.add(partition)
+            wake?.()
+          }
+          yield* Effect.acquireRelease(
+            Effect.sync(() => appended.on(channel, onAppend)),
+            () => Effect.sync(() => appended.off(channel, onAppend))
+          )
+          const quiet = () =>
+            new Promise<void>((resolve) => {
+              const timer = setTimeout(() => {
+                for (const p of order) dirty.add(p)
+                resolve()
+              }, pollMs)
+              wake = () => {
+                clearTimeout(timer)
+                resolve()
+              }
+            }).finally(() => (wake = undefined))
+
+          const nextChunk = async (): Promise<ReadonlyArray<LoggedEvent>> => {
+            for (;;) {
+              for (let i = 0; i < order.length; i++) {
+                const partition = order[(next + i) % order.length]
+                if (!dirty.has(partition)) continue
+                // cleared before reading, so an append that lands during the read is not missed
+                dirty.delete(partition)
+                const rows = await read(partition, cursor.get(partition)!)
+                if (rows.length === batchSize) dirty.add(partition)
+                if (rows.length === 0) continue
+                next = (next + i + 1) % order.length
+                cursor.set(partition, rows[rows.length - 1].offset + 1)
+                return rows.map(toLogged)
+              }
+              await quiet()
+            }
+          }
+          return Stream.repeatEffect(Effect.tryPromise({ try: nextChunk, catch: fail("subscribe") }))
+        })
+      )
+
+    const endOffsets: EventLogService["endOffsets"] = (wanted) =>
+      Effect.tryPromise({
+        try: async () => {
+          const rows = await sql`select partition, next_offset from ${heads} where partition = any(${wanted as number[]}::int[])`
+          return new Map(rows.map((r) => [r.partition as number, r.next_offset as number]))
+        },
+        catch: fail("endOffsets")
+      })
+
+    return { mode: "embedded", partitions, append, subscribe, endOffsets } satisfies EventLogService
+  })
+
+const toLogged = (row: EventRow): LoggedEvent => ({
+  partition: row.partition,
+  offset: row.offset,
+  key: row.key,
+  seq: row.seq,
+  type: row.type,
+  payload: row.payload,
+  at: row.at,
+  commandId: row.command_id,
+  actor: row.actor
+})
+
+export const layer = (options: EmbeddedLogOptions): Layer.Layer<EventLog, LogError, Db> =>
+  Layer.effect(
+    EventLog,
+    Effect.flatMap(Db, (db) => make(db.sql, options))
+  )
