@@ -2,7 +2,7 @@
  * What every actor kind is made of. Deciders and evolvers are pure and synchronous: time, ids and
  * the acting principal arrive in the command's metadata.
  */
-import type { Either, Schema } from "effect"
+import { type Either, Schema } from "effect"
 
 /** Metadata that travels with every command and ends up on every event it causes. */
 export interface CommandMeta {
@@ -63,6 +63,11 @@ export interface ActorKind<S, C extends { readonly _tag: string }, E extends { r
   readonly evolve: (state: S, event: E) => S
   /** Read-model rows that follow from an applied event, given the state after it. */
   readonly project: (after: S, event: E, ctx: EventContext) => ReadonlyArray<RowOp>
+  /**
+   * Set for kinds whose every key holds exactly one event written directly by its single writer
+   * (audit records): no state is kept between events and no decision is made.
+   */
+  readonly stateless?: boolean
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -74,3 +79,17 @@ export const kindOfKey = (key: string): string => {
   const colon = key.indexOf(":")
   return colon === -1 ? key : key.slice(0, colon)
 }
+
+/** An event as it sits in the log: `_tag` becomes the record's type, the rest its payload. */
+export const encodeEvent = (kind: AnyActorKind, event: { readonly _tag: string }): { type: string; payload: unknown } => {
+  const { _tag, ...payload } = Schema.encodeSync(kind.events)(event) as { _tag: string }
+  return { type: _tag, payload }
+}
+
+export const decodeEvent = (kind: AnyActorKind, type: string, payload: unknown): { readonly _tag: string } =>
+  Schema.decodeUnknownSync(kind.events)({ ...(payload as object), _tag: type })
+
+/** The actor kinds a process knows, by key prefix. */
+export type KindRegistry = ReadonlyMap<string, AnyActorKind>
+
+export const kindRegistry = (kinds: ReadonlyArray<AnyActorKind>): KindRegistry => new Map(kinds.map((k) => [k.kind, k]))

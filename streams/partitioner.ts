@@ -20,16 +20,12 @@ export const murmur2 = (data: Uint8Array): number => {
     h ^= k
   }
   const tail = blocks * 4
-  switch (length & 3) {
-    case 3:
-      h ^= (data[tail + 2] & 0xff) << 16
-    // falls through
-    case 2:
-      h ^= (data[tail + 1] & 0xff) << 8
-    // falls through
-    case 1:
-      h ^= data[tail] & 0xff
-      h = Math.imul(h, M)
+  const rest = length & 3
+  if (rest === 3) h ^= (data[tail + 2] & 0xff) << 16
+  if (rest >= 2) h ^= (data[tail + 1] & 0xff) << 8
+  if (rest >= 1) {
+    h ^= data[tail] & 0xff
+    h = Math.imul(h, M)
   }
   h ^= h >>> 13
   h = Math.imul(h, M)

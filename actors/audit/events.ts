@@ -1,0 +1,40 @@
+/** The audit record of one capability invocation (key `audit:<invocationId>`, always seq 1). The
+ * capability checkpoint appends it directly; no command produces it. */
+import { Schema } from "effect"
+
+export const Surface = Schema.Literal("api", "mcp", "agent")
+
+export const Principal = Schema.Struct({
+  /** The credential kind that authenticated the call. A plain string so that new kinds need no
+   * change to published events. */
+  kind: Schema.NonEmptyString,
+  apiKeyId: Schema.NullOr(Schema.String),
+  /** The person the call is attributed to (for a key, its creator). */
+  userId: Schema.NullOr(Schema.String)
+})
+
+export class CapabilityInvoked extends Schema.TaggedClass<CapabilityInvoked>()("capability.invoked", {
+  invocationId: Schema.NonEmptyString,
+  capability: Schema.NonEmptyString,
+  surface: Surface,
+  orgId: Schema.NonEmptyString,
+  workspaceId: Schema.NullOr(Schema.String),
+  principal: Principal,
+  outcome: Schema.Literal("succeeded", "failed"),
+  /** The failure's tag; present only when the outcome is `failed`. */
+  errorTag: Schema.optional(Schema.String),
+  durationMs: Schema.NonNegativeInt,
+  /** Metered units, as the checkpoint counts them (0 when nothing is billable); every invocation
+   * gets a metering row. */
+  units: Schema.NonNegativeInt
+}) {}
+
+type Fields = Omit<ConstructorParameters<typeof CapabilityInvoked>[0], "outcome" | "errorTag">
+
+/** What the checkpoint knows after running a capability. The outcome and its error tag go
+ * together, so a failure cannot be recorded without its tag nor a success with one. */
+export type Invocation = Fields &
+  ({ readonly outcome: "succeeded" } | { readonly outcome: "failed"; readonly errorTag: string })
+
+/** The audit event of one invocation; the checkpoint appends it under `keyOf(AuditActor, invocationId)` at seq 1. */
+export const auditEvent = (invocation: Invocation): CapabilityInvoked => new CapabilityInvoked(invocation)

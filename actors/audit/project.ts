@@ -1,0 +1,32 @@
+/** Read models: `audit_log` and `metering`, append-only. */
+import type { EventContext, RowOp } from "../kernel.ts"
+import type { CapabilityInvoked } from "./events.ts"
+
+export const project = (_after: null, event: CapabilityInvoked, ctx: EventContext): ReadonlyArray<RowOp> => {
+  const pk = ["invocation_id"]
+  const common = {
+    invocation_id: event.invocationId,
+    at: ctx.at,
+    org_id: event.orgId,
+    workspace_id: event.workspaceId,
+    capability: event.capability
+  }
+  return [
+    {
+      op: "insert",
+      table: "audit_log",
+      pk,
+      row: {
+        ...common,
+        surface: event.surface,
+        principal_kind: event.principal.kind,
+        api_key_id: event.principal.apiKeyId,
+        user_id: event.principal.userId,
+        outcome: event.outcome,
+        error_tag: event.errorTag ?? null,
+        duration_ms: event.durationMs
+      }
+    },
+    { op: "insert", table: "metering", pk, row: { ...common, units: event.units } }
+  ]
+}

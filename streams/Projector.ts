@@ -1,0 +1,238 @@
+/**
+ * The projection runner: folds a partition of the log into the read models. Each batch commits
+ * its rows, the actor states and the partition's checkpoint in one transaction, so the read
+ * models are exactly-once whatever crashes; the checkpoint row is locked for the batch, so a stale
+ * runner racing the new owner applies nothing twice.
+ */
+import { Effect, Schedule, Schema, Stream } from "effect"
+import type postgres from "postgres"
+import {
+  type AnyActorKind,
+  decodeEvent,
+  type Json,
+  type KindRegistry,
+  kindOfKey,
+  type RowOp
+} from "../actors/kernel.ts"
+import { type DbService, query } from "../src/Db.ts"
+import { EventLog, type LoggedEvent } from "./EventLog.ts"
+
+/** How many command ids each key remembers, for idempotent retries. */
+export const RECENT_COMMANDS = 32
+
+export interface StoredActor {
+  readonly seq: number
+  readonly state: unknown
+  readonly recentCommands: ReadonlyArray<string>
+}
+
+export const rememberCommand = (recent: ReadonlyArray<string>, commandId: string): ReadonlyArray<string> =>
+  recent[recent.length - 1] === commandId ? recent : [...recent, commandId].slice(-RECENT_COMMANDS)
+
+interface Folded extends StoredActor {
+  readonly kind: AnyActorKind
+  readonly at: string
+}
+
+/** Applies one partition's events (in offset order) to the read models; returns the next offset. */
+export const applyBatch = (
+  db: DbService,
+  kinds: KindRegistry,
+  partition: number,
+  batch: ReadonlyArray<LoggedEvent>
+): Promise<number> =>
+  db.sql.begin(async (tx) => {
+    const checkpoints = db.table("projection_checkpoints")
+    await tx`insert into ${checkpoints} (partition, next_offset) values (${partition}, 0) on conflict do nothing`
+    const [{ next_offset: from }] = await tx`
+      select next_offset from ${checkpoints} where partition = ${partition} for update`
+    const events = batch.filter((e) => e.offset >= from)
+    if (events.length === 0) return from as number
+
+    const statefulKeys = [...new Set(events.filter((e) => !kinds.get(kindOfKey(e.key))?.stateless).map((e) => e.key))]
+    const stored = statefulKeys.length === 0 ? [] : await tx`
+      select key, seq, state, recent_commands from ${db.table("actor_state")} where key = any(${statefulKeys}::text[])`
+    const actors = new Map<string, StoredActor>(
+      stored.map((r) => [r.key as string, { seq: r.seq, state: r.state, recentCommands: r.recent_commands }])
+    )
+    const decoded = new Map<string, unknown>()
+    const folded = new Map<string, Folded>()
+    const ops = new RowOps()
+
+    for (const record of events) {
+      const kind = kinds.get(kindOfKey(record.key))
+      // events of kinds this version does not know stay in the log for the version that does
+      if (kind === undefined) continue
+      const event = decodeEvent(kind, record.type, record.payload)
+      const ctx = { key: record.key, seq: record.seq, at: record.at, actor: record.actor, commandId: record.commandId }
+      if (kind.stateless) {
+        ops.add(kind.project(kind.initialState, event, ctx))
+        continue
+      }
+      const current = folded.get(record.key) ?? actors.get(record.key)
+      const seq = current?.seq ?? 0
+      // a duplicate or a stale owner's late write: every reader ignores it the same way
+      if (record.seq !== seq + 1) continue
+      const before = folded.has(record.key)
+        ? current!.state
+        : current === undefined
+          ? kind.initialState
+          : decodedState(decoded, kind, record.key, current.state)
+      const after = kind.evolve(before, event)
+      ops.add(kind.project(after, event, ctx))
+      folded.set(record.key, {
+        kind,
+        seq: record.seq,
+        state: after,
+        at: record.at,
+        recentCommands: rememberCommand(current?.recentCommands ?? [], record.commandId)
+      })
+    }
+
+    const stateRows = [...folded].map(([key, f]) => ({
+      key,
+      kind: f.kind.kind,
+      seq: f.seq,
+      state: Schema.encodeSync(f.kind.state)(f.state) as Json,
+      recent_commands: f.recentCommands as Json,
+      updated_at: f.at
+    }))
+    await insertRows(tx, db, "actor_state", ["key"], stateRows, "update")
+    await ops.flush(tx, db)
+    const next = events[events.length - 1].offset + 1
+    await tx`update ${checkpoints} set next_offset = ${next} where partition = ${partition}`
+    return next
+  }) as Promise<number>
+
+const decodedState = (cache: Map<string, unknown>, kind: AnyActorKind, key: string, stored: unknown) => {
+  if (!cache.has(key)) cache.set(key, decodeState(kind, stored))
+  return cache.get(key)
+}
+
+export const decodeState = (kind: AnyActorKind, stored: unknown): unknown => Schema.decodeUnknownSync(kind.state)(stored)
+
+
+/** Rows to write, coalesced by table and primary key (the last operation on a row wins). */
+class RowOps {
+  private readonly tables = new Map<string, { pk: ReadonlyArray<string>; rows: Map<string, RowOp> }>()
+
+  add(ops: ReadonlyArray<RowOp>) {
+    for (const op of ops) {
+      let table = this.tables.get(op.table)
+      if (table === undefined) {
+        table = { pk: op.pk, rows: new Map() }
+        this.tables.set(op.table, table)
+      }
+      const id = JSON.stringify(op.pk.map((c) => op.row[c]))
+      // an insert-only row keeps its first version, as `on conflict do nothing` would
+      if (op.op === "insert" && table.rows.has(id)) continue
+      table.rows.set(id, op)
+    }
+  }
+
+  async flush(tx: postgres.TransactionSql, db: DbService) {
+    for (const [name, { pk, rows }] of this.tables) {
+      const all = [...rows.values()]
+      const rowsOf = (kind: RowOp["op"]) => all.filter((o) => o.op === kind).map((o) => o.row)
+      await insertRows(tx, db, name, pk, rowsOf("upsert"), "update")
+      await insertRows(tx, db, name, pk, rowsOf("insert"), "nothing")
+      await deleteRows(tx, db, name, pk, rowsOf("delete"))
+    }
+  }
+}
+
+type Row = Readonly<Record<string, Json>>
+
+const MAX_PARAMS = 30_000
+
+const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
+const qualified = (db: DbService, table: string) => `${ident(db.schema)}.${ident(table)}`
+
+/** postgres.js learns each parameter's type from the server and encodes jsonb values itself. */
+const placeholder = (params: postgres.ParameterOrJSON<never>[], value: Json | undefined) => {
+  params.push((value ?? null) as postgres.ParameterOrJSON<never>)
+  return `$${params.length}`
+}
+
+function* chunks<A>(items: ReadonlyArray<A>, size: number): Generator<ReadonlyArray<A>> {
+  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
+}
+
+const deleteRows = async (tx: postgres.TransactionSql, db: DbService, table: string, pk: ReadonlyArray<string>, rows: ReadonlyArray<Row>) => {
+  for (const chunk of chunks(rows, Math.floor(MAX_PARAMS / pk.length))) {
+    const params: postgres.ParameterOrJSON<never>[] = []
+    const tuples = chunk.map((row) => `(${pk.map((c) => placeholder(params, row[c])).join(", ")})`)
+    await tx.unsafe(`delete from ${qualified(db, table)} where (${pk.map(ident).join(", ")}) in (${tuples.join(", ")})`, params)
+  }
+}
+
+const insertRows = async (
+  tx: postgres.TransactionSql,
+  db: DbService,
+  table: string,
+  pk: ReadonlyArray<string>,
+  rows: ReadonlyArray<Row>,
+  onConflict: "update" | "nothing"
+) => {
+  if (rows.length === 0) return
+  const columns = Object.keys(rows[0])
+  const rest = columns.filter((c) => !pk.includes(c))
+  const conflict =
+    onConflict === "nothing" || rest.length === 0
+      ? "do nothing"
+      : `do update set ${rest.map((c) => `${ident(c)} = excluded.${ident(c)}`).join(", ")}`
+  for (const chunk of chunks(rows, Math.floor(MAX_PARAMS / columns.length))) {
+    const params: postgres.ParameterOrJSON<never>[] = []
+    const values = chunk.map((row) => `(${columns.map((c) => placeholder(params, row[c])).join(", ")})`)
+    await tx.unsafe(
+      `insert into ${qualified(db, table)} (${columns.map(ident).join(", ")}) values ${values.join(", ")}
+       on conflict (${pk.map(ident).join(", ")}) ${conflict}`,
+      params
+    )
+  }
+}
+
+/** Reads a key's folded state from the read model (absent: never written). */
+export const loadActor = (db: DbService, key: string) =>
+  query("load actor state", async () => {
+    const [row] = await db.sql`
+      select seq, state, recent_commands from ${db.table("actor_state")} where key = ${key}`
+    return row === undefined
+      ? undefined
+      : ({ seq: row.seq, state: row.state, recentCommands: row.recent_commands } satisfies StoredActor)
+  })
+
+export const readCheckpoints = (db: DbService, partitions: ReadonlyArray<number>) =>
+  query("read checkpoints", async () => {
+    const rows = await db.sql`
+      select partition, next_offset from ${db.table("projection_checkpoints")}
+      where partition = any(${partitions as number[]}::int[])`
+    const found = new Map(rows.map((r) => [r.partition as number, r.next_offset as number]))
+    return new Map(partitions.map((p) => [p, found.get(p) ?? 0]))
+  })
+
+/**
+ * Tails the log from the partitions' checkpoints and applies every chunk, calling `onApplied`
+ * with the next offset after each commit. Runs until interrupted; a failed batch is retried.
+ */
+export const project = (
+  db: DbService,
+  kinds: KindRegistry,
+  partitions: ReadonlyArray<number>,
+  onApplied: (partition: number, next: number) => void
+) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog
+    const from = yield* readCheckpoints(db, partitions)
+    for (const [p, next] of from) onApplied(p, next)
+    yield* log.subscribe(from).pipe(
+      Stream.runForEach((chunk) =>
+        query("apply batch", () => applyBatch(db, kinds, chunk[0].partition, chunk)).pipe(
+          Effect.tap((next) => onApplied(chunk[0].partition, next))
+        )
+      )
+    )
+  }).pipe(
+    Effect.tapError((error) => Effect.logWarning(`projection of partitions ${partitions} failed; retrying`, error)),
+    Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))))
+  )
