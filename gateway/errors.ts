@@ -1,0 +1,77 @@
+/**
+ * The one place where failures become HTTP: tagged error -> status, code, reason, message.
+ * Every JSON error is `{ error: { code, reason?, message } }`.
+ */
+import { Cause, Exit, Option } from "effect"
+import { type HttpReply, jsonError } from "./http.ts"
+
+type Tagged = { readonly _tag: string } & Record<string, any>
+
+interface Row {
+  readonly status: number
+  readonly code: string
+  /** A fixed reason, or the error's own `reason` field when omitted. */
+  readonly reason?: string
+  readonly message: (e: Tagged) => string
+}
+
+const badRequest = (reason: string, message: (e: Tagged) => string): Row => ({ status: 400, code: "bad_request", reason, message })
+const notFound = (reason: string, message: (e: Tagged) => string): Row => ({ status: 404, code: "not_found", reason, message })
+const conflict = (reason: string, message: (e: Tagged) => string): Row => ({ status: 409, code: "conflict", reason, message })
+const own = (status: number, code: string): Row => ({ status, code, message: (e) => e.message })
+
+const table: Readonly<Record<string, Row>> = {
+  // checkpoint and gateway
+  Unauthorized: own(401, "unauthorized"),
+  Forbidden: own(403, "forbidden"),
+  BadRequest: own(400, "bad_request"),
+  NotFound: own(404, "not_found"),
+  MalformedJson: badRequest("invalid_json", (e) => e.message),
+  Unavailable: { status: 503, code: "unavailable", reason: "owner_unreachable", message: (e) => e.message },
+  DbError: { status: 503, code: "unavailable", reason: "database_unavailable", message: () => "the database did not answer; retry" },
+  LogError: { status: 503, code: "unavailable", reason: "log_unavailable", message: () => "the event log did not answer; retry" },
+  // schema registry
+  InvalidLabelName: badRequest("invalid_label_name", (e) => `'${e.label}' is not a valid label name`),
+  InvalidPropertyName: badRequest("invalid_property_name", (e) => `'${e.property}' is not a valid property name`),
+  EnumValuesRequired: badRequest("enum_values_required", (e) => `enum property ${e.property} needs a non-empty list of values`),
+  DuplicateEnumValue: badRequest("duplicate_enum_value", (e) => `enum property ${e.property} lists '${e.value}' twice`),
+  EnumValuesNotAllowed: badRequest("enum_values_not_allowed", (e) => `property ${e.property} is not an enum and takes no values`),
+  // node properties
+  UnknownProperty: badRequest("unknown_property", (e) => `the label declares no property ${e.property}`),
+  InvalidPropertyType: badRequest("invalid_property_type", (e) => `property ${e.property} must be of type ${e.expected}`),
+  InvalidEnumValue: badRequest("invalid_enum_value", (e) => `'${e.value}' is not a value of ${e.property} (allowed: ${e.allowed.join(", ")})`),
+  MissingProperty: badRequest("missing_property", (e) => `property ${e.property} is required`),
+  // nodes
+  NodeNotFound: notFound("node_not_found", (e) => `no node ${e.nodeId} in this workspace`),
+  NodeAlreadyExists: conflict("node_exists", (e) => `node ${e.nodeId} already exists`),
+  // identity
+  OrganizationAlreadyExists: conflict("organization_exists", () => "the organization already exists"),
+  OrganizationNotFound: notFound("organization_not_found", () => "no such organization"),
+  WorkspaceAlreadyExists: conflict("workspace_exists", () => "the workspace already exists"),
+  WorkspaceSlugTaken: conflict("workspace_slug_taken", (e) => `workspace slug ${e.slug} is taken in this organization`),
+  WorkspaceNotFound: notFound("workspace_not_found", () => "no such workspace"),
+  AlreadyMember: conflict("already_member", () => "the user is already a member"),
+  NotOrgMember: conflict("not_org_member", () => "the user is not a member of the organization"),
+  UserAlreadyRegistered: conflict("user_exists", () => "the user already exists"),
+  ApiKeyAlreadyExists: conflict("api_key_exists", () => "the API key already exists"),
+  ApiKeyNotFound: notFound("api_key_not_found", (e) => `no API key ${e.keyId}`),
+  ReservedScopeKey: badRequest("reserved_scope_key", (e) => `scope key '${e.scopeKey}' is reserved`)
+}
+
+const internal = jsonError(500, "internal", "Internal error")
+
+/** The reply for a failed request; unknown failures are logged once and answered 500. */
+export const replyForFailure = <E>(cause: Cause.Cause<E>): HttpReply => {
+  const failure = Cause.failureOption(cause)
+  if (Option.isSome(failure)) {
+    const error = failure.value as Tagged
+    const row = table[error?._tag]
+    if (row !== undefined) return jsonError(row.status, row.code, row.message(error), row.reason ?? error.reason)
+  }
+  console.error("request failed unexpectedly:", Cause.pretty(cause))
+  return internal
+}
+
+/** 200 with the output, or the mapped failure. */
+export const replyForExit = <A, E>(exit: Exit.Exit<A, E>): HttpReply =>
+  Exit.isSuccess(exit) ? { status: 200, json: exit.value } : replyForFailure(exit.cause)

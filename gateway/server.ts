@@ -1,0 +1,92 @@
+/**
+ * The HTTP surface: routes derived from the capability registry, health, and whoami, on
+ * uWebSockets.js. Handlers only translate: every decision is the checkpoint's.
+ */
+import { Effect, type Exit } from "effect"
+import uWS from "uWebSockets.js"
+import { invoke, nameOfRestPath } from "../src/Capabilities.ts"
+import { BadRequest } from "../src/Errors.ts"
+import { replyForExit } from "./errors.ts"
+import { type HttpRequest, jsonError, MalformedJson, PayloadTooLarge, readJson, route, Streaming } from "./http.ts"
+
+export interface Health {
+  readonly status: "ok"
+  readonly nodeId: string
+  readonly log: { readonly mode: string; readonly partitions: number }
+  readonly partitions: { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number> }
+}
+
+export interface GatewayOptions {
+  readonly host: string
+  readonly port: number
+  readonly maxBodyBytes: number
+  /** Runs an effect against the application's services. */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
+  readonly health: () => Health
+}
+
+/** The body as JSON; a body over the limit has already been answered with 413. */
+const jsonBody = (req: HttpRequest) =>
+  Effect.tryPromise({
+    try: () => readJson(req),
+    catch: (error) =>
+      error instanceof MalformedJson
+        ? new BadRequest({ reason: "invalid_json", message: error.message })
+        : error instanceof PayloadTooLarge
+          ? error
+          : new BadRequest({ reason: "unreadable_body", message: "the request body could not be read" })
+  })
+
+const WORKSPACE_ROUTE = /^\/v1\/([^/]+)\/([^/]+)\/(.+)$/
+
+export interface Gateway {
+  readonly port: number
+  readonly close: () => void
+}
+
+export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
+  const app = uWS.App()
+  const limits = { maxBodyBytes: options.maxBodyBytes }
+  const answer = async <A, E>(effect: Effect.Effect<A, E, any>) => {
+    const exit = await options.run(effect)
+    if (exit._tag === "Failure" && exit.cause._tag === "Fail" && exit.cause.error instanceof PayloadTooLarge) return Streaming
+    return replyForExit(exit)
+  }
+
+  route(app, "get", "/healthz", async () => ({ status: 200, json: options.health() }))
+
+  route(app, "get", "/v1/auth/whoami", (req) =>
+    answer(invoke({ authorization: req.headers.authorization, surface: "api", capability: "auth.whoami", path: null, input: Effect.succeed({}) }))
+  )
+
+  route(
+    app,
+    "post",
+    "/v1/*",
+    (req) => {
+      const match = WORKSPACE_ROUTE.exec(req.url)
+      if (match === null) return Promise.resolve(jsonError(404, "not_found", `no route POST ${req.url}`, "route_not_found"))
+      const [, orgSlug, workspaceSlug, capabilityPath] = match
+      return answer(
+        invoke({
+          authorization: req.headers.authorization,
+          surface: "api",
+          capability: nameOfRestPath(capabilityPath),
+          path: { orgSlug: decodeURIComponent(orgSlug), workspaceSlug: decodeURIComponent(workspaceSlug) },
+          input: jsonBody(req),
+          idempotencyKey: req.headers["idempotency-key"]
+        })
+      )
+    },
+    limits
+  )
+
+  route(app, "any", "/*", async (req) => jsonError(404, "not_found", `no route ${req.method} ${req.url}`, "route_not_found"))
+
+  return new Promise((resolve, reject) => {
+    app.listen(options.host, options.port, (socket) => {
+      if (!socket) return reject(new Error(`cannot listen on ${options.host}:${options.port}`))
+      resolve({ port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) })
+    })
+  })
+}

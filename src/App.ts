@@ -1,0 +1,60 @@
+/**
+ * The platform's layers, composed: Postgres, the log (Kafka when brokers are named, else the
+ * embedded table), the cluster, the actor host and the capability registry.
+ */
+import { Layer } from "effect"
+import { ApiKeyActor } from "../actors/apikey/actor.ts"
+import { AuditActor } from "../actors/audit/actor.ts"
+import { kindRegistry } from "../actors/kernel.ts"
+import { NodeActor } from "../actors/node/actor.ts"
+import { OrgActor } from "../actors/org/actor.ts"
+import { SchemaActor } from "../actors/schema/actor.ts"
+import { UserActor } from "../actors/user/actor.ts"
+import * as ActorHost from "../streams/ActorHost.ts"
+import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
+import * as KafkaCluster from "../streams/KafkaCluster.ts"
+import * as KafkaLog from "../streams/KafkaLog.ts"
+import * as LocalCluster from "../streams/LocalCluster.ts"
+import { Capabilities, makeRegistry } from "./Capabilities.ts"
+import { identityCapabilities } from "./capabilities/Identity.ts"
+import { nodeCapabilities } from "./capabilities/Nodes.ts"
+import type { AppConfig } from "./Config.ts"
+import * as Db from "./Db.ts"
+
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor])
+
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities])
+
+/** The embedded log lives beside the read models, in a schema a replay never drops. */
+export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
+
+export type LogSettings = Pick<AppConfig, "dbSchema" | "kafkaBrokers" | "topicPrefix" | "partitions" | "nodeId">
+
+/** The log alone (the replay tool reads it without joining the cluster). */
+export const logLayer = (config: LogSettings) =>
+  config.kafkaBrokers.length > 0
+    ? KafkaLog.layer({ brokers: config.kafkaBrokers, prefix: config.topicPrefix, partitions: config.partitions, clientId: config.nodeId })
+    : EmbeddedLog.layer({ logSchema: logSchemaOf(config.dbSchema), partitions: config.partitions })
+
+export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSessionTimeoutMs">) =>
+  config.kafkaBrokers.length > 0
+    ? KafkaCluster.layer({
+        brokers: config.kafkaBrokers,
+        prefix: config.topicPrefix,
+        partitions: config.partitions,
+        nodeId: config.nodeId,
+        sessionTimeoutMs: config.kafkaSessionTimeoutMs
+      })
+    : LocalCluster.layer(config.nodeId, config.partitions)
+
+/** Everything a node runs, given the Postgres URL to use. */
+export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number) => {
+  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize })
+  const base = Layer.mergeAll(
+    logLayer(config),
+    clusterLayer(config),
+    Layer.succeed(ActorHost.ActorKinds, actorKinds),
+    Layer.succeed(Capabilities, registry)
+  ).pipe(Layer.provideMerge(db))
+  return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs }).pipe(Layer.provideMerge(base))
+}

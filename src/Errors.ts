@@ -1,0 +1,49 @@
+/**
+ * Failures of the application layer (the checkpoint and the capabilities). Actor rejections are
+ * their own tagged errors; the gateway maps both, once, to status, code and reason.
+ */
+import { Schema } from "effect"
+
+export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
+  reason: Schema.Literal("missing_credential", "malformed_credential", "invalid_credential", "expired_credential"),
+  message: Schema.String
+}) {}
+
+export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
+  reason: Schema.optional(Schema.String),
+  message: Schema.String
+}) {}
+
+/** The request breaks a field rule; `reason` names which. */
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
+  reason: Schema.String,
+  message: Schema.String
+}) {}
+
+export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
+  reason: Schema.String,
+  message: Schema.String
+}) {}
+
+/** Retryable: the owner of the data could not be reached in time. */
+export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
+  message: Schema.String
+}) {}
+
+/**
+ * Rejections that mean the input was bad: they change nothing and write nothing, not even an
+ * audit record (the caller made no invocation the capability accepted).
+ */
+export const badInputTags: ReadonlySet<string> = new Set([
+  "BadRequest",
+  "UnknownProperty",
+  "InvalidPropertyType",
+  "InvalidEnumValue",
+  "MissingProperty",
+  "InvalidLabelName",
+  "InvalidPropertyName",
+  "EnumValuesRequired",
+  "DuplicateEnumValue",
+  "EnumValuesNotAllowed",
+  "ReservedScopeKey"
+])
