@@ -1,0 +1,42 @@
+/**
+ * One node of the platform, started within a scope: Postgres (embedded unless a URL is given),
+ * the application layers, the bootstrap organization and the gateway. `main` runs one until a
+ * signal; tests run several.
+ */
+import { Effect, Layer, Runtime } from "effect"
+import { startGateway } from "../gateway/server.ts"
+import { ActorHost } from "../streams/ActorHost.ts"
+import { EventLog } from "../streams/EventLog.ts"
+import { appLayer } from "./App.ts"
+import { bootstrap } from "./Bootstrap.ts"
+import type { AppConfig } from "./Config.ts"
+import { Db } from "./Db.ts"
+import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
+
+export const startNode = (config: AppConfig) =>
+  Effect.gen(function* () {
+    const scope = yield* Effect.scope
+    const databaseUrl = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
+    // PGlite has one backend: one connection keeps transactions whole
+    const poolSize = config.databaseUrl === undefined ? 1 : 10
+    const context = yield* Layer.buildWithScope(appLayer(config, databaseUrl, poolSize), scope)
+    const runtime = yield* Effect.provide(Effect.runtime<never>(), Layer.succeedContext(context))
+    const host = context.unsafeMap.get(ActorHost.key) as ActorHost["Type"]
+    const log = context.unsafeMap.get(EventLog.key) as EventLog["Type"]
+    const db = context.unsafeMap.get(Db.key) as Db["Type"]
+
+    const { created, data } = yield* bootstrap(config.dataDir, config.baseUrl).pipe(Effect.provide(context))
+    const gateway = yield* Effect.acquireRelease(
+      Effect.promise(() =>
+        startGateway({
+          host: config.host,
+          port: config.port,
+          maxBodyBytes: config.maxBodyBytes,
+          run: (effect) => Runtime.runPromiseExit(runtime)(effect as Effect.Effect<any, any, never>),
+          health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() })
+        })
+      ),
+      (gateway) => Effect.sync(gateway.close)
+    )
+    return { port: gateway.port, host, log, db, runtime, bootstrap: data, bootstrapped: created }
+  })
