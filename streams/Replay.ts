@@ -1,0 +1,82 @@
+/**
+ * Replay: rebuild every read model from the log into a fresh schema, with the same projection
+ * code the live nodes run, and compare two schemas table by table.
+ */
+import { Effect, Stream } from "effect"
+import type { KindRegistry } from "../actors/kernel.ts"
+import { type DbService, migrate, query } from "../src/Db.ts"
+import { allPartitions, EventLog } from "./EventLog.ts"
+import { applyBatch } from "./Projector.ts"
+
+export interface ReplayStats {
+  readonly events: number
+  readonly millis: number
+}
+
+/** Projects the whole log, as it stands when the replay starts, into `target` (migrated first). */
+export const replay = (target: DbService, kinds: KindRegistry) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog
+    const started = Date.now()
+    yield* migrate(target.sql, target.schema)
+    const ends = yield* log.endOffsets(allPartitions(log.partitions))
+    const next = new Map([...ends].filter(([, end]) => end > 0).map(([p]) => [p, 0]))
+    let events = 0
+    const done = () => [...next].every(([p, offset]) => offset >= ends.get(p)!)
+    if (!done()) {
+      yield* log.subscribe(next).pipe(
+        // events appended after the start are left for the live projection
+        Stream.map((chunk) => chunk.filter((e) => e.offset < ends.get(e.partition)!)),
+        Stream.filter((chunk) => chunk.length > 0),
+        Stream.mapEffect((chunk) =>
+          query("replay batch", () => applyBatch(target, kinds, chunk[0].partition, chunk)).pipe(
+            Effect.tap((offset) => {
+              events += chunk.length
+              next.set(chunk[0].partition, offset)
+            })
+          )
+        ),
+        Stream.takeUntil(done),
+        Stream.runDrain
+      )
+    }
+    return { events, millis: Date.now() - started } satisfies ReplayStats
+  })
+
+/** The read-model tables of a schema (what migrations made, less the migrator's own). */
+export const readModelTables = (db: DbService) =>
+  query("list tables", async () => {
+    const rows = await db.sql`
+      select table_name from information_schema.tables
+      where table_schema = ${db.schema} and table_type = 'BASE TABLE' and table_name <> 'schema_migrations'
+      order by table_name`
+    return rows.map((r) => r.table_name as string)
+  })
+
+/** A digest of a table's rows, independent of physical order. */
+export const tableDigest = (db: DbService, table: string) =>
+  query(`digest ${table}`, async () => {
+    const [row] = await db.sql`
+      select count(*)::int as rows, coalesce(md5(string_agg(t::text, E'\n' order by t::text)), '') as digest
+      from ${db.table(table)} t`
+    return { rows: row.rows as number, digest: row.digest as string }
+  })
+
+export interface TableComparison {
+  readonly table: string
+  readonly rows: number
+  readonly equal: boolean
+}
+
+/** Compares every read-model table of `a` with the same table of `b`. */
+export const compareSchemas = (a: DbService, b: DbService) =>
+  Effect.gen(function* () {
+    const tables = yield* readModelTables(a)
+    return yield* Effect.forEach(tables, (table) =>
+      Effect.gen(function* () {
+        const left = yield* tableDigest(a, table)
+        const right = yield* tableDigest(b, table)
+        return { table, rows: left.rows, equal: left.rows === right.rows && left.digest === right.digest }
+      })
+    )
+  })
