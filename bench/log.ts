@@ -1,0 +1,123 @@
+/**
+ * `npm run bench`: events appended and projected per second on the embedded log and on Kafka, one
+ * event per append and batched, and replay events per second. Real Postgres (DATABASE_URL) and,
+ * when KAFKA_BROKERS is set, a real broker. Writes a Markdown table to stdout.
+ *
+ * The events are `node.created` of distinct nodes: each one costs the projection an actor_state
+ * row and a nodes row, as in production.
+ */
+import { Effect, Fiber, Layer } from "effect"
+import { randomBytes } from "node:crypto"
+import { cpus, totalmem } from "node:os"
+import { encodeEvent, keyOf } from "../actors/kernel.ts"
+import { NodeActor } from "../actors/node/actor.ts"
+import { NodeCreated } from "../actors/node/events.ts"
+import { actorKinds } from "../src/App.ts"
+import { connect, type DbService, migrate, service } from "../src/Db.ts"
+import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
+import { allPartitions, EventLog, type EventRecord } from "../streams/EventLog.ts"
+import * as KafkaLog from "../streams/KafkaLog.ts"
+import { project, readCheckpoints } from "../streams/Projector.ts"
+import { replay } from "../streams/Replay.ts"
+
+const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
+const brokers = (process.env.KAFKA_BROKERS ?? "").split(",").filter((b) => b !== "")
+const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000)
+const PARTITIONS = 12
+const CONCURRENCY = 64
+const BATCH = 100
+
+const name = () => `bench_${randomBytes(4).toString("hex")}`
+
+const nodeCreated = (i: number, run: string): EventRecord => {
+  const nodeId = `nod_${run}_${i}`
+  const { type, payload } = encodeEvent(
+    NodeActor,
+    new NodeCreated({ nodeId, workspaceId: "wsp_bench", label: "Task", properties: { title: `task ${i}`, points: i % 13, done: i % 2 === 0 }, at: "2026-11-22T12:00:00.000Z" })
+  )
+  return { key: keyOf(NodeActor, nodeId), seq: 1, type, payload, at: "2026-11-22T12:00:00.000Z", commandId: `cmd_${run}_${i}`, actor: "system" }
+}
+
+const pool = (schema: string) => service(connect({ url: databaseUrl, schema, max: 8 }), schema)
+
+/** Appends EVENTS events (`perAppend` per call, CONCURRENCY calls in flight) while projecting them; events/s until all are projected. */
+const appendAndProject = (db: DbService, perAppend: number) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog
+    const run = randomBytes(3).toString("hex")
+    const partitions = allPartitions(log.partitions)
+    const before = yield* log.endOffsets(partitions)
+    const projector = yield* Effect.fork(project(db, actorKinds, partitions, () => {}))
+    const started = performance.now()
+    const calls = Array.from({ length: Math.ceil(EVENTS / perAppend) }, (_, c) => c)
+    // a batched append carries events of one key's partition: use one key per batch
+    yield* Effect.forEach(
+      calls,
+      (c) => {
+        const records = Array.from({ length: perAppend }, (_, j) => nodeCreated(c * perAppend + j, run))
+        const batchKey = records[0].key
+        return log.append(batchKey, perAppend === 1 ? records : records.map((r, j) => ({ ...r, key: `${batchKey}:${j}` })))
+      },
+      { concurrency: CONCURRENCY, discard: true }
+    )
+    const appended = performance.now()
+    const ends = yield* log.endOffsets(partitions)
+    for (;;) {
+      const applied = yield* readCheckpoints(db, partitions)
+      if (partitions.every((p) => applied.get(p)! >= ends.get(p)!)) break
+      yield* Effect.sleep("20 millis")
+    }
+    const projected = performance.now()
+    yield* Fiber.interrupt(projector)
+    const total = partitions.reduce((n, p) => n + ends.get(p)! - before.get(p)!, 0)
+    return { appendRate: total / ((appended - started) / 1000), projectedRate: total / ((projected - started) / 1000) }
+  })
+
+const measure = (mode: string, logLayer: Layer.Layer<EventLog, unknown>, db: DbService) =>
+  Effect.gen(function* () {
+    const single = yield* appendAndProject(db, 1)
+    const batched = yield* appendAndProject(db, BATCH)
+    const target = pool(name())
+    const replayed = yield* replay(target, actorKinds)
+    yield* Effect.promise(() => target.sql.end())
+    return [
+      `| ${mode} | 1 per append, ${CONCURRENCY} in flight | ${Math.round(single.appendRate)} | ${Math.round(single.projectedRate)} |`,
+      `| ${mode} | ${BATCH} per append, ${CONCURRENCY} in flight | ${Math.round(batched.appendRate)} | ${Math.round(batched.projectedRate)} |`,
+      `| ${mode} | replay of ${replayed.events} events | | ${Math.round((replayed.events * 1000) / replayed.millis)} |`
+    ]
+  }).pipe(Effect.provide(logLayer))
+
+/** One fresh schema per log mode, so each projection starts from an empty read model. */
+const main = Effect.gen(function* () {
+  const header = [
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; Postgres at ${new URL(databaseUrl).host}; ${EVENTS} events per run, ${PARTITIONS} partitions.`,
+    "",
+    "| log | workload | appended events/s | appended and projected events/s |",
+    "|---|---|---:|---:|"
+  ]
+  const rows: string[] = []
+  const modes: Array<[string, (schema: string, db: DbService) => Layer.Layer<EventLog, unknown>]> = [
+    ["embedded", (schema, db) => Layer.effect(EventLog, EmbeddedLog.make(db.sql, { logSchema: `${schema}_log`, partitions: PARTITIONS }))],
+    ...(brokers.length > 0
+      ? [["kafka", (schema: string) => KafkaLog.layer({ brokers, prefix: schema, partitions: PARTITIONS, clientId: schema })] as [string, (schema: string) => Layer.Layer<EventLog, unknown>]]
+      : [])
+  ]
+  for (const [mode, makeLog] of modes) {
+    const schema = name()
+    const db = pool(schema)
+    yield* migrate(db.sql, schema)
+    rows.push(...(yield* measure(mode, makeLog(schema, db), db)))
+    yield* Effect.promise(() => db.sql.end())
+  }
+  if (brokers.length === 0) rows.push("| kafka | not measured: KAFKA_BROKERS unset | | |")
+  console.log([...header, ...rows].join("\n"))
+})
+
+Effect.runPromise(Effect.scoped(main)).then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)
+
