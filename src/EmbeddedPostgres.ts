@@ -6,19 +6,9 @@ import { PGlite } from "@electric-sql/pglite"
 import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect } from "effect"
 import { mkdir } from "node:fs/promises"
-import { createServer } from "node:net"
 import * as path from "node:path"
 import { DbError } from "./Db.ts"
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const probe = createServer()
-    probe.once("error", reject)
-    probe.listen(0, "127.0.0.1", () => {
-      const address = probe.address()
-      probe.close(() => (typeof address === "object" && address ? resolve(address.port) : reject(new Error("no port"))))
-    })
-  })
+import { freePort } from "./ports.ts"
 
 /** Starts PGlite on `<dataDir>/pgdata` and returns its connection URL; stops with the scope. */
 export const startEmbeddedPostgres = (dataDir: string) =>
