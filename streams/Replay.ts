@@ -6,7 +6,7 @@ import { Effect, Stream } from "effect"
 import type { KindRegistry } from "../actors/kernel.ts"
 import { type DbService, migrate, query } from "../src/Db.ts"
 import { allPartitions, EventLog } from "./EventLog.ts"
-import { applyBatch } from "./Projector.ts"
+import { applyBatch, coalesce } from "./Projector.ts"
 
 export interface ReplayStats {
   readonly events: number
@@ -27,12 +27,13 @@ export const replay = (target: DbService, kinds: KindRegistry) =>
       yield* log.subscribe(next).pipe(
         // events appended after the start are left for the live projection
         Stream.map((chunk) => chunk.filter((e) => e.offset < ends.get(e.partition)!)),
-        Stream.filter((chunk) => chunk.length > 0),
-        Stream.mapEffect((chunk) =>
-          query("replay batch", () => applyBatch(target, kinds, chunk[0].partition, chunk)).pipe(
-            Effect.tap((offset) => {
-              events += chunk.length
-              next.set(chunk[0].partition, offset)
+        coalesce,
+        Stream.filter((batch) => batch.length > 0),
+        Stream.mapEffect((batch) =>
+          query("replay batch", () => applyBatch(target, kinds, batch)).pipe(
+            Effect.tap((applied) => {
+              events += batch.length
+              applied.forEach((offset, partition) => next.set(partition, offset))
             })
           )
         ),
