@@ -39,6 +39,14 @@ const jsonBody = (req: HttpRequest) =>
 
 const WORKSPACE_ROUTE = /^\/v1\/([^/]+)\/([^/]+)\/(.+)$/
 
+const decodeSlugs = (orgSlug: string, workspaceSlug: string) => {
+  try {
+    return { orgSlug: decodeURIComponent(orgSlug), workspaceSlug: decodeURIComponent(workspaceSlug) }
+  } catch {
+    return undefined
+  }
+}
+
 export interface Gateway {
   readonly port: number
   readonly close: () => void
@@ -67,12 +75,14 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
       const match = WORKSPACE_ROUTE.exec(req.url)
       if (match === null) return Promise.resolve(jsonError(404, "not_found", `no route POST ${req.url}`, "route_not_found"))
       const [, orgSlug, workspaceSlug, capabilityPath] = match
+      const path = decodeSlugs(orgSlug, workspaceSlug)
+      if (path === undefined) return Promise.resolve(jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path"))
       return answer(
         invoke({
           authorization: req.headers.authorization,
           surface: "api",
           capability: nameOfRestPath(capabilityPath),
-          path: { orgSlug: decodeURIComponent(orgSlug), workspaceSlug: decodeURIComponent(workspaceSlug) },
+          path,
           input: jsonBody(req),
           idempotencyKey: req.headers["idempotency-key"]
         })

@@ -61,7 +61,7 @@ export type AnyCapability = Capability<any, any, any>
 export const defineCapability = <I, O, R>(capability: Capability<I, O, R>): Capability<I, O, R> => capability
 
 /** The capability a REST path under `/v1/{orgSlug}/{workspaceSlug}/` names: its slashes are the name's dots. */
-export const nameOfRestPath = (path: string) => path.replaceAll("/", ".")
+export const nameOfRestPath = (path: string): string | undefined => (path.includes(".") ? undefined : path.replaceAll("/", "."))
 
 export interface Registry {
   readonly all: ReadonlyArray<AnyCapability>
@@ -86,8 +86,8 @@ const rolesOf = (principal: Principal, workspaceId: string | null): ReadonlyArra
 export interface InvokeRequest<E> {
   readonly authorization: string | undefined
   readonly surface: Surface
-  /** The capability's name; unknown on this surface is 404 `unknown_capability`, after authentication. */
-  readonly capability: string
+  /** The capability's name (undefined: none); unknown on this surface is 404 `unknown_capability`, after authentication. */
+  readonly capability: string | undefined
   /** The slugs a workspace-scoped route names. */
   readonly path: { readonly orgSlug: string; readonly workspaceSlug: string } | null
   /** The raw input, read only once the caller is known to be allowed (a body is not parsed for a stranger). */
@@ -101,7 +101,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
   Effect.gen(function* () {
     const principal = yield* authenticate(request.authorization)
     const registry = yield* Capabilities
-    const capability = registry.byName.get(request.capability)
+    const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
     // a REST route names a workspace exactly when the capability lives in one
     const misrouted = capability !== undefined && request.surface === "api" && (capability.scope === "workspace") !== (request.path !== null)
     if (capability === undefined || !capability.surfaces.includes(request.surface) || misrouted) {
@@ -113,6 +113,10 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
       return yield* new Forbidden({ message: `this credential (role ${roles.join(", ") || "none"}) may not invoke ${capability.name}` })
     }
     const raw = yield* request.input
+    const polluted = prototypeKeyIn(raw, "input")
+    if (polluted !== undefined) {
+      return yield* new BadRequest({ reason: "invalid_input", message: `the name __proto__ is not allowed (at ${polluted})` })
+    }
     const input = yield* Schema.decodeUnknown(capability.input, { onExcessProperty: "error" })(raw).pipe(
       Effect.mapError((error) => new BadRequest({ reason: "invalid_input", message: ParseResult.TreeFormatter.formatErrorSync(error) }))
     )
@@ -148,6 +152,20 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
     yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, undefined)
     return yield* Schema.encode(capability.output)(outcome.right).pipe(Effect.orDie)
   })
+
+/**
+ * Where a `__proto__` key sits in parsed JSON, if anywhere. JSON.parse makes it an own property,
+ * but record decoding would assign it as the prototype and silently drop it.
+ */
+const prototypeKeyIn = (value: unknown, at: string): string | undefined => {
+  if (typeof value !== "object" || value === null) return undefined
+  for (const [key, inner] of Object.entries(value)) {
+    if (key === "__proto__") return at
+    const found = prototypeKeyIn(inner, `${at}.${key}`)
+    if (found !== undefined) return found
+  }
+  return undefined
+}
 
 /** Rule 5: a key names only its own organization (and, for a workspace key, its own workspace). */
 const resolveScope = (principal: Principal, capability: AnyCapability, path: InvokeRequest<unknown>["path"]) =>

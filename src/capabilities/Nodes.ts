@@ -200,7 +200,8 @@ export const getNode = defineCapability({
     )
 })
 
-const Cursor = Schema.compose(Schema.StringFromBase64Url, Schema.NonEmptyString)
+/** An opaque position: the base64url of the last node id of the previous page. */
+const Cursor = Schema.compose(Schema.StringFromBase64Url, Schema.String.pipe(Schema.pattern(/^nod_[0-9a-f]{32}$/)))
 
 export const listNodes = defineCapability({
   ...common,
