@@ -7,6 +7,7 @@ export default defineConfig({
     hookTimeout: 120_000,
     // integration suites share one Postgres and one broker; files run one after another
     fileParallelism: false,
-    pool: "forks"
+    pool: "forks",
+    reporters: ["default", "./test/support/summary-reporter.ts"]
   }
 })
