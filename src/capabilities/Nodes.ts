@@ -17,6 +17,8 @@ const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace
 const writers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
 
 const common = { scope: "workspace", surfaces: ["api", "mcp", "agent"], sensitivity: "low", needsApproval: false, claimedBy: "builtin" } as const
+const reads = { ...common, roles: readers, mutating: false, destructive: false } as const
+const writes = { ...common, roles: writers, mutating: true, destructive: false } as const
 
 const Label = Schema.Struct({
   label: Schema.String,
@@ -42,14 +44,11 @@ const workspaceOf = (invocation: Invocation) => invocation.workspaceId!
 const iso = (value: Date | string) => (value instanceof Date ? value.toISOString() : value)
 
 export const defineLabel = defineCapability({
-  ...common,
+  ...writes,
   name: "schema.define_label",
   description: "Define a node label of the workspace with typed properties, or replace its definition.",
   input: Schema.Struct({ label: Schema.String, properties: Schema.Record({ key: Schema.String, value: PropertySpec }) }),
   output: Label,
-  roles: writers,
-  mutating: true,
-  destructive: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const host = yield* ActorHost
@@ -69,14 +68,11 @@ const labelRows = (workspaceId: string, label: string | undefined) =>
   )
 
 export const getSchema = defineCapability({
-  ...common,
+  ...reads,
   name: "schema.get",
   description: "The workspace's label definitions, or one label's.",
   input: Schema.Struct({ label: Schema.optional(Schema.String) }),
   output: Schema.Struct({ labels: Schema.Array(Label) }),
-  roles: readers,
-  mutating: false,
-  destructive: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const rows = yield* labelRows(workspaceOf(invocation), input.label)
@@ -127,14 +123,11 @@ const toNode = (row: Record<string, any>): Node => ({
 })
 
 export const createNode = defineCapability({
-  ...common,
+  ...writes,
   name: "node.create",
   description: "Create a node of a defined label; its properties are checked against the label's definition.",
   input: Schema.Struct({ label: Schema.String, properties: PropertiesInput }),
   output: Node,
-  roles: writers,
-  mutating: true,
-  destructive: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const host = yield* ActorHost
@@ -147,14 +140,11 @@ export const createNode = defineCapability({
 })
 
 export const updateNode = defineCapability({
-  ...common,
+  ...writes,
   name: "node.update",
   description: "Change some properties of a node: a value sets a property, null removes it.",
   input: Schema.Struct({ nodeId: Schema.NonEmptyString, properties: PropertiesInput }),
   output: Node,
-  roles: writers,
-  mutating: true,
-  destructive: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const host = yield* ActorHost
@@ -168,13 +158,11 @@ export const updateNode = defineCapability({
 })
 
 export const deleteNode = defineCapability({
-  ...common,
+  ...writes,
   name: "node.delete",
   description: "Delete a node.",
   input: NodeId,
   output: Schema.Struct({ nodeId: Schema.String, deleted: Schema.Literal(true) }),
-  roles: writers,
-  mutating: true,
   destructive: true,
   handler: (invocation, input) =>
     Effect.gen(function* () {
@@ -186,14 +174,11 @@ export const deleteNode = defineCapability({
 })
 
 export const getNode = defineCapability({
-  ...common,
+  ...reads,
   name: "node.get",
   description: "Read one node.",
   input: NodeId,
   output: Node,
-  roles: readers,
-  mutating: false,
-  destructive: false,
   handler: (invocation, input) =>
     Effect.flatMap(readNode(workspaceOf(invocation), input.nodeId), (node) =>
       node === undefined ? Effect.fail(notFound(input.nodeId)) : Effect.succeed(node)
@@ -204,7 +189,7 @@ export const getNode = defineCapability({
 const Cursor = Schema.compose(Schema.StringFromBase64Url, Schema.String.pipe(Schema.pattern(/^nod_[0-9a-f]{32}$/)))
 
 export const listNodes = defineCapability({
-  ...common,
+  ...reads,
   name: "node.list",
   description: "List the workspace's nodes, optionally of one label, in pages ordered by id.",
   input: Schema.Struct({
@@ -213,9 +198,6 @@ export const listNodes = defineCapability({
     cursor: Schema.optional(Schema.String)
   }),
   output: Schema.Struct({ nodes: Schema.Array(Node), nextCursor: Schema.NullOr(Schema.String) }),
-  roles: readers,
-  mutating: false,
-  destructive: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
