@@ -3,12 +3,16 @@
 -- a replay rebuilds the same rows. No foreign keys: each table is fed by another actor's events,
 -- on another partition, in no guaranteed order.
 
+-- Slugs and emails are not unique here: each organization and user is its own actor, so the
+-- read model cannot refuse a duplicate without jamming the partition's projection. Uniqueness
+-- belongs to a claim actor per slug or email (identity issue).
 create table organizations (
   org_id text primary key,
-  slug text not null unique,
+  slug text not null,
   name text not null,
   created_at timestamptz not null
 );
+create index organizations_slug on organizations (slug);
 
 create table workspaces (
   workspace_id text primary key,
@@ -39,10 +43,11 @@ create index workspace_members_user_id on workspace_members (user_id);
 
 create table users (
   user_id text primary key,
-  email text not null unique,
+  email text not null,
   name text not null,
   created_at timestamptz not null
 );
+create index users_email on users (email);
 
 create table api_keys (
   key_id text primary key,

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The body of `npm test`: brings up the real services the integration suites run against (Postgres,
+# a Kafka broker from scripts/kafka.sh), then typechecks and runs vitest. Arguments go to vitest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  if command -v pg_ctlcluster >/dev/null && [[ -d /etc/postgresql ]]; then
+    pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | sort -V | tail -n 1)" main start
+    for _ in $(seq 1 60); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
+  else
+    echo "test.sh: no Postgres on 127.0.0.1:5432 and none to start; set DATABASE_URL" >&2
+  fi
+fi
+export DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/test}"
+
+if [[ -z "${KAFKA_BROKERS:-}" ]]; then
+  started="$(bash scripts/kafka.sh start)"
+  KAFKA_BROKERS="$(tail -n 1 <<<"$started")"
+  export KAFKA_BROKERS="${KAFKA_BROKERS#KAFKA_BROKERS=}"
+fi
+echo "test.sh: DATABASE_URL=$DATABASE_URL KAFKA_BROKERS=$KAFKA_BROKERS" >&2
+
+npx tsc --noEmit
+exec npx vitest run "$@"

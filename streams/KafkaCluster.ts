@@ -1,0 +1,333 @@
+/**
+ * The Kafka adapter of the cluster port. Every node is a member of the consumer group
+ * `<prefix>.hosts` on `<prefix>.commands`; the partitions assigned to it are the ones it owns.
+ *
+ * A command for another node's partition is produced to that partition of the commands topic
+ * with the headers `reply-to` (the sender's topic `<prefix>.replies.<nodeId>`, one partition) and
+ * `correlation-id`. The owner handles it and produces to `reply-to` the JSON envelope
+ * `{"ok":true,"reply":...}` or `{"ok":false,"reason":"not_owner"|"transport","message":...}`.
+ * The owner commits a command's offset only after replying, so the commands a crashed owner left
+ * unanswered reach the next owner (the host dedupes them by command id).
+ */
+import { Deferred, Effect, Either, Exit, Layer, Runtime, Schedule, Schema, type Scope, Stream } from "effect"
+import kafkajs from "kafkajs"
+import type { EachMessagePayload, KafkaMessage, Producer } from "kafkajs"
+import { randomUUID } from "node:crypto"
+import {
+  Cluster,
+  ClusterError,
+  type ClusterHandlers,
+  type ClusterService,
+  type RemoteCommand,
+  type RemoteReply
+} from "./Cluster.ts"
+import { commandsTopicSpec, ensureTopics, makeClient, tail, topicsOf } from "./KafkaLog.ts"
+
+const { Partitioners } = kafkajs
+
+export interface KafkaClusterConfig {
+  readonly brokers: ReadonlyArray<string>
+  readonly prefix: string
+  readonly partitions: number
+  /** Unique among the live nodes; names this node's reply topic. */
+  readonly nodeId: string
+  /** How long the group waits for a silent node before moving its partitions (default 10 s). */
+  readonly sessionTimeoutMs?: number
+}
+
+const REPLY_TO = "reply-to"
+const CORRELATION_ID = "correlation-id"
+const REPLY_RETENTION_MS = "3600000"
+const REPLY_PRODUCER_IDLE_MS = 5 * 60_000
+
+const RemoteCommandJson = Schema.parseJson(
+  Schema.Struct({
+    key: Schema.String,
+    commandId: Schema.String,
+    body: Schema.Unknown,
+    at: Schema.String,
+    actor: Schema.String
+  })
+)
+const decodeCommand = Schema.decodeUnknownEither(RemoteCommandJson)
+
+const Envelope = Schema.Union(
+  Schema.Struct({ ok: Schema.Literal(true), reply: Schema.Unknown }),
+  Schema.Struct({ ok: Schema.Literal(false), reason: Schema.Literal("not_owner", "transport"), message: Schema.String })
+)
+type Envelope = typeof Envelope.Type
+const decodeEnvelope = Schema.decodeUnknownEither(Schema.parseJson(Envelope))
+
+const transport = (operation: string) => (cause: unknown) =>
+  new ClusterError({
+    reason: "transport",
+    message: `${operation} failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+    cause
+  })
+
+const tryKafka = <A>(operation: string, run: () => Promise<A>): Effect.Effect<A, ClusterError> =>
+  Effect.tryPromise({ try: run, catch: transport(operation) })
+
+const header = (message: KafkaMessage, name: string): string | undefined => {
+  const value = message.headers?.[name]
+  const first = Array.isArray(value) ? value[0] : value
+  return first?.toString()
+}
+
+const replyExit = (message: KafkaMessage): Exit.Exit<RemoteReply, ClusterError> =>
+  Either.match(decodeEnvelope(message.value?.toString("utf8")), {
+    onLeft: (error) => Exit.fail(new ClusterError({ reason: "transport", message: "undecodable reply", cause: error })),
+    onRight: (envelope) =>
+      envelope.ok
+        ? Exit.succeed(envelope.reply)
+        : Exit.fail(new ClusterError({ reason: envelope.reason, message: envelope.message }))
+  })
+
+const encodeEnvelope = (envelope: Envelope): string => {
+  try {
+    return JSON.stringify(envelope.ok ? { ok: true, reply: envelope.reply ?? null } : envelope)
+  } catch (cause) {
+    return JSON.stringify({ ok: false, reason: "transport", message: transport("encode reply")(cause).message })
+  }
+}
+
+export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, ClusterError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { prefix, partitions, nodeId } = config
+    const sessionTimeout = config.sessionTimeoutMs ?? 10_000
+    const heartbeatInterval = Math.floor(sessionTimeout / 3)
+    const { commands } = topicsOf(prefix)
+    const replyTopic = `${prefix}.replies.${nodeId}`
+    const runPromise = Runtime.runPromise(yield* Effect.runtime<never>())
+    const kafka = yield* makeClient(config.brokers, `${prefix}.${nodeId}`)
+
+    const admin = kafka.admin()
+    yield* Effect.acquireRelease(tryKafka("connect admin", () => admin.connect()), () =>
+      Effect.promise(() => admin.disconnect())
+    )
+    yield* tryKafka("create topics", () => ensureTopics(admin, [commandsTopicSpec(prefix, partitions)]))
+    yield* Effect.acquireRelease(
+      tryKafka("create reply topic", () =>
+        ensureTopics(admin, [{ topic: replyTopic, partitions: 1, config: { "retention.ms": REPLY_RETENTION_MS } }])
+      ),
+      () =>
+        tryKafka("delete reply topic", () => admin.deleteTopics({ topics: [replyTopic] })).pipe(
+          Effect.catchAll((error) => Effect.logWarning(error.message))
+        )
+    )
+    // replies are read from here on, so none produced after this point can be missed
+    const [replyStart] = yield* tryKafka("read reply topic", () => admin.fetchTopicOffsets(replyTopic))
+
+    // commands need no idempotent producer: the host decides a command id only once anyway
+    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
+    yield* Effect.acquireRelease(tryKafka("connect producer", () => producer.connect()), () =>
+      Effect.promise(() => producer.disconnect())
+    )
+
+    const pending = new Map<string, Deferred.Deferred<RemoteReply, ClusterError>>()
+    let replyChannelDown: ClusterError | undefined
+    const failPending = (error: ClusterError) => {
+      for (const waiting of pending.values()) Deferred.unsafeDone(waiting, Exit.fail(error))
+      pending.clear()
+    }
+    yield* tail(kafka, replyTopic, new Map([[0, Number(replyStart.high)]]), `${replyTopic}.${randomUUID()}`).pipe(
+      Stream.runForEach(({ messages }) =>
+        Effect.sync(() => {
+          for (const message of messages) {
+            const correlationId = header(message, CORRELATION_ID)
+            // no one waits for a reply that came after its send timed out
+            const waiting = correlationId === undefined ? undefined : pending.get(correlationId)
+            if (waiting) Deferred.unsafeDone(waiting, replyExit(message))
+          }
+        })
+      ),
+      Effect.catchAll((error) =>
+        Effect.sync(() => {
+          replyChannelDown = transport("reply channel")(error)
+          failPending(replyChannelDown)
+        }).pipe(Effect.zipRight(Effect.logError(`reply channel ${replyTopic} failed`, error)))
+      ),
+      Effect.forkScoped
+    )
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => failPending(new ClusterError({ reason: "transport", message: "the cluster node is closing" })))
+    )
+
+    // One producer per reply topic: a kafkajs producer keeps every topic it wrote to in its
+    // metadata requests, so once a departed node's reply topic is deleted, it fails every send.
+    // Departed nodes get no more replies, so producers idle for a while are closed.
+    const replyProducers = new Map<string, { readonly producer: Promise<Producer | undefined>; lastUsed: number }>()
+    const dropReplyProducer = (topic: string) => {
+      const dropped = replyProducers.get(topic)
+      replyProducers.delete(topic)
+      return dropped?.producer.then((producer) => producer?.disconnect()).catch(() => undefined)
+    }
+    yield* Effect.addFinalizer(() => Effect.promise(() => Promise.all([...replyProducers.keys()].map(dropReplyProducer))))
+    yield* Effect.sync(() => {
+      const idleSince = Date.now() - REPLY_PRODUCER_IDLE_MS
+      for (const [topic, { lastUsed }] of replyProducers) if (lastUsed < idleSince) void dropReplyProducer(topic)
+    }).pipe(Effect.repeat(Schedule.spaced(REPLY_PRODUCER_IDLE_MS)), Effect.forkScoped)
+    const replyProducer = (topic: string): Promise<Producer | undefined> => {
+      let entry = replyProducers.get(topic)
+      if (!entry) {
+        const producer = admin.listTopics().then(async (topics) => {
+          if (!topics.includes(topic)) return undefined
+          const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
+          await producer.connect()
+          return producer
+        })
+        entry = { producer, lastUsed: 0 }
+        replyProducers.set(topic, entry)
+      }
+      entry.lastUsed = Date.now()
+      return entry.producer
+    }
+
+    const reply = (topic: string, correlationId: string, envelope: Envelope): Effect.Effect<void> =>
+      Effect.gen(function* () {
+        const to = yield* tryKafka("reply", () => replyProducer(topic))
+        if (!to) {
+          void dropReplyProducer(topic)
+          return yield* Effect.logWarning(`not replying to ${topic}: the topic is gone (its node left)`)
+        }
+        yield* tryKafka("reply", () =>
+          to.send({
+            topic,
+            acks: -1,
+            messages: [{ partition: 0, value: encodeEnvelope(envelope), headers: { [CORRELATION_ID]: correlationId } }]
+          })
+        )
+      }).pipe(
+        Effect.catchAll((error) => {
+          void dropReplyProducer(topic)
+          return Effect.logWarning(`no reply sent to ${topic}`, error)
+        })
+      )
+
+    const join: ClusterService["join"] = (handlers) =>
+      Effect.gen(function* () {
+        let owned = new Set<number>()
+        const revokeAll = () => {
+          const lost = [...owned]
+          owned = new Set()
+          if (lost.length > 0) handlers.onRevoked(lost)
+        }
+        const joined = yield* Deferred.make<void, ClusterError>()
+        const consumer = kafka.consumer({
+          groupId: `${prefix}.hosts`,
+          sessionTimeout,
+          heartbeatInterval,
+          // kafkajs heartbeats between fetches: an idle fetch must not outlast the interval
+          maxWaitTimeInMs: heartbeatInterval
+        })
+        consumer.on(consumer.events.REBALANCING, revokeAll)
+        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+          const next = new Set(payload.memberAssignment[commands] ?? [])
+          const lost = [...owned].filter((p) => !next.has(p))
+          const gained = [...next].filter((p) => !owned.has(p))
+          owned = next
+          if (lost.length > 0) handlers.onRevoked(lost)
+          if (gained.length > 0) handlers.onAssigned(gained)
+          Deferred.unsafeDone(joined, Exit.void)
+        })
+        consumer.on(consumer.events.CRASH, ({ payload }) => {
+          // a crashed kafkajs consumer has left the group (it rejoins itself when it restarts)
+          revokeAll()
+          if (!payload.restart) {
+            const error = transport("cluster membership")(payload.error)
+            Deferred.unsafeDone(joined, Exit.fail(error))
+            void runPromise(Effect.logError(`node ${nodeId} left the cluster for good`, error))
+          }
+        })
+        yield* Effect.acquireRelease(tryKafka("join", () => consumer.connect()), () =>
+          Effect.sync(revokeAll).pipe(Effect.zipRight(Effect.promise(() => consumer.disconnect().catch(() => undefined))))
+        )
+
+        const handle = ({ partition, message, heartbeat }: EachMessagePayload): Effect.Effect<void> =>
+          Effect.gen(function* () {
+            const replyTo = header(message, REPLY_TO)
+            const correlationId = header(message, CORRELATION_ID)
+            const command = decodeCommand(message.value?.toString("utf8"))
+            if (replyTo === undefined || correlationId === undefined || Either.isLeft(command)) {
+              return yield* Effect.logWarning(`skipping a malformed command at ${commands}/${partition}@${message.offset}`)
+            }
+            const envelope: Envelope = owned.has(partition)
+              ? yield* decide(handlers, partition, command.right, heartbeat)
+              : { ok: false, reason: "not_owner", message: `node ${nodeId} no longer owns partition ${partition}` }
+            yield* reply(replyTo, correlationId, envelope)
+          })
+
+        yield* tryKafka("join", async () => {
+          await consumer.subscribe({ topics: [commands], fromBeginning: true })
+          await consumer.run({
+            partitionsConsumedConcurrently: partitions,
+            // commit each command once it is answered
+            autoCommitThreshold: 1,
+            eachMessage: (payload) => runPromise(handle(payload))
+          })
+        })
+        yield* Deferred.await(joined)
+      })
+
+    const decide = (
+      handlers: ClusterHandlers,
+      partition: number,
+      command: RemoteCommand,
+      heartbeat: () => Promise<void>
+    ): Effect.Effect<Envelope> =>
+      Effect.tryPromise(async () => {
+        // kafkajs heartbeats only between messages; a long decision (catching up a partition)
+        // must not cost this node its membership
+        const keepAlive = setInterval(() => heartbeat().catch(() => undefined), heartbeatInterval)
+        try {
+          return await handlers.onCommand(partition, command)
+        } finally {
+          clearInterval(keepAlive)
+        }
+      }).pipe(
+        Effect.match({
+          onSuccess: (reply): Envelope => ({ ok: true, reply }),
+          onFailure: (error): Envelope => ({ ok: false, reason: "transport", message: transport("command")(error.error).message })
+        })
+      )
+
+    const send: ClusterService["send"] = (partition, command, timeoutMs) => {
+      if (!Number.isInteger(partition) || partition < 0 || partition >= partitions) {
+        return Effect.fail(new ClusterError({ reason: "transport", message: `no partition ${partition} (of ${partitions})` }))
+      }
+      const correlationId = randomUUID()
+      return Effect.gen(function* () {
+        if (replyChannelDown) return yield* Effect.fail(replyChannelDown)
+        const replied = yield* Deferred.make<RemoteReply, ClusterError>()
+        pending.set(correlationId, replied)
+        yield* tryKafka("send command", () =>
+          producer.send({
+            topic: commands,
+            acks: -1,
+            messages: [
+              {
+                partition,
+                key: command.key,
+                value: JSON.stringify(command),
+                headers: { [REPLY_TO]: replyTopic, [CORRELATION_ID]: correlationId }
+              }
+            ]
+          })
+        )
+        return yield* Deferred.await(replied)
+      }).pipe(
+        Effect.timeoutFail({
+          duration: timeoutMs,
+          onTimeout: () =>
+            new ClusterError({ reason: "timeout", message: `no reply for partition ${partition} within ${timeoutMs} ms` })
+        }),
+        Effect.ensuring(Effect.sync(() => pending.delete(correlationId))),
+        Effect.withSpan("Cluster.send", { attributes: { partition } })
+      )
+    }
+
+    return { nodeId, join, send } satisfies ClusterService
+  })
+
+export const layer = (config: KafkaClusterConfig): Layer.Layer<Cluster, ClusterError> =>
+  Layer.scoped(Cluster, make(config))
