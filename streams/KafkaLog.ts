@@ -9,7 +9,7 @@
  * The kafkajs plumbing the cluster adapter shares (client, topic creation, tailing fixed
  * partitions) is exported from here too.
  */
-import { Effect, Exit, Layer, Queue, Runtime, Schema, type Scope, Stream, Take } from "effect"
+import { Effect, Either, Exit, Layer, Queue, Runtime, Schema, type Scope, Stream, Take } from "effect"
 import kafkajs from "kafkajs"
 import type { Admin, Kafka, KafkaMessage, LogEntry, PartitionAssigner } from "kafkajs"
 import { randomUUID } from "node:crypto"
@@ -198,25 +198,26 @@ const decodeKey = Schema.decodeUnknownEither(Schema.String)
 const encodeEvent = (event: EventRecord): string =>
   JSON.stringify([event.seq, event.type, event.at, event.commandId, event.actor, event.payload])
 
+/** A plain loop: this runs for every event a replay or projection reads. */
 const decodeBatch = ({ partition, messages }: PartitionBatch): Effect.Effect<ReadonlyArray<LoggedEvent>, LogError> =>
-  Effect.forEach(messages, (message) =>
-    Effect.all([decodeKey(message.key?.toString("utf8")), decodeEventValue(message.value?.toString("utf8"))]).pipe(
-      Effect.map(
-        ([key, [seq, type, at, commandId, actor, payload]]): LoggedEvent => ({
-          partition,
-          offset: Number(message.offset),
-          key,
-          seq,
-          type,
-          payload,
-          at,
-          commandId,
-          actor
-        })
-      ),
-      Effect.mapError(fail(`decode event at partition ${partition} offset ${message.offset}`))
-    )
-  )
+  Effect.suspend(() => {
+    const events = new Array<LoggedEvent>(messages.length)
+    for (let i = 0; i < messages.length; i++) {
+      const message = messages[i]
+      const key = decodeKey(message.key?.toString("utf8"))
+      const value = decodeEventValue(message.value?.toString("utf8"))
+      if (Either.isLeft(key) || Either.isLeft(value)) {
+        const cause = Either.isLeft(key) ? key.left : (value as Either.Left<unknown, unknown>).left
+        return Effect.fail(fail(`decode event at partition ${partition} offset ${message.offset}`)(cause))
+      }
+      const [seq, type, at, commandId, actor, payload] = value.right
+      events[i] = { partition, offset: Number(message.offset), key: key.right, seq, type, payload, at, commandId, actor }
+    }
+    return Effect.succeed(events)
+  })
+
+/** Appends one send may carry; the rest wait for the next. */
+const MAX_APPENDS_PER_SEND = 500
 
 export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, LogError, Scope.Scope> =>
   Effect.gen(function* () {
@@ -245,25 +246,52 @@ export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, Log
       Effect.promise(() => producer.disconnect())
     )
 
-    // kafkajs numbers idempotent batches before sending and takes the number back when a send
-    // fails, so two sends in flight to one partition could be numbered out of order
-    const locks = Array.from({ length: partitions }, () => Effect.unsafeMakeSemaphore(1))
+    // Group commit: appends that arrive while a send is in flight go together in the next one.
+    // One produce request carries every partition's messages; each partition's part is one record
+    // batch, written whole at consecutive offsets, so every append still gets consecutive offsets.
+    // One send at a time also keeps kafkajs's idempotent sequence numbers in order.
+    interface Pending {
+      readonly partition: number
+      readonly records: ReadonlyArray<EventRecord>
+      readonly settle: (result: { offsets: ReadonlyArray<number> } | { error: unknown }) => void
+    }
+    const pending: Pending[] = []
+    let sending = false
+    const sendPending = async () => {
+      if (sending) return
+      sending = true
+      while (pending.length > 0) {
+        const group = pending.splice(0, MAX_APPENDS_PER_SEND)
+        try {
+          const written = await producer.send({
+            topic: topics.events,
+            acks: -1,
+            messages: group.flatMap(({ partition, records }) =>
+              records.map((record) => ({ key: record.key, value: encodeEvent(record), partition }))
+            )
+          })
+          const next = new Map(written.map((w) => [w.partition, Number(w.baseOffset)]))
+          for (const { partition, records, settle } of group) {
+            const first = next.get(partition)!
+            next.set(partition, first + records.length)
+            settle({ offsets: records.map((_, i) => first + i) })
+          }
+        } catch (error) {
+          for (const { settle } of group) settle({ error })
+        }
+      }
+      sending = false
+    }
 
     const append: EventLogService["append"] = (partitionKey, records) => {
       if (records.length === 0) return Effect.succeed([])
       const partition = partitionFor(partitionKey, partitions)
       return tryKafka("append", () =>
-        producer.send({
-          topic: topics.events,
-          acks: -1,
-          messages: records.map((record) => ({ key: record.key, value: encodeEvent(record), partition }))
+        new Promise<ReadonlyArray<number>>((resolve, reject) => {
+          pending.push({ partition, records, settle: (r) => ("offsets" in r ? resolve(r.offsets) : reject(r.error)) })
+          void sendPending()
         })
-      ).pipe(
-        // one send to one partition is one record batch: written whole, at consecutive offsets
-        Effect.map(([written]) => records.map((_, i) => Number(written.baseOffset) + i)),
-        locks[partition].withPermits(1),
-        Effect.withSpan("EventLog.append", { attributes: { partition, count: records.length } })
-      )
+      ).pipe(Effect.withSpan("EventLog.append", { attributes: { partition, count: records.length } }))
     }
 
     const unknownPartitions = (operation: string, wanted: Iterable<number>): LogError | undefined => {

@@ -155,27 +155,51 @@ class RowOps {
 
 type Row = Readonly<Record<string, Json>>
 
-const MAX_PARAMS = 30_000
-
 const ident = (name: string) => `"${name.replace(/"/g, '""')}"`
 const qualified = (db: DbService, table: string) => `${ident(db.schema)}.${ident(table)}`
 
-/** postgres.js learns each parameter's type from the server and encodes jsonb values itself. */
-const placeholder = (params: postgres.ParameterOrJSON<never>[], value: Json | undefined) => {
-  params.push((value ?? null) as postgres.ParameterOrJSON<never>)
-  return `$${params.length}`
+/** A column's values travel as one text array; the statement casts them to the column's type. */
+const asText = (value: Json | undefined): string | null =>
+  value === undefined || value === null ? null : typeof value === "object" ? JSON.stringify(value) : String(value)
+
+/** Column types of each read-model table, read once per process. */
+const columnTypes = new Map<string, Promise<ReadonlyMap<string, string>>>()
+
+const typesOf = (tx: postgres.TransactionSql, db: DbService, table: string) => {
+  const id = `${db.schema}.${table}`
+  let types = columnTypes.get(id)
+  if (types === undefined) {
+    types = Promise.resolve(
+      tx`select column_name, udt_name from information_schema.columns where table_schema = ${db.schema} and table_name = ${table}`
+    ).then((rows) => new Map(rows.map((r) => [r.column_name as string, r.udt_name as string])))
+    columnTypes.set(id, types)
+    types.catch(() => columnTypes.delete(id))
+  }
+  return types
 }
 
-function* chunks<A>(items: ReadonlyArray<A>, size: number): Generator<ReadonlyArray<A>> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size)
+/** `unnest($1::text[], ...) as t(a, b)` with the values cast back to the columns' types. */
+const unnested = async (tx: postgres.TransactionSql, db: DbService, table: string, columns: ReadonlyArray<string>, rows: ReadonlyArray<Row>) => {
+  const types = await typesOf(tx, db, table)
+  const casts = columns.map((c) => {
+    const type = types.get(c)
+    if (type === undefined) throw new Error(`${table} has no column ${c}`)
+    return `t.${ident(c)}::${ident(type)}`
+  })
+  return {
+    from: `unnest(${columns.map((_, i) => `$${i + 1}::text[]`).join(", ")}) as t(${columns.map(ident).join(", ")})`,
+    casts,
+    params: columns.map((c) => rows.map((row) => asText(row[c])))
+  }
 }
 
 const deleteRows = async (tx: postgres.TransactionSql, db: DbService, table: string, pk: ReadonlyArray<string>, rows: ReadonlyArray<Row>) => {
-  for (const chunk of chunks(rows, Math.floor(MAX_PARAMS / pk.length))) {
-    const params: postgres.ParameterOrJSON<never>[] = []
-    const tuples = chunk.map((row) => `(${pk.map((c) => placeholder(params, row[c])).join(", ")})`)
-    await tx.unsafe(`delete from ${qualified(db, table)} where (${pk.map(ident).join(", ")}) in (${tuples.join(", ")})`, params)
-  }
+  if (rows.length === 0) return
+  const { from, casts, params } = await unnested(tx, db, table, pk, rows)
+  await tx.unsafe(
+    `delete from ${qualified(db, table)} where (${pk.map(ident).join(", ")}) in (select ${casts.join(", ")} from ${from})`,
+    params as never
+  )
 }
 
 const insertRows = async (
@@ -193,15 +217,12 @@ const insertRows = async (
     onConflict === "nothing" || rest.length === 0
       ? "do nothing"
       : `do update set ${rest.map((c) => `${ident(c)} = excluded.${ident(c)}`).join(", ")}`
-  for (const chunk of chunks(rows, Math.floor(MAX_PARAMS / columns.length))) {
-    const params: postgres.ParameterOrJSON<never>[] = []
-    const values = chunk.map((row) => `(${columns.map((c) => placeholder(params, row[c])).join(", ")})`)
-    await tx.unsafe(
-      `insert into ${qualified(db, table)} (${columns.map(ident).join(", ")}) values ${values.join(", ")}
-       on conflict (${pk.map(ident).join(", ")}) ${conflict}`,
-      params
-    )
-  }
+  const { from, casts, params } = await unnested(tx, db, table, columns, rows)
+  await tx.unsafe(
+    `insert into ${qualified(db, table)} (${columns.map(ident).join(", ")}) select ${casts.join(", ")} from ${from}
+     on conflict (${pk.map(ident).join(", ")}) ${conflict}`,
+    params as never
+  )
 }
 
 /** Reads a key's folded state from the read model (absent: never written). */
