@@ -1,42 +1,57 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Scope } from "effect"
+import { Cluster } from "../../streams/Cluster.ts"
+import { allPartitions, EventLog } from "../../streams/EventLog.ts"
 import { randomUUID } from "node:crypto"
 import { kindRegistry } from "../../actors/kernel.ts"
 import * as Db from "../../src/Db.ts"
 import * as ActorHost from "../../streams/ActorHost.ts"
 import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
+import * as KafkaCluster from "../../streams/KafkaCluster.ts"
+import * as KafkaLog from "../../streams/KafkaLog.ts"
 import * as LocalCluster from "../../streams/LocalCluster.ts"
 import { Add, CEILING, CounterActor, countersTable } from "../support/counter.ts"
-import { databaseUrl, uniqueName } from "../support/env.ts"
+import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
 
 const PARTITIONS = 4
 
-const hostLayer = (schema: string) => {
-  const db = Db.layer({ url: databaseUrl, schema })
-  const log = EmbeddedLog.layer({ logSchema: `${schema}_log`, partitions: PARTITIONS }).pipe(Layer.provide(db))
-  return ActorHost.layer({ commandTimeoutMs: 5_000 }).pipe(
-    Layer.provide(Layer.mergeAll(db, log, LocalCluster.layer("node-a", PARTITIONS), Layer.succeed(ActorHost.ActorKinds, kindRegistry([CounterActor])))),
-    Layer.provideMerge(db)
+/** The log and cluster of one backend, for a given schema (and topic prefix of the same name). */
+type Backend = (schema: string) => Layer.Layer<EventLog | Cluster, unknown, Db.Db>
+
+const embedded: Backend = (schema) =>
+  Layer.merge(EmbeddedLog.layer({ logSchema: `${schema}_log`, partitions: PARTITIONS }), LocalCluster.layer("node-a", PARTITIONS))
+
+const kafka: Backend = (schema) =>
+  Layer.merge(
+    KafkaLog.layer({ brokers: kafkaBrokers, prefix: schema, partitions: PARTITIONS, clientId: "actorhost-test" }),
+    KafkaCluster.layer({ brokers: kafkaBrokers, prefix: schema, partitions: PARTITIONS, nodeId: `node-${uniqueName("n")}`, sessionTimeoutMs: 3_000 })
   )
+
+const hostLayer = (backend: Backend, schema: string) => {
+  const db = Db.layer({ url: databaseUrl, schema })
+  const deps = Layer.mergeAll(backend(schema), Layer.succeed(ActorHost.ActorKinds, kindRegistry([CounterActor]))).pipe(Layer.provideMerge(db))
+  return ActorHost.layer({ commandTimeoutMs: 10_000 }).pipe(Layer.provideMerge(deps))
 }
+
 
 const meta = (commandId = randomUUID()) => ({ commandId, at: "2026-11-22T12:00:00.000Z", actor: "system" })
 
+const suite = (name: string, backend: Backend) => describe(`ActorHost on the ${name} log`, () => {
 /** Builds the host in its own scope so a test can stop and restart it. */
 const start = (schema: string) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
-    const context = yield* Layer.buildWithScope(hostLayer(schema), scope)
+    const context = yield* Layer.buildWithScope(hostLayer(backend, schema), scope).pipe(Effect.orDie)
     const db = context.unsafeMap.get(Db.Db.key) as Db.DbService
     yield* Effect.promise(() => db.sql.unsafe(countersTable(schema)))
     return { context, scope, db, host: context.unsafeMap.get(ActorHost.ActorHost.key) as ActorHost.ActorHostService }
   })
 
-describe("ActorHost on the embedded log", () => {
+
   it.live("decides with gap-free seq, projects before replying, and ignores a retried command id", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
-      const { host, db, scope } = yield* start(schema)
+      const { host, db, scope, context } = yield* start(schema)
       const first = yield* host.send(CounterActor, "a", new Add({ amount: 2 }), meta())
       expect(first).toMatchObject({ seq: 1, state: { total: 2 }, duplicate: false })
       const retryId = randomUUID()
@@ -49,8 +64,8 @@ describe("ActorHost on the embedded log", () => {
       expect(retried).toMatchObject({ seq: 2, state: { total: 5 }, events: [], duplicate: true })
       const rejected = yield* host.send(CounterActor, "a", new Add({ amount: CEILING }), meta()).pipe(Effect.flip)
       expect(rejected._tag).toBe("OverCeiling")
-      const [{ count }] = yield* Effect.promise(() => db.sql`select count(*)::int as count from ${db.sql(`${schema}_log.log_events`)}`)
-      expect(count).toBe(2)
+      const ends = yield* Effect.flatMap(EventLog, (log) => log.endOffsets(allPartitions(PARTITIONS))).pipe(Effect.provide(context))
+      expect([...ends.values()].reduce((a, b) => a + b, 0)).toBe(2)
       yield* Scope.close(scope, Exit.void)
     }))
 
@@ -61,8 +76,8 @@ describe("ActorHost on the embedded log", () => {
       yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), (i) => host.send(CounterActor, `k${i % 5}`, new Add({ amount: 1 }), meta()), { concurrency: "unbounded" })
       const rows = yield* Effect.promise(() => db.sql`select key, total, seq from ${db.table("counters")} order by key`)
       expect(rows.map((r) => [r.total, r.seq])).toEqual(Array.from({ length: 5 }, () => [10, 10]))
-      const seqs = yield* Effect.promise(() => db.sql`select key, array_agg(seq order by "offset") as seqs from ${db.sql(`${schema}_log.log_events`)} group by key`)
-      for (const r of seqs) expect(r.seqs).toEqual(Array.from({ length: 10 }, (_, i) => i + 1))
+      const states = yield* Effect.promise(() => db.sql`select key, seq from ${db.table("actor_state")} order by key`)
+      expect(states.map((r) => r.seq)).toEqual([10, 10, 10, 10, 10])
       yield* Scope.close(scope, Exit.void)
     }))
 
@@ -82,3 +97,6 @@ describe("ActorHost on the embedded log", () => {
       yield* Scope.close(second.scope, Exit.void)
     }))
 })
+
+suite("embedded", embedded)
+if (kafkaBrokers.length > 0) suite("kafka", kafka)
