@@ -13,7 +13,7 @@ export interface Health {
   readonly status: "ok"
   readonly nodeId: string
   readonly log: { readonly mode: string; readonly partitions: number }
-  readonly partitions: { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number> }
+  readonly partitions: { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number>; readonly cachedKeys: number }
 }
 
 export interface GatewayOptions {

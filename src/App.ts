@@ -56,5 +56,5 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(ActorHost.ActorKinds, actorKinds),
     Layer.succeed(Capabilities, registry)
   ).pipe(Layer.provideMerge(db))
-  return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs }).pipe(Layer.provideMerge(base))
+  return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(Layer.provideMerge(base))
 }

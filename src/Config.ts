@@ -32,6 +32,8 @@ export interface AppConfig {
   readonly maxBodyBytes: number
   /** How long a command waits for its owner's reply before 503. */
   readonly commandTimeoutMs: number
+  /** Actor states each owned partition keeps in memory; idle ones beyond reload from Postgres. */
+  readonly cachedKeysPerPartition: number
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -57,6 +59,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     nodeId: env.NODE_ID ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     kafkaSessionTimeoutMs: int(env.KAFKA_SESSION_TIMEOUT_MS, 10_000, "KAFKA_SESSION_TIMEOUT_MS"),
     maxBodyBytes: int(env.MAX_BODY_BYTES, 1_048_576, "MAX_BODY_BYTES"),
-    commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS")
+    commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS"),
+    cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION")
   }
 }

@@ -46,8 +46,8 @@ export interface ActorHostService {
     command: C,
     meta: CommandMeta
   ) => Effect.Effect<Accepted<S, E>, Err | HostUnavailable>
-  /** Partitions this node owns, and those of them caught up and deciding. */
-  readonly ownership: () => { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number> }
+  /** Partitions this node owns, those of them caught up and deciding, and how many keys it caches. */
+  readonly ownership: () => { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number>; readonly cachedKeys: number }
 }
 
 export class ActorHost extends Context.Tag("svc/streams/ActorHost")<ActorHost, ActorHostService>() {}
@@ -76,6 +76,8 @@ type Reply =
 
 export interface ActorHostOptions {
   readonly commandTimeoutMs: number
+  /** How many keys' states each owned partition keeps in memory. */
+  readonly cachedKeysPerPartition: number
 }
 
 export const make = (options: ActorHostOptions) =>
@@ -168,7 +170,7 @@ export const make = (options: ActorHostOptions) =>
           ? { seq: 0, state: kind.initialState, recentCommands: [] }
           : { ...stored, state: decodeState(kind, stored.state) }
         if (owned.get(ownership.partition) !== ownership) return notOwner()
-        ownership.cache.set(key, actor)
+        remember(ownership, key, actor)
       }
       if (actor.recentCommands.includes(meta.commandId)) {
         return { ok: true, seq: actor.seq, state: encodeState(kind, actor.state), events: [], duplicate: true }
@@ -200,9 +202,23 @@ export const make = (options: ActorHostOptions) =>
       }
       const state = events.reduce((s: unknown, e: unknown) => kind.evolve(s, e), actor.state)
       const seq = actor.seq + events.length
-      ownership.cache.set(key, { seq, state, recentCommands: rememberCommand(actor.recentCommands, meta.commandId) })
+      remember(ownership, key, { seq, state, recentCommands: rememberCommand(actor.recentCommands, meta.commandId) })
       await projected(ownership, appended.right[appended.right.length - 1])
       return { ok: true, seq, state: encodeState(kind, state), events: encoded, duplicate: false }
+    }
+
+    /**
+     * Caches a key's state, most recent last. Past the bound the least recent idle keys go: an idle
+     * key's events are projected (replies wait for that), so it reloads from `actor_state`.
+     */
+    const remember = (ownership: Ownership, key: string, actor: StoredActor) => {
+      ownership.cache.delete(key)
+      ownership.cache.set(key, actor)
+      if (ownership.cache.size <= options.cachedKeysPerPartition) return
+      for (const idle of ownership.cache.keys()) {
+        if (ownership.cache.size <= options.cachedKeysPerPartition) break
+        if (!ownership.mailboxes.has(idle)) ownership.cache.delete(idle)
+      }
     }
 
     const notOwner = (): Reply => ({ ok: false, unavailable: "not_owner", message: "this node does not own the partition" })
@@ -258,7 +274,8 @@ export const make = (options: ActorHostOptions) =>
       send,
       ownership: () => ({
         owned: [...owned.keys()].sort((a, b) => a - b),
-        ready: [...owned.values()].filter((o) => o.caughtUp).map((o) => o.partition).sort((a, b) => a - b)
+        ready: [...owned.values()].filter((o) => o.caughtUp).map((o) => o.partition).sort((a, b) => a - b),
+        cachedKeys: [...owned.values()].reduce((n, o) => n + o.cache.size, 0)
       })
     } satisfies ActorHostService
   })

@@ -30,7 +30,7 @@ const kafka: Backend = (schema) =>
 const hostLayer = (backend: Backend, schema: string) => {
   const db = Db.layer({ url: databaseUrl, schema })
   const deps = Layer.mergeAll(backend(schema), Layer.succeed(ActorHost.ActorKinds, kindRegistry([CounterActor]))).pipe(Layer.provideMerge(db))
-  return ActorHost.layer({ commandTimeoutMs: 10_000 }).pipe(Layer.provideMerge(deps))
+  return ActorHost.layer({ commandTimeoutMs: 10_000, cachedKeysPerPartition: 2 }).pipe(Layer.provideMerge(deps))
 }
 
 
@@ -81,6 +81,21 @@ const start = (schema: string) =>
       yield* Scope.close(scope, Exit.void)
     }))
 
+  it.live("evicts idle keys past its cache bound and reloads them whole", () =>
+    Effect.gen(function* () {
+      const schema = uniqueName("t")
+      const { host, scope } = yield* start(schema)
+      const retryId = randomUUID()
+      yield* host.send(CounterActor, "first", new Add({ amount: 4 }), meta(retryId))
+      // 2 keys per partition are cached: 20 more keys push "first" out
+      yield* Effect.forEach(Array.from({ length: 20 }, (_, i) => i), (i) => host.send(CounterActor, `other${i}`, new Add({ amount: 1 }), meta()))
+      expect(host.ownership().cachedKeys).toBeLessThanOrEqual(2 * PARTITIONS)
+      const retried = yield* host.send(CounterActor, "first", new Add({ amount: 4 }), meta(retryId))
+      expect(retried).toMatchObject({ duplicate: true, seq: 1, state: { total: 4 } })
+      expect(yield* host.send(CounterActor, "first", new Add({ amount: 1 }), meta())).toMatchObject({ seq: 2, state: { total: 5 } })
+      yield* Scope.close(scope, Exit.void)
+    }))
+
   it.live("a restarted host rehydrates from the read model and goes on where the log ends", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
@@ -93,7 +108,7 @@ const start = (schema: string) =>
       expect(again).toMatchObject({ duplicate: true, seq: 1, state: { total: 7 } })
       const next = yield* second.host.send(CounterActor, "r", new Add({ amount: 1 }), meta())
       expect(next).toMatchObject({ seq: 2, state: { total: 8 } })
-      expect(second.host.ownership()).toEqual({ owned: [0, 1, 2, 3], ready: [0, 1, 2, 3] })
+      expect(second.host.ownership()).toMatchObject({ owned: [0, 1, 2, 3], ready: [0, 1, 2, 3] })
       yield* Scope.close(second.scope, Exit.void)
     }))
 })
