@@ -35,7 +35,7 @@ const nodeCreated = (i: number, run: string): EventRecord => {
     NodeActor,
     new NodeCreated({ nodeId, workspaceId: "wsp_bench", label: "Task", properties: { title: `task ${i}`, points: i % 13, done: i % 2 === 0 }, at: "2026-11-22T12:00:00.000Z" })
   )
-  return { key: keyOf(NodeActor, nodeId), seq: 1, type, payload, at: "2026-11-22T12:00:00.000Z", commandId: `cmd_${run}_${i}`, actor: "system" }
+  return { key: keyOf(NodeActor, nodeId), seq: 1, firstSeq: 1, type, payload, at: "2026-11-22T12:00:00.000Z", commandId: `cmd_${run}_${i}`, actor: "system" }
 }
 
 const pool = (schema: string) => service(connect({ url: databaseUrl, schema, max: 8 }), schema)

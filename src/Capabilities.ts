@@ -203,5 +203,5 @@ const recordInvocation = (invocation: Invocation, started: number, finished: num
     const event = auditEvent(errorTag === undefined ? { ...common, outcome: "succeeded" } : { ...common, outcome: "failed", errorTag })
     const { type, payload } = encodeEvent(AuditActor, event)
     const key = keyOf(AuditActor, invocation.invocationId)
-    yield* log.append(key, [{ key, seq: 1, type, payload, at: invocation.at, commandId: invocation.meta.commandId, actor: invocation.meta.actor }])
+    yield* log.append(key, [{ key, seq: 1, firstSeq: 1, type, payload, at: invocation.at, commandId: invocation.meta.commandId, actor: invocation.meta.actor }])
   }).pipe(Effect.mapError((e) => new Unavailable({ message: `audit record not written: ${e.message}` })))

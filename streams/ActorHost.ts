@@ -66,13 +66,18 @@ interface Ownership {
   projector: Fiber.RuntimeFiber<unknown, unknown> | undefined
   /** Next offset the projection has applied, and who waits for it. */
   applied: number
-  readonly waiters: Array<{ offset: number; resolve: () => void }>
+  readonly waiters: Array<{ offset: number; resolve: (applied: boolean) => void }>
+  /** Recent offsets the projection did not apply (rare: rejected writes of a raced key). */
+  readonly notApplied: Set<number>
 }
 
 type Reply =
   | { readonly ok: true; readonly seq: number; readonly state: unknown; readonly events: ReadonlyArray<{ type: string; payload: unknown }>; readonly duplicate: boolean }
   | { readonly ok: false; readonly rejected: unknown }
   | { readonly ok: false; readonly unavailable: HostUnavailable["reason"]; readonly message: string }
+
+/** How many unapplied offsets each partition remembers for replies still on their way. */
+const NOT_APPLIED_KEPT = 10_000
 
 export interface ActorHostOptions {
   readonly commandTimeoutMs: number
@@ -90,21 +95,31 @@ export const make = (options: ActorHostOptions) =>
     const run = Runtime.runPromise(runtime)
     const owned = new Map<number, Ownership>()
 
-    const settle = (ownership: Ownership, next: number) => {
+    const settle = (ownership: Ownership, next: number, applied: ReadonlySet<number> | undefined) => {
+      if (applied !== undefined) {
+        for (let offset = ownership.applied; offset < next; offset++) {
+          if (!applied.has(offset)) ownership.notApplied.add(offset)
+        }
+        for (const offset of ownership.notApplied) {
+          if (ownership.notApplied.size <= NOT_APPLIED_KEPT) break
+          ownership.notApplied.delete(offset)
+        }
+      }
       ownership.applied = next
       for (let i = ownership.waiters.length - 1; i >= 0; i--) {
         const waiter = ownership.waiters[i]
         if (waiter.offset < next) {
           ownership.waiters.splice(i, 1)
-          waiter.resolve()
+          waiter.resolve(applied !== undefined && !ownership.notApplied.has(waiter.offset))
         }
       }
     }
 
+    /** Resolves once `offset` is projected: true if this node's projection applied it. */
     const projected = (ownership: Ownership, offset: number) =>
       offset < ownership.applied
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => ownership.waiters.push({ offset, resolve }))
+        ? Promise.resolve(!ownership.notApplied.has(offset))
+        : new Promise<boolean>((resolve) => ownership.waiters.push({ offset, resolve }))
 
     const gain = (partition: number) => {
       if (owned.has(partition)) return
@@ -122,11 +137,12 @@ export const make = (options: ActorHostOptions) =>
         mailboxes: new Map(),
         projector: undefined,
         applied: 0,
-        waiters: []
+        waiters: [],
+        notApplied: new Set()
       }
       owned.set(partition, ownership)
       ownership.projector = Runtime.runFork(runtime)(
-        project(db, kinds, [partition], (_, next) => settle(ownership, next))
+        project(db, kinds, [partition], (_, next, applied) => settle(ownership, next, applied))
       )
       // catch up to the end of the log as it stands now, then decide
       Runtime.runFork(runtime)(
@@ -144,7 +160,7 @@ export const make = (options: ActorHostOptions) =>
       owned.delete(partition)
       if (ownership.projector) Runtime.runFork(runtime)(Fiber.interrupt(ownership.projector))
       ownership.settleReady(false)
-      for (const waiter of ownership.waiters.splice(0)) waiter.resolve()
+      for (const waiter of ownership.waiters.splice(0)) waiter.resolve(false)
     }
 
     /** Decides one command on this node, as the owner of the key's partition. */
@@ -185,6 +201,7 @@ export const make = (options: ActorHostOptions) =>
       const records: EventRecord[] = encoded.map((e, i) => ({
         key,
         seq: actor!.seq + i + 1,
+        firstSeq: actor!.seq + 1,
         type: e.type,
         payload: e.payload,
         at: meta.at,
@@ -203,7 +220,13 @@ export const make = (options: ActorHostOptions) =>
       const state = events.reduce((s: unknown, e: unknown) => kind.evolve(s, e), actor.state)
       const seq = actor.seq + events.length
       remember(ownership, key, { seq, state, recentCommands: rememberCommand(actor.recentCommands, meta.commandId) })
-      await projected(ownership, appended.right[appended.right.length - 1])
+      // a command applies all or nothing: its last event tells
+      if (!(await projected(ownership, appended.right[appended.right.length - 1]))) {
+        // another writer got to the key first (this node was a stale owner, or raced one):
+        // the read model holds the truth, and a retry with the same command id learns it
+        ownership.cache.delete(key)
+        return { ok: false, unavailable: "ownership_lost", message: `${key} was written concurrently by another owner; retry` }
+      }
       return { ok: true, seq, state: encodeState(kind, state), events: encoded, duplicate: false }
     }
 

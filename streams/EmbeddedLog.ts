@@ -29,6 +29,7 @@ interface EventRow {
   offset: number
   key: string
   seq: number
+  first_seq: number
   type: string
   payload: unknown
   at: string
@@ -58,6 +59,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
             "offset" bigint not null,
             key text not null,
             seq integer not null,
+            first_seq integer not null,
             type text not null,
             payload jsonb not null,
             at text not null,
@@ -89,14 +91,14 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
               where partition = ${partition}
               returning next_offset - ${n} as first
             )
-            insert into ${events} (partition, "offset", key, seq, type, payload, at, command_id, actor)
-            select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor
+            insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor)
+            select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor
             from head, unnest(
-              ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[],
+              ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
               ${records.map((r) => r.type)}::text[], ${records.map((r) => JSON.stringify(r.payload))}::text[],
               ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
               ${records.map((r) => r.actor)}::text[]
-            ) with ordinality as t(key, seq, type, payload, at, command_id, actor, ord)
+            ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, ord)
             returning "offset"`
           appended.emit(channel, partition)
           return rows.map((r) => r.offset as number)
@@ -107,7 +109,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
 
     const read = (partition: number, from: number) =>
       sql<EventRow[]>`
-        select partition, "offset", key, seq, type, payload, at, command_id, actor
+        select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor
         from ${events} where partition = ${partition} and "offset" >= ${from}
         order by "offset" limit ${batchSize}`
 
@@ -178,6 +180,7 @@ const toLogged = (row: EventRow): LoggedEvent => ({
   offset: row.offset,
   key: row.key,
   seq: row.seq,
+  firstSeq: row.first_seq,
   type: row.type,
   payload: row.payload,
   at: row.at,

@@ -9,6 +9,11 @@ import { Context, Data, type Effect, type Stream } from "effect"
 export interface EventRecord {
   readonly key: string
   readonly seq: number
+  /**
+   * The seq of the first event its command appended. A command's events are contiguous, and
+   * readers apply them all or none: this marks where each command starts.
+   */
+  readonly firstSeq: number
   readonly type: string
   readonly payload: unknown
   /** ISO 8601 time of the causing command (time comes in the command, never from a clock here). */

@@ -3,7 +3,7 @@
  * `<prefix>.commands` (same partition count, Kafka's murmur2 partitioner on the actor key).
  *
  * An event on the wire: message key = the event's `key`; value = the JSON array
- * `[seq, type, at, commandId, actor, payload]` (positional, so the field names are not repeated in
+ * `[seq, firstSeq, type, at, commandId, actor, payload]` (positional, so the field names are not repeated in
  * every record); partition and offset are Kafka's.
  *
  * The kafkajs plumbing the cluster adapter shares (client, topic creation, tailing fixed
@@ -190,13 +190,13 @@ export const tail = (
       )
 
 const EventValue = Schema.parseJson(
-  Schema.Tuple(Schema.Number, Schema.String, Schema.String, Schema.String, Schema.String, Schema.Unknown)
+  Schema.Tuple(Schema.Number, Schema.Number, Schema.String, Schema.String, Schema.String, Schema.String, Schema.Unknown)
 )
 const decodeEventValue = Schema.decodeUnknownEither(EventValue)
 const decodeKey = Schema.decodeUnknownEither(Schema.String)
 
 const encodeEvent = (event: EventRecord): string =>
-  JSON.stringify([event.seq, event.type, event.at, event.commandId, event.actor, event.payload])
+  JSON.stringify([event.seq, event.firstSeq, event.type, event.at, event.commandId, event.actor, event.payload])
 
 /** A plain loop: this runs for every event a replay or projection reads. */
 const decodeBatch = ({ partition, messages }: PartitionBatch): Effect.Effect<ReadonlyArray<LoggedEvent>, LogError> =>
@@ -210,8 +210,8 @@ const decodeBatch = ({ partition, messages }: PartitionBatch): Effect.Effect<Rea
         const cause = Either.isLeft(key) ? key.left : (value as Either.Left<unknown, unknown>).left
         return Effect.fail(fail(`decode event at partition ${partition} offset ${message.offset}`)(cause))
       }
-      const [seq, type, at, commandId, actor, payload] = value.right
-      events[i] = { partition, offset: Number(message.offset), key: key.right, seq, type, payload, at, commandId, actor }
+      const [seq, firstSeq, type, at, commandId, actor, payload] = value.right
+      events[i] = { partition, offset: Number(message.offset), key: key.right, seq, firstSeq, type, payload, at, commandId, actor }
     }
     return Effect.succeed(events)
   })

@@ -34,15 +34,26 @@ interface Folded extends StoredActor {
   readonly at: string
 }
 
+export interface Applied {
+  /** The next offset of every partition in the batch. */
+  readonly next: ReadonlyMap<number, number>
+  /** Offsets this batch applied, per partition (not those it skipped or found applied already). */
+  readonly applied: ReadonlyMap<number, ReadonlySet<number>>
+}
+
 /**
  * Applies events to the read models in one transaction; each partition's events must be in offset
- * order. Returns the next offset of every partition in the batch.
+ * order.
+ *
+ * An event applies when its seq is its key's last seq + 1, and a command applies all or nothing:
+ * when two writers raced for a key (a stale owner and the new one), the first command in the log
+ * wins, and every event of the other is rejected, by every reader and every replay alike.
  */
 export const applyBatch = (
   db: DbService,
   kinds: KindRegistry,
   batch: ReadonlyArray<LoggedEvent>
-): Promise<ReadonlyMap<number, number>> =>
+): Promise<Applied> =>
   db.sql.begin(async (tx) => {
     const checkpoints = db.table("projection_checkpoints")
     const partitions = [...new Set(batch.map((e) => e.partition))].sort((a, b) => a - b)
@@ -55,8 +66,9 @@ export const applyBatch = (
     const locked = await tx`select partition, next_offset from ${checkpoints}
       where partition = any(${partitions}::int[]) order by partition for update`
     const next = new Map<number, number>(locked.map((r) => [r.partition as number, r.next_offset as number]))
+    const applied = new Map<number, Set<number>>(partitions.map((p) => [p, new Set()]))
     const events = batch.filter((e) => e.offset >= next.get(e.partition)!)
-    if (events.length === 0) return next
+    if (events.length === 0) return { next, applied }
 
     const statefulKeys = [...new Set(events.filter((e) => !kinds.get(kindOfKey(e.key))?.stateless).map((e) => e.key))]
     const stored = statefulKeys.length === 0 ? [] : await tx`
@@ -76,12 +88,12 @@ export const applyBatch = (
       const ctx = { key: record.key, seq: record.seq, at: record.at, actor: record.actor, commandId: record.commandId }
       if (kind.stateless) {
         ops.add(kind.project(kind.initialState, event, ctx))
+        applied.get(record.partition)!.add(record.offset)
         continue
       }
       const current = folded.get(record.key) ?? actors.get(record.key)
-      const seq = current?.seq ?? 0
-      // a duplicate or a stale owner's late write: every reader ignores it the same way
-      if (record.seq !== seq + 1) continue
+      if (!follows(current, record)) continue
+      applied.get(record.partition)!.add(record.offset)
       const before = folded.has(record.key)
         ? current!.state
         : current === undefined
@@ -113,8 +125,21 @@ export const applyBatch = (
     await tx`update ${checkpoints} c set next_offset = n.next_offset
       from unnest(${moved}::int[], ${moved.map((p) => next.get(p)!)}::bigint[]) as n(partition, next_offset)
       where c.partition = n.partition`
-    return next
-  }) as Promise<ReadonlyMap<number, number>>
+    return { next, applied }
+  }) as Promise<Applied>
+
+/**
+ * Whether an event applies on top of its key's last applied event: its seq must come next, and it
+ * must open its command or continue the command whose event was applied last. A duplicate, or a
+ * stale owner's late write (the whole command, not just its first event), is rejected the same
+ * way by every reader and every replay.
+ */
+const follows = (last: StoredActor | undefined, record: LoggedEvent): boolean => {
+  const seq = last?.seq ?? 0
+  if (record.seq !== seq + 1) return false
+  if (record.seq === record.firstSeq) return true
+  return last !== undefined && last.recentCommands[last.recentCommands.length - 1] === record.commandId && seq >= record.firstSeq
+}
 
 const decodedState = (cache: Map<string, unknown>, kind: AnyActorKind, key: string, stored: unknown) => {
   if (!cache.has(key)) cache.set(key, decodeState(kind, stored))
@@ -259,17 +284,18 @@ export const project = (
   db: DbService,
   kinds: KindRegistry,
   partitions: ReadonlyArray<number>,
-  onApplied: (partition: number, next: number) => void
+  /** After each commit; `applied` is undefined for the starting position (nothing applied yet). */
+  onApplied: (partition: number, next: number, applied: ReadonlySet<number> | undefined) => void
 ) =>
   Effect.gen(function* () {
     const log = yield* EventLog
     const from = yield* readCheckpoints(db, partitions)
-    for (const [p, next] of from) onApplied(p, next)
+    for (const [p, next] of from) onApplied(p, next, undefined)
     yield* log.subscribe(from).pipe(
       coalesce,
       Stream.runForEach((batch) =>
         query("apply batch", () => applyBatch(db, kinds, batch)).pipe(
-          Effect.tap((next) => next.forEach((offset, partition) => onApplied(partition, offset)))
+          Effect.tap(({ next, applied }) => next.forEach((offset, partition) => onApplied(partition, offset, applied.get(partition)!)))
         )
       )
     )

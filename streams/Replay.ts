@@ -44,7 +44,7 @@ const replayLane = (target: DbService, kinds: KindRegistry, partitions: Readonly
         query("replay batch", () => applyBatch(target, kinds, batch)).pipe(
           Effect.tap((applied) => {
             events += batch.length
-            applied.forEach((offset, partition) => next.set(partition, offset))
+            applied.next.forEach((offset, partition) => next.set(partition, offset))
           })
         )
       ),

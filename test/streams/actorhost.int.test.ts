@@ -34,11 +34,10 @@ const hostLayer = (backend: Backend, schema: string) => {
 }
 
 
-const meta = (commandId = randomUUID()) => ({ commandId, at: "2026-11-22T12:00:00.000Z", actor: "system" })
+const meta = (commandId: string = randomUUID()) => ({ commandId, at: "2026-11-22T12:00:00.000Z", actor: "system" })
 
-const suite = (name: string, backend: Backend) => describe(`ActorHost on the ${name} log`, () => {
-/** Builds the host in its own scope so a test can stop and restart it. */
-const start = (schema: string) =>
+/** Builds a host in its own scope so a test can stop and restart it. */
+const start = (backend: Backend, schema: string) =>
   Effect.gen(function* () {
     const scope = yield* Scope.make()
     const context = yield* Layer.buildWithScope(hostLayer(backend, schema), scope).pipe(Effect.orDie)
@@ -47,11 +46,12 @@ const start = (schema: string) =>
     return { context, scope, db, host: context.unsafeMap.get(ActorHost.ActorHost.key) as ActorHost.ActorHostService }
   })
 
+const suite = (name: string, backend: Backend) => describe(`ActorHost on the ${name} log`, () => {
 
   it.live("decides with gap-free seq, projects before replying, and ignores a retried command id", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
-      const { host, db, scope, context } = yield* start(schema)
+      const { host, db, scope, context } = yield* start(backend, schema)
       const first = yield* host.send(CounterActor, "a", new Add({ amount: 2 }), meta())
       expect(first).toMatchObject({ seq: 1, state: { total: 2 }, duplicate: false })
       const retryId = randomUUID()
@@ -72,7 +72,7 @@ const start = (schema: string) =>
   it.live("serialises concurrent commands per key: no lost update, seq 1..n", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
-      const { host, db, scope } = yield* start(schema)
+      const { host, db, scope } = yield* start(backend, schema)
       yield* Effect.forEach(Array.from({ length: 50 }, (_, i) => i), (i) => host.send(CounterActor, `k${i % 5}`, new Add({ amount: 1 }), meta()), { concurrency: "unbounded" })
       const rows = yield* Effect.promise(() => db.sql`select key, total, seq from ${db.table("counters")} order by key`)
       expect(rows.map((r) => [r.total, r.seq])).toEqual(Array.from({ length: 5 }, () => [10, 10]))
@@ -84,7 +84,7 @@ const start = (schema: string) =>
   it.live("evicts idle keys past its cache bound and reloads them whole", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
-      const { host, scope } = yield* start(schema)
+      const { host, scope } = yield* start(backend, schema)
       const retryId = randomUUID()
       yield* host.send(CounterActor, "first", new Add({ amount: 4 }), meta(retryId))
       // 2 keys per partition are cached: 20 more keys push "first" out
@@ -99,11 +99,11 @@ const start = (schema: string) =>
   it.live("a restarted host rehydrates from the read model and goes on where the log ends", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
-      const first = yield* start(schema)
+      const first = yield* start(backend, schema)
       const retryId = randomUUID()
       yield* first.host.send(CounterActor, "r", new Add({ amount: 7 }), meta(retryId))
       yield* Scope.close(first.scope, Exit.void)
-      const second = yield* start(schema)
+      const second = yield* start(backend, schema)
       const again = yield* second.host.send(CounterActor, "r", new Add({ amount: 7 }), meta(retryId))
       expect(again).toMatchObject({ duplicate: true, seq: 1, state: { total: 7 } })
       const next = yield* second.host.send(CounterActor, "r", new Add({ amount: 1 }), meta())
@@ -114,4 +114,31 @@ const start = (schema: string) =>
 })
 
 suite("embedded", embedded)
+
+describe("two hosts that both believe they own every partition (a stale owner)", () => {
+  const sendRetrying = (host: ActorHost.ActorHostService, id: string, amount: number, commandId: string) =>
+    host.send(CounterActor, id, new Add({ amount }), meta(commandId)).pipe(
+      Effect.retry({ while: (e) => e._tag === "HostUnavailable", times: 5 })
+    )
+
+  it.live("never acknowledges a write that lost the race, and a retry of it lands once", () =>
+    Effect.gen(function* () {
+      const schema = uniqueName("t")
+      const a = yield* start(embedded, schema)
+      const b = yield* start(embedded, schema)
+      // b caches the key at seq 1; a then writes seq 2 behind b's back
+      yield* sendRetrying(b.host, "k", 1, "b-1")
+      yield* sendRetrying(a.host, "k", 2, "a-1")
+      // b decides from its stale cache: its seq 2 loses to a's and must not be acknowledged
+      const lost = yield* b.host.send(CounterActor, "k", new Add({ amount: 4 }), meta("b-2")).pipe(Effect.flip)
+      expect(lost).toMatchObject({ _tag: "HostUnavailable", reason: "ownership_lost" })
+      // the client retries with the same command id: b reloads the truth and the write lands once
+      expect(yield* sendRetrying(b.host, "k", 4, "b-2")).toMatchObject({ seq: 3, state: { total: 7 } })
+      expect(yield* sendRetrying(a.host, "k", 4, "b-2")).toMatchObject({ duplicate: true, seq: 3 })
+      const [row] = yield* Effect.promise(() => a.db.sql`select total, seq from ${a.db.table("counters")} where key = 'counter:k'`)
+      expect(row).toEqual({ total: 7, seq: 3 })
+      yield* Scope.close(a.scope, Exit.void)
+      yield* Scope.close(b.scope, Exit.void)
+    }))
+})
 if (kafkaBrokers.length > 0) suite("kafka", kafka)

@@ -10,6 +10,7 @@ import { partitionFor } from "../../streams/partitioner.ts"
 const record = (key: string, seq: number, payload: unknown = { n: seq }): EventRecord => ({
   key,
   seq,
+  firstSeq: 1,
   type: "test.happened",
   payload,
   at: new Date(Date.UTC(2026, 10, 22, 12, 0, seq % 60)).toISOString(),

@@ -24,6 +24,7 @@ const config = (prefix: string, count = partitions): KafkaLog.KafkaLogConfig => 
 const record = (key: string, seq: number): EventRecord => ({
   key,
   seq,
+  firstSeq: 1,
   type: "test.happened",
   payload: { seq },
   at: "2026-11-22T12:00:00.000Z",
@@ -88,7 +89,7 @@ if (kafkaBrokers.length === 0) {
           `${prefix}.test.${randomUUID()}`
         ).pipe(Stream.runHead, Effect.map((batch) => Option.getOrThrow(batch).messages[0]))
         expect(raw.key?.toString()).toBe(key)
-        expect(JSON.parse(raw.value!.toString())).toEqual([1, event.type, event.at, event.commandId, event.actor, event.payload])
+        expect(JSON.parse(raw.value!.toString())).toEqual([1, 1, event.type, event.at, event.commandId, event.actor, event.payload])
       }))
 
     it.effect("reads several partitions, each chunk from one partition in offset order", () =>
