@@ -1,10 +1,11 @@
 /**
  * The first start on an empty data directory: organization `acme`, workspace `main`, an Owner,
  * a workspace key and an organization key, written to `<data dir>/bootstrap.json`. Later starts
- * read that file and create nothing.
+ * read that file and create nothing. Several nodes may bootstrap one database at once: they share
+ * the organization, and each mints keys of its own.
  */
 import { Clock, Effect, Schema } from "effect"
-import { randomUUID } from "node:crypto"
+import { createHash } from "node:crypto"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { CreateApiKey } from "../actors/apikey/protocol.ts"
@@ -15,8 +16,6 @@ import { UserActor } from "../actors/user/actor.ts"
 import { RegisterUser } from "../actors/user/protocol.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { mintApiKey, newPublicId } from "./ApiKeyToken.ts"
-import { findPlace } from "./Auth.ts"
-import { Db, query } from "./Db.ts"
 
 export const BootstrapFile = Schema.Struct({
   baseUrl: Schema.String,
@@ -32,6 +31,13 @@ const ORG_SLUG = "acme"
 const WORKSPACE_SLUG = "main"
 const OWNER_EMAIL = "owner@acme.example"
 
+/** Things an earlier (or concurrent) bootstrap already made. */
+const alreadyDone: ReadonlySet<string> = new Set(["UserAlreadyRegistered", "OrganizationAlreadyExists", "AlreadyMember", "WorkspaceAlreadyExists"])
+
+/** The same id on every node: bootstrap's objects are one per database, whoever creates them. */
+const fixedId = (prefix: string, name: string) =>
+  `${prefix}_${createHash("sha256").update(`svc-bootstrap\n${name}`).digest("hex").slice(0, 32)}`
+
 export const bootstrapPath = (dataDir: string) => path.join(dataDir, "bootstrap.json")
 
 /** Reads bootstrap.json, or creates the first organization and writes it. */
@@ -44,34 +50,28 @@ export const bootstrap = (dataDir: string, baseUrl: string) =>
       return { created: false, data: { ...data, baseUrl } }
     }
     const host = yield* ActorHost
-    const db = yield* Db
     const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-    const meta = { at, actor: "system" }
+    // Fixed ids and command ids: nodes bootstrapping one database at the same time send the same
+    // commands to the same actors, which decide them once (a retried command id changes nothing).
+    // A rejection for something that already exists means an earlier start got there.
     const send = <S, C extends { readonly _tag: string }, E extends { readonly _tag: string }, Err>(
       kind: Parameters<typeof host.send<S, C, E, Err>>[0],
       id: string,
-      command: C
-    ) => host.send(kind, id, command, { ...meta, commandId: randomUUID() })
-
-    // a start that died half-way left the organization: reuse it, mint new keys
-    const place = yield* findPlace(ORG_SLUG, WORKSPACE_SLUG)
-    let orgId: string, workspaceId: string, ownerId: string
-    if (place !== undefined) {
-      orgId = place.orgId
-      workspaceId = place.workspaceId
-      const [owner] = yield* query("find owner", () => db.sql`
-        select user_id from ${db.table("org_members")} where org_id = ${orgId} and role = 'owner' order by user_id limit 1`)
-      ownerId = owner.user_id
-    } else {
-      orgId = newPublicId("org")
-      workspaceId = newPublicId("wsp")
-      ownerId = newPublicId("usr")
-      yield* send(UserActor, ownerId, new RegisterUser({ userId: ownerId, email: OWNER_EMAIL, name: "Owner" }))
-      yield* send(OrgActor, orgId, new CreateOrganization({ orgId, slug: ORG_SLUG, name: "Acme" }))
-      yield* send(OrgActor, orgId, new AddMember({ orgId, userId: ownerId, role: "owner" }))
-      yield* send(OrgActor, orgId, new CreateWorkspace({ orgId, workspaceId, slug: WORKSPACE_SLUG, name: "Main" }))
-      yield* send(OrgActor, orgId, new SetWorkspaceRole({ orgId, workspaceId, userId: ownerId, role: "admin" }))
-    }
+      command: C,
+      commandId: string
+    ) =>
+      host.send(kind, id, command, { at, actor: "system", commandId }).pipe(
+        Effect.retry({ while: (e) => (e as { _tag?: string })._tag === "HostUnavailable", times: 5 }),
+        Effect.catchIf((e) => alreadyDone.has((e as { _tag?: string })._tag ?? ""), () => Effect.void)
+      )
+    const orgId = fixedId("org", ORG_SLUG)
+    const workspaceId = fixedId("wsp", `${ORG_SLUG}/${WORKSPACE_SLUG}`)
+    const ownerId = fixedId("usr", OWNER_EMAIL)
+    yield* send(UserActor, ownerId, new RegisterUser({ userId: ownerId, email: OWNER_EMAIL, name: "Owner" }), "bootstrap:owner")
+    yield* send(OrgActor, orgId, new CreateOrganization({ orgId, slug: ORG_SLUG, name: "Acme" }), "bootstrap:organization")
+    yield* send(OrgActor, orgId, new AddMember({ orgId, userId: ownerId, role: "owner" }), "bootstrap:owner-member")
+    yield* send(OrgActor, orgId, new CreateWorkspace({ orgId, workspaceId, slug: WORKSPACE_SLUG, name: "Main" }), "bootstrap:workspace")
+    yield* send(OrgActor, orgId, new SetWorkspaceRole({ orgId, workspaceId, userId: ownerId, role: "admin" }), "bootstrap:owner-admin")
     const mint = (name: string, keyWorkspace: string | null) =>
       Effect.gen(function* () {
         const token = mintApiKey()
@@ -86,7 +86,7 @@ export const bootstrap = (dataDir: string, baseUrl: string) =>
           secretHash: token.secretHash,
           scopes: {},
           expiresAt: null
-        }))
+        }), `bootstrap:${keyId}`)
         return token.raw
       })
     const data: BootstrapFile = {
