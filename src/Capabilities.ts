@@ -151,7 +151,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
     }
     yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, undefined)
     return yield* Schema.encode(capability.output)(outcome.right).pipe(Effect.orDie)
-  })
+  }).pipe(Effect.withSpan("Capabilities.invoke", { attributes: { capability: request.capability, surface: request.surface } }))
 
 /**
  * Where a `__proto__` key sits in parsed JSON, if anywhere. JSON.parse makes it an own property,

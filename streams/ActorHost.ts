@@ -289,7 +289,10 @@ export const make = (options: ActorHostOptions) =>
           Date.now() < until ? Effect.zipRight(Effect.sleep("100 millis"), Effect.suspend(() => routed)) : Effect.fail(e)
         )
       )
-      return routed.pipe(Effect.flatMap((reply) => fromReply(kind, reply)))
+      return routed.pipe(
+        Effect.flatMap((reply) => fromReply(kind, reply)),
+        Effect.withSpan("ActorHost.send", { attributes: { key, partition, command: command._tag } })
+      )
     }
 
     return {

@@ -295,6 +295,7 @@ export const project = (
       coalesce,
       Stream.runForEach((batch) =>
         query("apply batch", () => applyBatch(db, kinds, batch)).pipe(
+          Effect.withSpan("Projector.applyBatch", { attributes: { events: batch.length } }),
           Effect.tap(({ next, applied }) => next.forEach((offset, partition) => onApplied(partition, offset, applied.get(partition)!)))
         )
       )

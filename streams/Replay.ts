@@ -27,7 +27,7 @@ export const replay = (target: DbService, kinds: KindRegistry) =>
     const lanes = Array.from({ length: LANES }, (_, lane) => pending.filter((_, i) => i % LANES === lane)).filter((l) => l.length > 0)
     const counts = yield* Effect.forEach(lanes, (partitions) => replayLane(target, kinds, partitions, ends), { concurrency: "unbounded" })
     return { events: counts.reduce((a, b) => a + b, 0), millis: Date.now() - started } satisfies ReplayStats
-  })
+  }).pipe(Effect.withSpan("Replay.replay", { attributes: { schema: target.schema } }))
 
 const replayLane = (target: DbService, kinds: KindRegistry, partitions: ReadonlyArray<number>, ends: ReadonlyMap<number, number>) =>
   Effect.gen(function* () {
