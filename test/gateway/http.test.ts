@@ -9,18 +9,14 @@ import {
   RequestAborted,
   route
 } from "../../gateway/http.ts"
+import { type Served, serve } from "../support/uws.ts"
 
-let listenSocket: uWS.us_listen_socket
+let served: Served
 let base: string
 let port: number
 let handlerCalls = 0
 let lastAborted: { error: unknown; signalAborted: boolean } | undefined
 let abortSeen: () => void = () => {}
-
-const listen = (app: uWS.TemplatedApp): Promise<uWS.us_listen_socket> =>
-  new Promise((resolve, reject) =>
-    app.listen("127.0.0.1", 0, (socket) => (socket === false ? reject(new Error("listen failed")) : resolve(socket)))
-  )
 
 /**
  * Sends raw requests on one connection, each once the previous response (ending as its pattern
@@ -94,13 +90,12 @@ beforeAll(async () => {
       throw error
     }
   })
-  listenSocket = await listen(app)
-  port = uWS.us_socket_local_port(listenSocket)
-  base = `http://127.0.0.1:${port}`
+  served = await serve(app)
+  ;({ port, base } = served)
 })
 
 afterAll(() => {
-  uWS.us_listen_socket_close(listenSocket)
+  served.close()
 })
 
 describe("route", () => {

@@ -5,11 +5,12 @@ import uWS from "uWebSockets.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { route, Streaming } from "../../gateway/http.ts"
 import { openSse, type SseCloseReason, type SseWriter } from "../../gateway/sse.ts"
+import { type Served, serve } from "../support/uws.ts"
 
 const FLOOD_EVENTS = 50_000
 const PAD = "x".repeat(1000)
 
-let listenSocket: uWS.us_listen_socket
+let served: Served
 let port: number
 let base: string
 
@@ -21,11 +22,6 @@ let bigWritten: () => void = () => {}
 const BIG = "y".repeat(8_000_000)
 let disconnected: { writer: SseWriter; reason: Promise<SseCloseReason> } | undefined
 let lateOpen: Promise<{ closed: boolean; reason: SseCloseReason | undefined }> | undefined
-
-const listen = (app: uWS.TemplatedApp): Promise<uWS.us_listen_socket> =>
-  new Promise((resolve, reject) =>
-    app.listen("127.0.0.1", 0, (socket) => (socket === false ? reject(new Error("listen failed")) : resolve(socket)))
-  )
 
 const readSse = async (path: string) => {
   const response = await fetch(`${base}${path}`)
@@ -121,13 +117,12 @@ beforeAll(async () => {
     })()
     return Streaming
   })
-  listenSocket = await listen(app)
-  port = uWS.us_socket_local_port(listenSocket)
-  base = `http://127.0.0.1:${port}`
+  served = await serve(app)
+  ;({ port, base } = served)
 })
 
 afterAll(() => {
-  uWS.us_listen_socket_close(listenSocket)
+  served.close()
 })
 
 describe("openSse", () => {
