@@ -49,11 +49,12 @@ export const connect = (options: DbOptions): postgres.Sql => {
 export const migrate = (sql: postgres.Sql, schema: string) =>
   Effect.tryPromise({
     try: async () => {
-      await sql.unsafe(`create schema if not exists ${schema}`)
       const files = (await readdir(migrationsDir)).filter((f) => /^\d{4}_.+\.sql$/.test(f)).sort()
       await sql.begin(async (tx) => {
         // two processes starting together must not both migrate
         await tx`select pg_advisory_xact_lock(hashtext(${`svc-migrate:${schema}`}))`
+        // under the lock: two nodes creating one schema at once would collide even with `if not exists`
+        await tx.unsafe(`create schema if not exists ${schema}`)
         await tx.unsafe(`create table if not exists ${schema}.schema_migrations (name text primary key)`)
         const applied = new Set(
           (await tx.unsafe(`select name from ${schema}.schema_migrations`)).map((r) => r.name as string)
