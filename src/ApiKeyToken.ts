@@ -12,7 +12,12 @@ const LOOKUP_BYTES = 12
 // 48 and 12 are multiples of 3: base64url needs no padding and the lookup id ends on a character.
 const KEY_CHARS = (KEY_BYTES / 3) * 4
 const LOOKUP_CHARS = (LOOKUP_BYTES / 3) * 4
-const RAW_KEY = new RegExp(`^${PREFIX}[A-Za-z0-9_-]{${KEY_CHARS}}$`)
+
+/** The kinds of secret token: API keys (`svc_`), session cookies (`ses_`), device codes (`dvc_`). */
+export type TokenPrefix = "svc_" | "ses_" | "dvc_"
+
+const shapeOf = (prefix: TokenPrefix) => new RegExp(`^${prefix}[A-Za-z0-9_-]{${KEY_CHARS}}$`)
+const SHAPES: Readonly<Record<TokenPrefix, RegExp>> = { svc_: shapeOf("svc_"), ses_: shapeOf("ses_"), dvc_: shapeOf("dvc_") }
 
 export interface MintedApiKey {
   /** Shown to the caller once, never stored. */
@@ -21,19 +26,33 @@ export interface MintedApiKey {
   readonly secretHash: string
 }
 
+export interface Token {
+  readonly raw: string
+  readonly lookupId: string
+}
+
 export type Bearer =
   | { readonly _tag: "Missing" }
   | { readonly _tag: "Malformed" }
-  | { readonly _tag: "Token"; readonly raw: string; readonly lookupId: string }
+  | ({ readonly _tag: "Token" } & Token)
 
 const hash = (raw: string): Buffer => createHash("sha256").update(raw, "utf8").digest()
 
 const lookupIdOf = (raw: string): string => raw.slice(PREFIX.length, PREFIX.length + LOOKUP_CHARS)
 
-export const mintApiKey = (): MintedApiKey => {
-  const raw = PREFIX + randomBytes(KEY_BYTES).toString("base64url")
+/** A new secret token of the given kind; only its lookup id and hash are ever stored. */
+export const mintToken = (prefix: TokenPrefix): MintedApiKey => {
+  const raw = prefix + randomBytes(KEY_BYTES).toString("base64url")
   return { raw, lookupId: lookupIdOf(raw), secretHash: hash(raw).toString("base64url") }
 }
+
+export const mintApiKey = (): MintedApiKey => mintToken(PREFIX)
+
+/** A presented token of the given kind, if it has that kind's exact shape. */
+export const parseToken = (prefix: TokenPrefix, raw: string): Token | undefined =>
+  SHAPES[prefix].test(raw) ? { raw, lookupId: lookupIdOf(raw) } : undefined
+
+export const parseSessionToken = (raw: string): Token | undefined => parseToken("ses_", raw)
 
 /** Reads an `Authorization` header. The scheme is case-insensitive (RFC 9110); the key's format is
  * checked exactly, so that nothing malformed reaches the database. */
@@ -41,8 +60,8 @@ export const parseBearer = (authorization: string | undefined): Bearer => {
   const value = authorization?.trim() ?? ""
   if (value === "") return { _tag: "Missing" }
   const match = /^(\S+) +(\S+)$/.exec(value)
-  if (match === null || match[1].toLowerCase() !== "bearer" || !RAW_KEY.test(match[2])) return { _tag: "Malformed" }
-  return { _tag: "Token", raw: match[2], lookupId: lookupIdOf(match[2]) }
+  const token = match === null || match[1].toLowerCase() !== "bearer" ? undefined : parseToken(PREFIX, match[2])
+  return token === undefined ? { _tag: "Malformed" } : { _tag: "Token", ...token }
 }
 
 /** Whether `raw` hashes to `secretHash`, compared in constant time. */

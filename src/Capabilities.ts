@@ -12,12 +12,16 @@ import { type CommandMeta, encodeEvent, keyOf } from "../actors/kernel.ts"
 import { HostUnavailable } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
 import { newPublicId } from "./ApiKeyToken.ts"
-import { authenticate, findPlace, type Principal, slugsOf } from "./Auth.ts"
+import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "./Auth.ts"
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
 
 export type Surface = "api" | "mcp" | "agent"
 
 export type Role = "org:owner" | "org:member" | "workspace:admin" | "workspace:member" | "workspace:viewer"
+
+/** Who may invoke a capability: built-in roles, or `person`: any signed-in person (a session or a
+ * CLI login) acting on themselves or wherever they are a member. */
+export type Grant = Role | "person"
 
 /** What a capability's handler knows about the invocation it serves. */
 export interface Invocation {
@@ -25,7 +29,8 @@ export interface Invocation {
   readonly capability: string
   readonly surface: Surface
   readonly principal: Principal
-  readonly orgId: string
+  /** The organization it acts in; null only for a session acting on itself. */
+  readonly orgId: string | null
   /** The workspace the path names; null for capabilities outside a workspace. */
   readonly workspaceId: string | null
   /** ISO 8601 time of the invocation; commands carry it. */
@@ -40,12 +45,24 @@ export interface Capability<I, O, R> {
   /** Dotted name, e.g. `node.create`. */
   readonly name: string
   readonly description: string
-  /** `workspace`: invoked on `/v1/{orgSlug}/{workspaceSlug}/...`; `principal`: on the caller itself. */
-  readonly scope: "workspace" | "principal"
+  /**
+   * `workspace`: acts in the workspace `/v1/{orgSlug}/{workspaceSlug}/...` names; `organization`:
+   * acts on that path's organization (any of its workspaces may be named); `principal`: on the
+   * caller itself, with no organization in the path.
+   */
+  readonly scope: "workspace" | "organization" | "principal"
+  /** The REST route under `/v1/{orgSlug}/{workspaceSlug}/`, when the spec fixes one; otherwise
+   * `POST` on the name with `/` for `.`. */
+  readonly rest?: { readonly method: "post" | "del"; readonly path: string }
+  /** Only a person may invoke it: a signed-in session or a CLI login, never a key (spec 5 rule 10). */
+  readonly requiresPerson?: boolean
+  /** Machine purposes allowed to call it (spec 5 rule 8); a host or telemetry key may call nothing
+   * else, and nobody else may call a capability that lists them unless a role allows it. */
+  readonly machines?: ReadonlyArray<"host" | "telemetry">
   readonly input: Schema.Schema<I, any>
   readonly output: Schema.Schema<O, any>
   readonly surfaces: ReadonlyArray<Surface>
-  readonly roles: ReadonlyArray<Role>
+  readonly roles: ReadonlyArray<Grant>
   readonly sensitivity: "low" | "medium" | "high"
   readonly mutating: boolean
   readonly destructive: boolean
@@ -79,16 +96,14 @@ export const makeRegistry = (capabilities: ReadonlyArray<AnyCapability>): Regist
 
 export class Capabilities extends Context.Tag("svc/Capabilities")<Capabilities, Registry>() {}
 
-/** The roles a principal holds in the place a path names. A key acts with its own role, never its creator's. */
-const rolesOf = (principal: Principal, workspaceId: string | null): ReadonlyArray<Role> =>
-  principal.workspaceId === null ? ["org:member"] : principal.workspaceId === workspaceId ? ["workspace:member"] : []
-
 export interface InvokeRequest<E> {
   readonly authorization: string | undefined
+  /** The `Cookie` header: a browser session, used when there is no Authorization header. */
+  readonly cookie?: string | undefined
   readonly surface: Surface
   /** The capability's name (undefined: none); unknown on this surface is 404 `unknown_capability`, after authentication. */
   readonly capability: string | undefined
-  /** The slugs a workspace-scoped route names. */
+  /** The slugs a route names; null on routes without them, where a credential's own place applies. */
   readonly path: { readonly orgSlug: string; readonly workspaceSlug: string } | null
   /** The raw input, read only once the caller is known to be allowed (a body is not parsed for a stranger). */
   readonly input: Effect.Effect<unknown, E>
@@ -99,19 +114,18 @@ export interface InvokeRequest<E> {
 /** The checkpoint. Succeeds with the capability's encoded output. */
 export const invoke = <E>(request: InvokeRequest<E>) =>
   Effect.gen(function* () {
-    const principal = yield* authenticate(request.authorization)
+    const principal = yield* authenticate({ authorization: request.authorization, cookie: request.cookie })
     const registry = yield* Capabilities
     const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
-    // a REST route names a workspace exactly when the capability lives in one
-    const misrouted = capability !== undefined && request.surface === "api" && (capability.scope === "workspace") !== (request.path !== null)
+    // a REST route names a workspace exactly when the capability acts in an organization or workspace
+    const misrouted = capability !== undefined && request.surface === "api" && (capability.scope !== "principal") !== (request.path !== null)
     if (capability === undefined || !capability.surfaces.includes(request.surface) || misrouted) {
       return yield* new NotFound({ reason: "unknown_capability", message: `no capability ${request.capability} on the ${request.surface} surface` })
     }
+    const machineAllowed = yield* checkPurpose(principal, capability)
     const place = yield* resolveScope(principal, capability, request.path)
-    const roles = rolesOf(principal, place.workspaceId)
-    if (!capability.roles.some((r) => roles.includes(r))) {
-      return yield* new Forbidden({ message: `this credential (role ${roles.join(", ") || "none"}) may not invoke ${capability.name}` })
-    }
+    const now = yield* Clock.currentTimeMillis
+    if (!machineAllowed) yield* authorize(principal, capability, place, now)
     const raw = yield* request.input
     const polluted = prototypeKeyIn(raw, "input")
     if (polluted !== undefined) {
@@ -124,7 +138,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
     const at = new Date(started).toISOString()
     const seed = request.idempotencyKey === undefined
       ? undefined
-      : createHash("sha256").update(`${principal.apiKeyId}\n${capability.name}\n${request.idempotencyKey}`).digest("hex")
+      : createHash("sha256").update(`${principal.apiKeyId ?? principal.sessionId}\n${capability.name}\n${request.idempotencyKey}`).digest("hex")
     let ids = 0
     const invocation: Invocation = {
       invocationId: newPublicId("inv"),
@@ -134,7 +148,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
       orgId: place.orgId,
       workspaceId: place.workspaceId,
       at,
-      meta: { commandId: seed === undefined ? randomUUID() : `idem_${seed.slice(0, 40)}`, at, actor: `key:${principal.apiKeyId}` },
+      meta: { commandId: seed === undefined ? randomUUID() : `idem_${seed.slice(0, 40)}`, at, actor: actorOf(principal) },
       newId: (prefix) =>
         seed === undefined
           ? newPublicId(prefix)
@@ -153,6 +167,139 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
     return yield* Schema.encode(capability.output)(outcome.right).pipe(Effect.orDie)
   }).pipe(Effect.withSpan("Capabilities.invoke", { attributes: { capability: request.capability, surface: request.surface } }))
 
+const forbidden = (reason: string, message: string) => new Forbidden({ reason, message })
+
+/**
+ * Rules 8 and 9, before any role is resolved: what a machine credential may call, whether the
+ * capability needs a person, and no unknown purpose at all. True when a machine purpose itself
+ * grants the call (host and telemetry keys hold no role).
+ */
+const checkPurpose = (principal: Principal, capability: AnyCapability) =>
+  Effect.gen(function* () {
+    switch (principal.credential) {
+      case "unknown_purpose":
+        return yield* forbidden("unknown_purpose", `credential purpose '${principal.purpose}' is not recognised`)
+      case "host_key":
+      case "telemetry_key": {
+        const machine = principal.credential === "host_key" ? "host" : "telemetry"
+        if (capability.machines?.includes(machine) !== true) {
+          return yield* forbidden("purpose_not_allowed", `a ${principal.purpose} credential may not invoke ${capability.name}`)
+        }
+        return true
+      }
+      case "gateway_key":
+        if (!capability.surfaces.includes("mcp") || capability.mutating || capability.sensitivity === "high") {
+          return yield* forbidden("purpose_not_allowed", `a ${principal.purpose} credential may invoke only non-mutating MCP capabilities that are not high-sensitivity`)
+        }
+        break
+      case "api_key":
+        if (capability.requiresPerson === true) {
+          return yield* forbidden("session_required", `${capability.name} needs a signed-in session or a CLI login; an API key cannot call it`)
+        }
+        break
+      case "session":
+      case "cli_login":
+        break
+    }
+    return false
+  })
+
+interface ResolvedPlace {
+  /** Null only for a session calling a capability that acts on the caller itself. */
+  readonly orgId: string | null
+  readonly workspaceId: string | null
+}
+
+/** Rule 5: a credential names only its own organization (and, for a workspace credential, its own workspace). */
+const resolveScope = (principal: Principal, capability: AnyCapability, path: InvokeRequest<unknown>["path"]) =>
+  Effect.gen(function* () {
+    if (capability.scope === "principal") return { orgId: principal.orgId, workspaceId: principal.workspaceId } satisfies ResolvedPlace
+    if (path === null) {
+      if (principal.orgId === null || (capability.scope === "workspace" && principal.workspaceId === null)) {
+        return yield* new BadRequest({ reason: "workspace_required", message: `${capability.name} acts in a workspace: name it as <orgSlug>/<workspaceSlug>` })
+      }
+      return { orgId: principal.orgId, workspaceId: principal.workspaceId } satisfies ResolvedPlace
+    }
+    const named = `${path.orgSlug}/${path.workspaceSlug}`
+    if (principal.orgId !== null) {
+      const own = yield* slugsOf(principal.orgId, principal.workspaceId)
+      const [orgSlug, workspaceSlug] = own.split("/")
+      if (path.orgSlug !== orgSlug || (workspaceSlug !== undefined && path.workspaceSlug !== workspaceSlug)) {
+        return yield* forbidden(
+          "key_scope_mismatch",
+          `the path names ${named}, but this credential belongs to ${workspaceSlug === undefined ? `organization ${orgSlug}` : own}`
+        )
+      }
+    }
+    const place = yield* findPlace(path.orgSlug, path.workspaceSlug)
+    if (place === undefined) return yield* new NotFound({ reason: "workspace_not_found", message: `no workspace ${named}` })
+    return { orgId: place.orgId, workspaceId: place.workspaceId } satisfies ResolvedPlace
+  })
+
+/** Roles no key may hold, even through a custom role (rule 4). */
+const PERSON_ONLY_ROLES: ReadonlySet<string> = new Set(["org:owner", "workspace:admin"])
+
+/**
+ * Rule 7 on organization and workspace routes, then the role resolver (rules 2 to 6): a key acts
+ * with its own role, a person (session or CLI login) with their live memberships.
+ */
+const authorize = (principal: Principal, capability: AnyCapability, place: ResolvedPlace, now: number) =>
+  Effect.gen(function* () {
+    if (place.orgId === null) {
+      // a session acting on itself (its password, its two-factor): no organization, no roles
+      if (capability.scope === "principal" && principal.credential === "session" && capability.roles.includes("person")) return
+      return yield* new Forbidden({ message: `${capability.name} needs an organization` })
+    }
+    const person = principal.credential === "session" || principal.credential === "cli_login"
+    const { security, standing } = yield* accessFacts(place.orgId, place.workspaceId, principal.attributedTo, principal.sso?.providerId ?? null)
+    // a CLI login's person is rechecked on every request: leaving the organization ends its use
+    if (person && standing.orgRole === null) {
+      return yield* forbidden("not_a_member", "the signed-in person is not a member of this organization")
+    }
+    if (capability.scope !== "principal") {
+      const owner = standing.orgRole === "owner"
+      if (security.requireSso && !owner) {
+        const fromVerifiedProvider = principal.credential === "session"
+          ? principal.sso?.orgId === place.orgId && standing.sessionProviderVerified
+          : standing.ssoLinked
+        if (!fromVerifiedProvider) {
+          return yield* forbidden(
+            "sso_required",
+            principal.credential === "session"
+              ? "this organization requires signing in through one of its verified SSO providers"
+              : "this organization requires SSO, and this credential's creator has not signed in through a verified SSO provider"
+          )
+        }
+      }
+      if (principal.credential === "session" && security.requireMfa && !standing.mfa
+        && (security.mfaGraceEndsAt === null || security.mfaGraceEndsAt.getTime() <= now)) {
+        return yield* forbidden("mfa_required", "this organization requires two-factor authentication; set it up to continue")
+      }
+    }
+    if (capability.roles.includes("person") && person) return
+    const roles = person ? personRoles(standing) : yield* keyRoles(principal, place, security)
+    if (!capability.roles.some((r) => roles.includes(r as Role))) {
+      return yield* new Forbidden({ message: `this credential (role ${roles.join(", ") || "none"}) may not invoke ${capability.name}` })
+    }
+  })
+
+const personRoles = (standing: Standing): ReadonlyArray<Role> => [
+  ...(standing.orgRole === null ? [] : [`org:${standing.orgRole}` as Role]),
+  ...(standing.workspaceRole === null ? [] : [`workspace:${standing.workspaceRole}` as Role])
+]
+
+const keyRoles = (principal: Principal, place: ResolvedPlace, security: OrgSecurity) =>
+  Effect.gen(function* () {
+    const scope = principal.workspaceId === null ? "organization" : "workspace"
+    const inOwnPlace = principal.workspaceId === null || principal.workspaceId === place.workspaceId
+    if (!inOwnPlace) return []
+    if (principal.customRole !== null && security.plan === "enterprise" && place.orgId !== null) {
+      const grants = yield* customRoleGrants(place.orgId, principal.customRole, scope)
+      if (grants !== undefined) return grants.filter((g) => !PERSON_ONLY_ROLES.has(g)) as ReadonlyArray<Role>
+    }
+    return scope === "organization" ? ["org:member" as const] : ["workspace:member" as const]
+  })
+
 /**
  * Where a `__proto__` key sits in parsed JSON, if anywhere. JSON.parse makes it an own property,
  * but record decoding would assign it as the prototype and silently drop it.
@@ -166,24 +313,6 @@ const prototypeKeyIn = (value: unknown, at: string): string | undefined => {
   }
   return undefined
 }
-
-/** Rule 5: a key names only its own organization (and, for a workspace key, its own workspace). */
-const resolveScope = (principal: Principal, capability: AnyCapability, path: InvokeRequest<unknown>["path"]) =>
-  Effect.gen(function* () {
-    if (capability.scope === "principal" || path === null) return { orgId: principal.orgId, workspaceId: principal.workspaceId }
-    const own = yield* slugsOf(principal.orgId, principal.workspaceId)
-    const [orgSlug, workspaceSlug] = own.split("/")
-    const named = `${path.orgSlug}/${path.workspaceSlug}`
-    if (path.orgSlug !== orgSlug || (workspaceSlug !== undefined && path.workspaceSlug !== workspaceSlug)) {
-      return yield* new Forbidden({
-        reason: "key_scope_mismatch",
-        message: `the path names ${named}, but this key belongs to ${workspaceSlug === undefined ? `organization ${orgSlug}` : own}`
-      })
-    }
-    const place = yield* findPlace(path.orgSlug, path.workspaceSlug)
-    if (place === undefined) return yield* new NotFound({ reason: "workspace_not_found", message: `no workspace ${named}` })
-    return { orgId: place.orgId, workspaceId: place.workspaceId }
-  })
 
 /** The audit record, which is also the metering record, appended straight to the log: its key is
  * the invocation's own, so this node is its only writer and seq 1 is never contended. */

@@ -17,7 +17,8 @@ export class CapabilityInvoked extends Schema.TaggedClass<CapabilityInvoked>()("
   invocationId: Schema.NonEmptyString,
   capability: Schema.NonEmptyString,
   surface: Surface,
-  orgId: Schema.NonEmptyString,
+  /** Null for a signed-in person acting on themselves, outside any organization. */
+  orgId: Schema.NullOr(Schema.NonEmptyString),
   workspaceId: Schema.NullOr(Schema.String),
   principal: Principal,
   outcome: Schema.Literal("succeeded", "failed"),

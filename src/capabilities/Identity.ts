@@ -4,6 +4,7 @@
  */
 import { Effect, Schema } from "effect"
 import { type AnyCapability, defineCapability } from "../Capabilities.ts"
+import { Unauthorized } from "../Errors.ts"
 
 export const whoami = defineCapability({
   name: "auth.whoami",
@@ -18,20 +19,23 @@ export const whoami = defineCapability({
     userId: Schema.NullOr(Schema.String)
   }),
   surfaces: ["api", "mcp"],
-  roles: ["org:owner", "org:member", "workspace:admin", "workspace:member", "workspace:viewer"],
+  roles: ["org:owner", "org:member", "workspace:admin", "workspace:member", "workspace:viewer", "person"],
   sensitivity: "low",
   mutating: false,
   destructive: false,
   needsApproval: false,
   claimedBy: "builtin",
+  // the route passes only the Authorization header, so every caller here holds a bearer credential
   handler: ({ principal }) =>
-    Effect.succeed({
-      authenticated: true as const,
-      apiKeyId: principal.apiKeyId,
-      orgId: principal.orgId,
-      workspaceId: principal.workspaceId,
-      userId: principal.userId
-    })
+    principal.apiKeyId === null || principal.orgId === null
+      ? new Unauthorized({ reason: "missing_credential", message: "whoami takes an Authorization: Bearer credential" })
+      : Effect.succeed({
+          authenticated: true as const,
+          apiKeyId: principal.apiKeyId,
+          orgId: principal.orgId,
+          workspaceId: principal.workspaceId,
+          userId: principal.userId
+        })
 })
 
 export const identityCapabilities: ReadonlyArray<AnyCapability> = [whoami]
