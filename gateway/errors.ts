@@ -55,21 +55,38 @@ const table: Readonly<Record<string, Row>> = {
   UserAlreadyRegistered: conflict("user_exists", () => "the user already exists"),
   ApiKeyAlreadyExists: conflict("api_key_exists", () => "the API key already exists"),
   ApiKeyNotFound: notFound("api_key_not_found", (e) => `no API key ${e.keyId}`),
-  ReservedScopeKey: badRequest("reserved_scope_key", (e) => `scope key '${e.scopeKey}' is reserved`)
+  ReservedScopeKey: badRequest("reserved_scope_key", (e) => `scope key '${e.scopeKey}' is reserved`),
+  UnknownPurpose: badRequest("unknown_purpose", (e) => `'${e.purpose}' is not a known credential purpose`),
+  ApiKeyNotActive: conflict("key_not_active", (e) => `API key ${e.keyId} is ${e.status}, not active`),
+  NotARotation: conflict("not_a_rotation", (e) => `API key ${e.newKeyId} did not replace ${e.keyId}`)
 }
 
-const internal = jsonError(500, "internal", "Internal error")
+/** A failure as every surface states it: the HTTP status, and the body's code, reason and message. */
+export interface FailureDescription {
+  readonly status: number
+  readonly code: string
+  readonly reason: string | undefined
+  readonly message: string
+}
 
-/** The reply for a failed request; unknown failures are logged once and answered 500. */
-export const replyForFailure = <E>(cause: Cause.Cause<E>): HttpReply => {
+const internal: FailureDescription = { status: 500, code: "internal", reason: undefined, message: "Internal error" }
+
+/** What a failure means, from the one table; unknown failures are logged once and described as 500 internal. */
+export const describeFailure = <E>(cause: Cause.Cause<E>): FailureDescription => {
   const failure = Cause.failureOption(cause)
   if (Option.isSome(failure)) {
     const error = failure.value as Tagged
     const row = table[error?._tag]
-    if (row !== undefined) return jsonError(row.status, row.code, row.message(error), row.reason ?? error.reason)
+    if (row !== undefined) return { status: row.status, code: row.code, reason: row.reason ?? error.reason, message: row.message(error) }
   }
   console.error("request failed unexpectedly:", Cause.pretty(cause))
   return internal
+}
+
+/** The reply for a failed request; unknown failures are logged once and answered 500. */
+export const replyForFailure = <E>(cause: Cause.Cause<E>): HttpReply => {
+  const { status, code, reason, message } = describeFailure(cause)
+  return jsonError(status, code, message, reason)
 }
 
 /** 200 with the output, or the mapped failure. */

@@ -45,5 +45,6 @@ export const badInputTags: ReadonlySet<string> = new Set([
   "EnumValuesRequired",
   "DuplicateEnumValue",
   "EnumValuesNotAllowed",
-  "ReservedScopeKey"
+  "ReservedScopeKey",
+  "UnknownPurpose"
 ])

@@ -250,15 +250,25 @@ describe("apikey actor", () => {
       lookup_id: "AAAAAAAAAAAAAAAA",
       secret_hash: "hash",
       scopes: { env: "ci" },
+      purpose: null,
+      custom_role: null,
+      machine_id: null,
+      supersedes: null,
+      superseded_by: null,
       status: "active",
       expires_at: "2025-05-01T12:00:00.000Z",
       created_at: at,
       revoked_at: null
     }
-    expect(projectedRows(ApiKeyActor, key, [[created, at]])).toEqual({ api_keys: [row] })
+    expect(projectedRows(ApiKeyActor, key, [[created, at]]).api_keys).toEqual([row])
     const history = [[created, at], [revoked, later]] as const
     const rows = projectedRows(ApiKeyActor, key, history)
-    expect(rows).toEqual({ api_keys: [{ ...row, status: "revoked", revoked_at: later }] })
+    expect(rows.api_keys).toEqual([{ ...row, status: "revoked", revoked_at: later }])
+    // each event is also a security record in the organization's audit log
+    expect(rows.audit_log.map((r: any) => [r.event, r.kind, r.org_id])).toEqual([
+      ["api_key.created", "security", "org_1"],
+      ["api_key.revoked", "security", "org_1"]
+    ])
     expect(projectedRows(ApiKeyActor, key, history)).toEqual(rows)
   })
 
