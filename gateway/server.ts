@@ -7,6 +7,7 @@ import uWS from "uWebSockets.js"
 import { invoke, nameOfRestPath } from "../src/Capabilities.ts"
 import { BadRequest } from "../src/Errors.ts"
 import { replyForExit } from "./errors.ts"
+import { mcpHandler } from "./mcp.ts"
 import { type HttpRequest, jsonError, MalformedJson, PayloadTooLarge, readJson, route, Streaming } from "./http.ts"
 
 export interface Health {
@@ -20,6 +21,8 @@ export interface GatewayOptions {
   readonly host: string
   readonly port: number
   readonly maxBodyBytes: number
+  /** The public base URL: the MCP endpoint `<baseUrl>/mcp` names itself by it. */
+  readonly baseUrl: string
   /** Runs an effect against the application's services. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
   readonly health: () => Health
@@ -90,6 +93,14 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     },
     limits
   )
+
+  // MCP (spec 4.2): stateless Streamable HTTP, and the protected-resource metadata its 401 points to
+  const mcp = mcpHandler({ baseUrl: options.baseUrl, maxBodyBytes: options.maxBodyBytes, run: options.run })
+  route(app, "post", "/mcp", mcp.post, limits)
+  route(app, "get", "/mcp", mcp.methodNotAllowed)
+  route(app, "del", "/mcp", mcp.methodNotAllowed)
+  route(app, "get", "/.well-known/oauth-protected-resource", mcp.resourceMetadata)
+  route(app, "get", "/.well-known/oauth-protected-resource/mcp", mcp.resourceMetadata)
 
   route(app, "any", "/*", async (req) => jsonError(404, "not_found", `no route ${req.method} ${req.url}`, "route_not_found"))
 

@@ -32,6 +32,7 @@ export const startNode = (config: AppConfig) =>
           host: config.host,
           port: config.port,
           maxBodyBytes: config.maxBodyBytes,
+          baseUrl: config.baseUrl,
           run: (effect) => Runtime.runPromiseExit(runtime)(effect as Effect.Effect<any, any, never>),
           health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() })
         })

@@ -1,0 +1,296 @@
+/**
+ * The MCP surface (spec 4.2, `POST {mcp_url}/mcp`): Streamable HTTP in stateless mode, so any node
+ * of a cluster answers any request. Each HTTP request gets a fresh SDK `Server` and transport; the
+ * tools are the registry's capabilities whose surfaces include `mcp`, and every call goes through
+ * the one checkpoint, `invoke`, with surface `mcp`. Failures are stated with the same table as
+ * REST (gateway/errors.ts). The protected-resource metadata (RFC 9728) the 401 points to is served
+ * here too.
+ */
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js"
+import {
+  type CallToolResult,
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool
+} from "@modelcontextprotocol/sdk/types.js"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import { Cause, Effect, type Exit, JSONSchema } from "effect"
+import { authenticate } from "../src/Auth.ts"
+import { type AnyCapability, Capabilities, invoke } from "../src/Capabilities.ts"
+import { BadRequest } from "../src/Errors.ts"
+import { describeFailure, type FailureDescription } from "./errors.ts"
+import { type Handler, type HttpReply, type HttpRequest, PayloadTooLarge, RequestAborted, Streaming } from "./http.ts"
+
+export interface McpOptions {
+  /** The public base URL; the MCP endpoint is `<baseUrl>/mcp`. */
+  readonly baseUrl: string
+  /** Largest request body (the route enforces it first; the transport is told the same). */
+  readonly maxBodyBytes: number
+  /** Runs an effect against the application's services (the gateway's runner). */
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
+}
+
+export interface McpHandlers {
+  /** `POST /mcp`: authenticate, then one JSON-RPC message (or batch) through a fresh stateless server. */
+  readonly post: Handler
+  /** `GET` and `DELETE /mcp`: a stateless server opens no standalone stream and has no session to end. */
+  readonly methodNotAllowed: Handler
+  /** `GET /.well-known/oauth-protected-resource[/mcp]`: RFC 9728 metadata. */
+  readonly resourceMetadata: Handler
+}
+
+/** The argument a workspace- or organization-scoped tool takes to name its place, `<orgSlug>/<workspaceSlug>`. */
+export const WORKSPACE_ARGUMENT = "workspace"
+
+const SERVER_INFO = { name: "svc", version: "0.1.0" }
+
+const INSTRUCTIONS =
+  "Tools are the platform's capabilities. Tools that act in a workspace take an optional `workspace` " +
+  "argument, `<orgSlug>/<workspaceSlug>`; without it they act in the credential's own workspace. A refused " +
+  "call returns isError with the JSON `{ error: { code, reason, message } }` the REST API would answer."
+
+/** The one place MCP authenticates a request, so a change of `authenticate`'s signature is one line here. */
+const authenticateBearer = (authorization: string | undefined) => authenticate({ authorization })
+
+// Hop-by-hop or length headers: uWS writes its own.
+const UNFORWARDED = new Set(["content-length", "transfer-encoding", "connection", "keep-alive"])
+
+const trimSlash = (url: string) => url.replace(/\/+$/, "")
+
+/** Text safe inside a quoted-string of an auth-param. */
+const quotable = (text: string) => text.replace(/["\\\r\n]/g, " ")
+
+type JsonObject = Record<string, unknown>
+
+const isObject = (value: unknown): value is JsonObject => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/**
+ * A capability's input or output as a JSON Schema 2020-12 object schema, as MCP requires (`type:
+ * "object"` at the root), or undefined when it is not one. `$schema` and a root `$id` go (MCP
+ * defaults to 2020-12, and a relative `$id` would move the base of `#/$defs/...` references);
+ * `$defs` stays at the root, where those references point.
+ */
+const objectSchemaOf = (schema: AnyCapability["input"]): JsonObject | undefined => {
+  let root: JsonObject
+  try {
+    root = { ...(JSONSchema.make(schema, { target: "jsonSchema2020-12" }) as unknown as JsonObject) }
+  } catch {
+    return undefined
+  }
+  delete root.$schema
+  delete root.$id
+  if (root.type === "object") return root
+  const branches = root.anyOf ?? root.oneOf
+  if (Array.isArray(branches)) {
+    // an empty struct accepts any non-nullish value and is rendered as object-or-array: as a tool
+    // input it is an object with no declared properties
+    if (branches.some((b) => isObject(b) && b.type === "object" && Object.keys(b).length === 1)) {
+      const { anyOf: _anyOf, oneOf: _oneOf, ...rest } = root
+      return { ...rest, type: "object", properties: {} }
+    }
+    if (branches.every((b) => isObject(b) && b.type === "object")) return { type: "object", ...root }
+  }
+  return undefined
+}
+
+const declaresProperty = (schema: JsonObject, name: string): boolean => {
+  const own = isObject(schema.properties) && Object.hasOwn(schema.properties, name)
+  const branches = schema.anyOf ?? schema.oneOf
+  return own || (Array.isArray(branches) && branches.some((b) => isObject(b) && declaresProperty(b, name)))
+}
+
+const workspaceProperty = {
+  type: "string",
+  pattern: "^[^/]+/[^/]+$",
+  description: "The workspace to act in, `<orgSlug>/<workspaceSlug>`; the credential's own when omitted."
+}
+
+/** Adds the optional `workspace` argument to an object schema (and to each object branch of a union). */
+const withWorkspace = (schema: JsonObject): JsonObject => {
+  const branches = schema.anyOf ?? schema.oneOf
+  const result: JsonObject = { ...schema, properties: { ...(isObject(schema.properties) ? schema.properties : {}), [WORKSPACE_ARGUMENT]: workspaceProperty } }
+  if (Array.isArray(branches)) {
+    const key = schema.anyOf !== undefined ? "anyOf" : "oneOf"
+    result[key] = branches.map((b) => (isObject(b) && b.type === "object" ? withWorkspace(b) : b))
+  }
+  return result
+}
+
+/** Capabilities that act in a place take the `workspace` argument (unless their input already has a field of that name). */
+const takesPlace = (capability: AnyCapability): boolean => (["workspace", "organization"] as ReadonlyArray<string>).includes(capability.scope)
+
+interface McpTool {
+  readonly tool: Tool
+  readonly capability: AnyCapability
+  /** The `workspace` argument is the tool's, stripped before the checkpoint sees the input. */
+  readonly placeArgument: boolean
+}
+
+const toolOf = (capability: AnyCapability): McpTool | undefined => {
+  const input = objectSchemaOf(capability.input)
+  if (input === undefined) {
+    console.error(`mcp: capability ${capability.name} has no object input schema; it is not offered as a tool`)
+    return undefined
+  }
+  const placeArgument = takesPlace(capability) && !declaresProperty(input, WORKSPACE_ARGUMENT)
+  // structuredContent is the encoded output, which this schema describes; clients check it against it
+  const output = objectSchemaOf(capability.output)
+  const tool: Tool = {
+    name: capability.name,
+    description: capability.description,
+    inputSchema: (placeArgument ? withWorkspace(input) : input) as Tool["inputSchema"],
+    ...(output === undefined ? {} : { outputSchema: output as Tool["outputSchema"] }),
+    annotations: { readOnlyHint: !capability.mutating, destructiveHint: capability.destructive }
+  }
+  return { tool, capability, placeArgument }
+}
+
+const toolsOf = (capabilities: ReadonlyArray<AnyCapability>): ReadonlyMap<string, McpTool> => {
+  const tools = new Map<string, McpTool>()
+  for (const capability of capabilities) {
+    if (!capability.surfaces.includes("mcp")) continue
+    const tool = toolOf(capability)
+    if (tool !== undefined) tools.set(capability.name, tool)
+  }
+  return tools
+}
+
+type Path = { readonly orgSlug: string; readonly workspaceSlug: string } | null
+
+/** Splits the `workspace` argument off the tool's arguments. */
+const placeOf = (args: JsonObject): { readonly path: Path; readonly input: JsonObject } | BadRequest => {
+  if (!Object.hasOwn(args, WORKSPACE_ARGUMENT)) return { path: null, input: args }
+  const { [WORKSPACE_ARGUMENT]: named, ...input } = args
+  const parts = typeof named === "string" ? named.split("/") : []
+  if (parts.length !== 2 || parts[0] === "" || parts[1] === "") {
+    return new BadRequest({ reason: "invalid_workspace", message: "workspace must be `<orgSlug>/<workspaceSlug>`" })
+  }
+  return { path: { orgSlug: parts[0], workspaceSlug: parts[1] }, input }
+}
+
+/** `{ error: { code, reason?, message } }`, the body REST answers for the same failure. */
+const errorBody = ({ code, reason, message }: FailureDescription) => ({ error: reason === undefined ? { code, message } : { code, reason, message } })
+
+const errorResult = (failure: FailureDescription): CallToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: JSON.stringify(errorBody(failure)) }]
+})
+
+const successResult = (output: unknown): CallToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(output) }],
+  ...(isObject(output) ? { structuredContent: output } : {})
+})
+
+/** A transport-level refusal, shaped as the SDK's own (JSON-RPC error -32000, no id). */
+const jsonRpcError = (status: number, message: string, headers: Record<string, string> = {}): HttpReply => ({
+  status,
+  headers,
+  json: { jsonrpc: "2.0", error: { code: -32000, message }, id: null }
+})
+
+/** The fetch Request the SDK transport reads, from the gateway's copy of the uWS request. */
+const toFetchRequest = (req: HttpRequest, body: Buffer, endpoint: string): Request => {
+  const headers = new Headers()
+  for (const name in req.headers) if (!UNFORWARDED.has(name)) headers.set(name, req.headers[name])
+  const url = req.query === "" ? endpoint : `${endpoint}?${req.query}`
+  return new Request(url, { method: req.method, headers, body: body.length === 0 ? undefined : body, signal: req.signal })
+}
+
+/** The transport's Response as a gateway reply; with JSON responses enabled the body is never a stream left open. */
+const toReply = async (response: Response): Promise<HttpReply> => {
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    if (!UNFORWARDED.has(name)) headers[name] = value
+  })
+  return { status: response.status, headers, text: await response.text() }
+}
+
+export const mcpHandler = (options: McpOptions): McpHandlers => {
+  const baseUrl = trimSlash(options.baseUrl)
+  const endpoint = `${baseUrl}/mcp`
+  const metadataUrl = `${baseUrl}/.well-known/oauth-protected-resource`
+  // only elicitation uses the server's validator, and these servers never elicit: one is plenty
+  const validator = new AjvJsonSchemaValidator()
+
+  // the registry is fixed for the node's life: its tools are derived once
+  let tools: Promise<ReadonlyMap<string, McpTool>> | undefined
+  const loadTools = () =>
+    (tools ??= options.run(Effect.map(Capabilities, (registry) => toolsOf(registry.all))).then((exit) => {
+      if (exit._tag === "Success") return exit.value
+      tools = undefined
+      throw new Error(`mcp: the capability registry is not available: ${Cause.pretty(exit.cause)}`)
+    }))
+
+  const callTool = async (authorization: string, tool: McpTool | undefined, name: string, args: JsonObject): Promise<CallToolResult> => {
+    if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
+    const place = tool.placeArgument ? placeOf(args) : { path: null, input: args }
+    if (place instanceof BadRequest) return errorResult(describeFailure(Cause.fail(place)))
+    const exit = await options.run(
+      invoke({ authorization, surface: "mcp", capability: tool.capability.name, path: place.path, input: Effect.succeed(place.input), idempotencyKey: undefined })
+    )
+    return exit._tag === "Success" ? successResult(exit.value) : errorResult(describeFailure(exit.cause))
+  }
+
+  const serverFor = (authorization: string, known: ReadonlyMap<string, McpTool>): Server => {
+    const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator })
+    // every MCP tool is listed; the checkpoint refuses, per call, what this credential may not do
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...known.values()].map((t) => t.tool) }))
+    server.setRequestHandler(CallToolRequestSchema, (request) =>
+      callTool(authorization, known.get(request.params.name), request.params.name, request.params.arguments ?? {})
+    )
+    return server
+  }
+
+  const unauthorized = (failure: FailureDescription, invalidToken: boolean): HttpReply => ({
+    status: failure.status,
+    headers: {
+      "www-authenticate": `Bearer resource_metadata="${metadataUrl}"${invalidToken ? `, error="invalid_token", error_description="${quotable(failure.message)}"` : ""}`
+    },
+    json: errorBody(failure)
+  })
+
+  const post: Handler = async (req) => {
+    const authorization = req.headers.authorization
+    const authenticated = await options.run(authenticateBearer(authorization))
+    if (authenticated._tag === "Failure") {
+      const failure = describeFailure(authenticated.cause)
+      // RFC 6750: a request with no credential gets no error code; a bad one gets invalid_token
+      return failure.status === 401 ? unauthorized(failure, failure.reason !== "missing_credential") : { status: failure.status, json: errorBody(failure) }
+    }
+    let body: Buffer
+    try {
+      body = await req.body()
+    } catch (error) {
+      // a 413 has been sent, or the client is gone: nothing to answer
+      if (error instanceof PayloadTooLarge || error instanceof RequestAborted) return Streaming
+      throw error
+    }
+    const known = await loadTools()
+    const server = serverFor(authorization!, known)
+    const transport = new WebStandardStreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      maxRequestBodySize: options.maxBodyBytes
+    })
+    try {
+      await server.connect(transport)
+      const response = await transport.handleRequest(toFetchRequest(req, body, endpoint))
+      return await toReply(response)
+    } finally {
+      await server.close()
+    }
+  }
+
+  const methodNotAllowed: Handler = async () => jsonRpcError(405, "Method not allowed.", { allow: "POST" })
+
+  const resourceMetadata: Handler = async () => ({
+    status: 200,
+    // no authorization server yet: API keys are issued by the platform itself, not through OAuth
+    json: { resource: endpoint, bearer_methods_supported: ["header"], resource_name: "svc MCP" }
+  })
+
+  return { post, methodNotAllowed, resourceMetadata }
+}
