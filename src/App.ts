@@ -5,10 +5,14 @@
 import { Layer } from "effect"
 import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { AuditActor } from "../actors/audit/actor.ts"
+import { ClaimActor } from "../actors/claim/actor.ts"
 import { kindRegistry } from "../actors/kernel.ts"
+import { MachineActor } from "../actors/machine/actor.ts"
 import { NodeActor } from "../actors/node/actor.ts"
 import { OrgActor } from "../actors/org/actor.ts"
 import { SchemaActor } from "../actors/schema/actor.ts"
+import { SessionActor } from "../actors/session/actor.ts"
+import { TelemetryActor } from "../actors/telemetry/actor.ts"
 import { UserActor } from "../actors/user/actor.ts"
 import * as ActorHost from "../streams/ActorHost.ts"
 import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
@@ -17,13 +21,14 @@ import * as KafkaLog from "../streams/KafkaLog.ts"
 import * as LocalCluster from "../streams/LocalCluster.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { identityCapabilities } from "./capabilities/Identity.ts"
+import { machineCapabilities } from "./capabilities/Machines.ts"
 import { nodeCapabilities } from "./capabilities/Nodes.ts"
 import type { AppConfig } from "./Config.ts"
 import * as Db from "./Db.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, MachineActor, TelemetryActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)

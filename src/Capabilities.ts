@@ -29,6 +29,9 @@ export interface Invocation {
   readonly capability: string
   readonly surface: Surface
   readonly principal: Principal
+  /** The roles the caller holds where the capability acts (empty for machine purposes and for a
+   * person acting on themselves). */
+  readonly roles: ReadonlyArray<Role>
   /** The organization it acts in; null only for a session acting on itself. */
   readonly orgId: string | null
   /** The workspace the path names; null for capabilities outside a workspace. */
@@ -125,7 +128,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
     const machineAllowed = yield* checkPurpose(principal, capability)
     const place = yield* resolveScope(principal, capability, request.path)
     const now = yield* Clock.currentTimeMillis
-    if (!machineAllowed) yield* authorize(principal, capability, place, now)
+    const roles = machineAllowed ? [] : yield* authorize(principal, capability, place, now)
     const raw = yield* request.input
     const polluted = prototypeKeyIn(raw, "input")
     if (polluted !== undefined) {
@@ -145,6 +148,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
       capability: capability.name,
       surface: request.surface,
       principal,
+      roles,
       orgId: place.orgId,
       workspaceId: place.workspaceId,
       at,
@@ -247,7 +251,7 @@ const authorize = (principal: Principal, capability: AnyCapability, place: Resol
   Effect.gen(function* () {
     if (place.orgId === null) {
       // a session acting on itself (its password, its two-factor): no organization, no roles
-      if (capability.scope === "principal" && principal.credential === "session" && capability.roles.includes("person")) return
+      if (capability.scope === "principal" && principal.credential === "session" && capability.roles.includes("person")) return []
       return yield* new Forbidden({ message: `${capability.name} needs an organization` })
     }
     const person = principal.credential === "session" || principal.credential === "cli_login"
@@ -276,11 +280,12 @@ const authorize = (principal: Principal, capability: AnyCapability, place: Resol
         return yield* forbidden("mfa_required", "this organization requires two-factor authentication; set it up to continue")
       }
     }
-    if (capability.roles.includes("person") && person) return
     const roles = person ? personRoles(standing) : yield* keyRoles(principal, place, security)
+    if (capability.roles.includes("person") && person) return roles
     if (!capability.roles.some((r) => roles.includes(r as Role))) {
       return yield* new Forbidden({ message: `this credential (role ${roles.join(", ") || "none"}) may not invoke ${capability.name}` })
     }
+    return roles
   })
 
 const personRoles = (standing: Standing): ReadonlyArray<Role> => [

@@ -2,16 +2,32 @@ import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
 import {
   AlreadyMember,
+  EnterprisePlanRequired,
+  GrantOutOfScope,
+  NoVerifiedSsoProvider,
   NotOrgMember,
   OrganizationAlreadyExists,
   OrganizationNotFound,
   WorkspaceAlreadyExists,
   WorkspaceNotFound,
   WorkspaceSlugTaken,
+  SsoProviderExists,
+  SsoProviderNotFound,
   type OrgError
 } from "./errors.ts"
-import { MemberAdded, OrganizationCreated, WorkspaceCreated, WorkspaceRoleSet, type OrgEvent } from "./events.ts"
-import type { AddMember, CreateOrganization, CreateWorkspace, OrgCommand, SetWorkspaceRole } from "./protocol.ts"
+import {
+  CustomRoleDefined,
+  MemberAdded,
+  OrganizationCreated,
+  PlanSet,
+  SecuritySet,
+  SsoProviderRegistered,
+  SsoProviderVerified,
+  WorkspaceCreated,
+  WorkspaceRoleSet,
+  type OrgEvent
+} from "./events.ts"
+import type { AddMember, CreateOrganization, CreateWorkspace, OrgCommand, SetSecurity, SetWorkspaceRole } from "./protocol.ts"
 import type { ActiveOrg, OrgState } from "./state.ts"
 
 type Decision = Either.Either<ReadonlyArray<OrgEvent>, OrgError>
@@ -28,7 +44,44 @@ export const decide = (state: OrgState, command: OrgCommand, meta: CommandMeta):
       return addMember(state, command)
     case "SetWorkspaceRole":
       return setWorkspaceRole(state, command)
+    case "SetPlan":
+      return state.plan === command.plan ? nothing : Either.right([new PlanSet({ orgId: command.orgId, plan: command.plan })])
+    case "SetSecurity":
+      return setSecurity(state, command)
+    case "RegisterSsoProvider": {
+      const { _tag, ...fields } = command
+      if (own(state.ssoProviders, command.providerId) !== undefined) {
+        return Either.left(new SsoProviderExists({ orgId: command.orgId, providerId: command.providerId }))
+      }
+      return Either.right([new SsoProviderRegistered({ ...fields, registeredAt: meta.at })])
+    }
+    case "VerifySsoProvider": {
+      const { orgId, providerId } = command
+      const provider = own(state.ssoProviders, providerId)
+      if (provider === undefined) return Either.left(new SsoProviderNotFound({ orgId, providerId }))
+      return provider.verifiedAt !== null ? nothing : Either.right([new SsoProviderVerified({ orgId, providerId, verifiedAt: meta.at })])
+    }
+    case "DefineCustomRole": {
+      const { orgId, name, scope, grants } = command
+      if (state.plan !== "enterprise") return Either.left(new EnterprisePlanRequired({ orgId }))
+      const outOfScope = grants.find((g) => scope === "workspace" && !g.startsWith("workspace:"))
+      if (outOfScope !== undefined) return Either.left(new GrantOutOfScope({ role: outOfScope, scope }))
+      return Either.right([new CustomRoleDefined({ orgId, name, scope, grants })])
+    }
   }
+}
+
+// Turning a requirement on that is already on keeps its grace period; settings that would not
+// change record nothing.
+const setSecurity = (state: ActiveOrg, command: SetSecurity): Decision => {
+  const requireSso = command.requireSso ?? state.requireSso
+  const requireMfa = command.requireMfa ?? state.requireMfa
+  if (requireSso && !state.requireSso && !Object.values(state.ssoProviders).some((p) => p.verifiedAt !== null)) {
+    return Either.left(new NoVerifiedSsoProvider({ orgId: command.orgId }))
+  }
+  const mfaGraceEndsAt = !requireMfa ? null : state.requireMfa ? state.mfaGraceEndsAt : command.mfaGraceEndsAt
+  if (requireSso === state.requireSso && requireMfa === state.requireMfa && mfaGraceEndsAt === state.mfaGraceEndsAt) return nothing
+  return Either.right([new SecuritySet({ orgId: command.orgId, requireSso, requireMfa, mfaGraceEndsAt })])
 }
 
 const createOrganization = (state: OrgState, command: CreateOrganization, meta: CommandMeta): Decision => {

@@ -66,7 +66,58 @@ export class NotOrgMember extends Schema.TaggedError<NotOrgMember>()("NotOrgMemb
   }
 }
 
+/** Require SSO with no verified provider would lock out everyone but the Owners. */
+export class NoVerifiedSsoProvider extends Schema.TaggedError<NoVerifiedSsoProvider>()("NoVerifiedSsoProvider", {
+  orgId: Schema.String
+}) {
+  override get message() {
+    return "verify an SSO provider before requiring SSO"
+  }
+}
+
+export class SsoProviderNotFound extends Schema.TaggedError<SsoProviderNotFound>()("SsoProviderNotFound", {
+  orgId: Schema.String,
+  providerId: Schema.String
+}) {
+  override get message() {
+    return `no SSO provider ${this.providerId} in this organization`
+  }
+}
+
+export class SsoProviderExists extends Schema.TaggedError<SsoProviderExists>()("SsoProviderExists", {
+  orgId: Schema.String,
+  providerId: Schema.String
+}) {
+  override get message() {
+    return `SSO provider ${this.providerId} already exists`
+  }
+}
+
+/** Custom roles are an enterprise feature (spec 5 rule 4). */
+export class EnterprisePlanRequired extends Schema.TaggedError<EnterprisePlanRequired>()("EnterprisePlanRequired", {
+  orgId: Schema.String
+}) {
+  override get message() {
+    return "custom roles need the enterprise plan"
+  }
+}
+
+/** A workspace-scoped custom role grants only workspace roles. */
+export class GrantOutOfScope extends Schema.TaggedError<GrantOutOfScope>()("GrantOutOfScope", {
+  role: Schema.String,
+  scope: Schema.String
+}) {
+  override get message() {
+    return `a ${this.scope} role cannot grant ${this.role}`
+  }
+}
+
 export const OrgError = Schema.Union(
+  NoVerifiedSsoProvider,
+  SsoProviderNotFound,
+  SsoProviderExists,
+  EnterprisePlanRequired,
+  GrantOutOfScope,
   OrganizationAlreadyExists,
   OrganizationNotFound,
   WorkspaceAlreadyExists,

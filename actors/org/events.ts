@@ -40,5 +40,58 @@ export class WorkspaceRoleSet extends Schema.TaggedClass<WorkspaceRoleSet>()("wo
   role: WorkspaceRole
 }) {}
 
-export const OrgEvent = Schema.Union(OrganizationCreated, WorkspaceCreated, MemberAdded, WorkspaceRoleSet)
+export const Plan = Schema.Literal("standard", "enterprise")
+
+export class PlanSet extends Schema.TaggedClass<PlanSet>()("organization.plan_set", {
+  orgId: Schema.NonEmptyString,
+  plan: Plan
+}) {}
+
+/** Require SSO and require two-factor (with the end of its grace period, ISO 8601). */
+export class SecuritySet extends Schema.TaggedClass<SecuritySet>()("organization.security_set", {
+  orgId: Schema.NonEmptyString,
+  requireSso: Schema.Boolean,
+  requireMfa: Schema.Boolean,
+  mfaGraceEndsAt: Schema.NullOr(Schema.String)
+}) {}
+
+export class SsoProviderRegistered extends Schema.TaggedClass<SsoProviderRegistered>()("organization.sso_provider_registered", {
+  orgId: Schema.NonEmptyString,
+  providerId: Schema.NonEmptyString,
+  name: Schema.NonEmptyTrimmedString,
+  issuer: Schema.NonEmptyString,
+  clientId: Schema.NonEmptyString,
+  /** Encrypted with the platform's secret key; never the raw client secret. */
+  clientSecretSealed: Schema.NonEmptyString,
+  registeredAt: Schema.String
+}) {}
+
+/** The provider's discovery document was fetched and names the registered issuer. */
+export class SsoProviderVerified extends Schema.TaggedClass<SsoProviderVerified>()("organization.sso_provider_verified", {
+  orgId: Schema.NonEmptyString,
+  providerId: Schema.NonEmptyString,
+  verifiedAt: Schema.String
+}) {}
+
+/** Built-in roles a key may act as; never Owner or Admin. */
+export const GrantableRole = Schema.Literal("org:member", "workspace:member", "workspace:viewer")
+
+export class CustomRoleDefined extends Schema.TaggedClass<CustomRoleDefined>()("organization.custom_role_defined", {
+  orgId: Schema.NonEmptyString,
+  name: Slug,
+  scope: Schema.Literal("organization", "workspace"),
+  grants: Schema.Array(GrantableRole)
+}) {}
+
+export const OrgEvent = Schema.Union(
+  OrganizationCreated,
+  WorkspaceCreated,
+  MemberAdded,
+  WorkspaceRoleSet,
+  PlanSet,
+  SecuritySet,
+  SsoProviderRegistered,
+  SsoProviderVerified,
+  CustomRoleDefined
+)
 export type OrgEvent = typeof OrgEvent.Type

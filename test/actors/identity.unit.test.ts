@@ -140,7 +140,8 @@ describe("org actor", () => {
         { org_id: "org_1", user_id: "usr_alice", role: "owner" },
         { org_id: "org_1", user_id: "usr_bob", role: "member" }
       ],
-      workspace_members: [{ workspace_id: "wsp_1", user_id: "usr_bob", role: "viewer" }]
+      workspace_members: [{ workspace_id: "wsp_1", user_id: "usr_bob", role: "viewer" }],
+      org_settings: [{ org_id: "org_1", plan: "standard", require_sso: false, require_mfa: false, mfa_grace_ends_at: null }]
     })
     expect(projectedRows(OrgActor, keyOf(OrgActor, "org_1"), history)).toEqual(rows)
   })
