@@ -4,7 +4,9 @@
  * handler's reply in one cork, never touching a response whose client went away.
  */
 import { STATUS_CODES } from "node:http"
+import { Effect } from "effect"
 import type uWS from "uWebSockets.js"
+import { BadRequest } from "../src/Errors.ts"
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
@@ -311,3 +313,16 @@ export const takeOver = (res: uWS.HttpResponse, onAbort: () => void): boolean =>
   }
   return ex.takeOver(onAbort)
 }
+
+/** The body as JSON; a body over the limit has already been answered with 413. */
+export const jsonBody = (req: HttpRequest) =>
+  Effect.tryPromise({
+    try: () => readJson(req),
+    catch: (error) =>
+      error instanceof MalformedJson
+        ? new BadRequest({ reason: "invalid_json", message: error.message })
+        : error instanceof PayloadTooLarge
+          ? error
+          : new BadRequest({ reason: "unreadable_body", message: "the request body could not be read" })
+  })
+

@@ -4,11 +4,11 @@
  */
 import { Effect, type Exit } from "effect"
 import uWS from "uWebSockets.js"
-import { invoke, nameOfRestPath } from "../src/Capabilities.ts"
-import { BadRequest } from "../src/Errors.ts"
+import { invoke, type Registry } from "../src/Capabilities.ts"
+import { authRoutes } from "./auth.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
-import { type HttpRequest, jsonError, MalformedJson, PayloadTooLarge, readJson, route, Streaming } from "./http.ts"
+import { type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
 
 export interface Health {
   readonly status: "ok"
@@ -26,19 +26,10 @@ export interface GatewayOptions {
   /** Runs an effect against the application's services. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
   readonly health: () => Health
+  readonly registry: Registry
+  /** Whether the sign-in cookie is marked Secure. */
+  readonly secureCookies: boolean
 }
-
-/** The body as JSON; a body over the limit has already been answered with 413. */
-const jsonBody = (req: HttpRequest) =>
-  Effect.tryPromise({
-    try: () => readJson(req),
-    catch: (error) =>
-      error instanceof MalformedJson
-        ? new BadRequest({ reason: "invalid_json", message: error.message })
-        : error instanceof PayloadTooLarge
-          ? error
-          : new BadRequest({ reason: "unreadable_body", message: "the request body could not be read" })
-  })
 
 const WORKSPACE_ROUTE = /^\/v1\/([^/]+)\/([^/]+)\/(.+)$/
 
@@ -70,29 +61,32 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     answer(invoke({ authorization: req.headers.authorization, surface: "api", capability: "auth.whoami", path: null, input: Effect.succeed({}) }))
   )
 
-  route(
-    app,
-    "post",
-    "/v1/*",
-    (req) => {
-      const match = WORKSPACE_ROUTE.exec(req.url)
-      if (match === null) return Promise.resolve(jsonError(404, "not_found", `no route POST ${req.url}`, "route_not_found"))
-      const [, orgSlug, workspaceSlug, capabilityPath] = match
-      const path = decodeSlugs(orgSlug, workspaceSlug)
-      if (path === undefined) return Promise.resolve(jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path"))
-      return answer(
-        invoke({
-          authorization: req.headers.authorization,
-          surface: "api",
-          capability: nameOfRestPath(capabilityPath),
-          path,
-          input: jsonBody(req),
-          idempotencyKey: req.headers["idempotency-key"]
-        })
-      )
-    },
-    limits
-  )
+  // Capability routes: `/v1/<path>` for those acting on the caller, else
+  // `/v1/{orgSlug}/{workspaceSlug}/<path>`; the registry says which path is which capability.
+  const capabilityRoute = (method: "post" | "del") => (req: HttpRequest) => {
+    const rest = req.url.slice("/v1/".length)
+    const own = options.registry.principalRoutes.get(`${method} ${rest}`)
+    const match = own === undefined ? WORKSPACE_ROUTE.exec(req.url) : null
+    if (own === undefined && match === null) {
+      return Promise.resolve(jsonError(404, "not_found", `no route ${req.method} ${req.url}`, "route_not_found"))
+    }
+    const path = match === null ? null : decodeSlugs(match[1], match[2])
+    if (path === undefined) return Promise.resolve(jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path"))
+    return answer(
+      invoke({
+        authorization: req.headers.authorization,
+        cookie: req.headers.cookie,
+        surface: "api",
+        capability: own ?? (match === null ? undefined : options.registry.placeRoutes.get(`${method} ${match[3]}`)),
+        path,
+        input: jsonBody(req),
+        idempotencyKey: req.headers["idempotency-key"]
+      })
+    )
+  }
+  authRoutes(app, { ...options, limits })
+  route(app, "post", "/v1/*", capabilityRoute("post"), limits)
+  route(app, "del", "/v1/*", capabilityRoute("del"), limits)
 
   // MCP (spec 4.2): stateless Streamable HTTP, and the protected-resource metadata its 401 points to
   const mcp = mcpHandler({ baseUrl: options.baseUrl, maxBodyBytes: options.maxBodyBytes, run: options.run })

@@ -25,8 +25,9 @@ import { machineCapabilities } from "./capabilities/Machines.ts"
 import { nodeCapabilities } from "./capabilities/Nodes.ts"
 import type { AppConfig } from "./Config.ts"
 import * as Db from "./Db.ts"
+import { secretsLayer } from "./Secrets.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, MachineActor, TelemetryActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor])
 
 export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities])
 
@@ -59,7 +60,8 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     logLayer(config),
     clusterLayer(config),
     Layer.succeed(ActorHost.ActorKinds, actorKinds),
-    Layer.succeed(Capabilities, registry)
+    Layer.succeed(Capabilities, registry),
+    secretsLayer(config.secretKey, config.dataDir)
   ).pipe(Layer.provideMerge(db))
   return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(Layer.provideMerge(base))
 }

@@ -80,21 +80,35 @@ export type AnyCapability = Capability<any, any, any>
 
 export const defineCapability = <I, O, R>(capability: Capability<I, O, R>): Capability<I, O, R> => capability
 
-/** The capability a REST path under `/v1/{orgSlug}/{workspaceSlug}/` names: its slashes are the name's dots. */
-export const nameOfRestPath = (path: string): string | undefined => (path.includes(".") ? undefined : path.replaceAll("/", "."))
+/** A capability's REST route: its method and its path under `/v1/{orgSlug}/{workspaceSlug}/`
+ * (or under `/v1/` for capabilities acting on the caller): the spec's fixed path, else the name
+ * with `/` for `.`. */
+export const restRouteOf = (capability: AnyCapability): { readonly method: "post" | "del"; readonly path: string } =>
+  capability.rest ?? { method: "post", path: capability.name.replaceAll(".", "/") }
 
 export interface Registry {
   readonly all: ReadonlyArray<AnyCapability>
   readonly byName: ReadonlyMap<string, AnyCapability>
+  /** `<method> <path>` -> capability name, for routes acting on the caller (`/v1/<path>`). */
+  readonly principalRoutes: ReadonlyMap<string, string>
+  /** `<method> <path>` -> capability name, for routes under `/v1/{orgSlug}/{workspaceSlug}/`. */
+  readonly placeRoutes: ReadonlyMap<string, string>
 }
 
 export const makeRegistry = (capabilities: ReadonlyArray<AnyCapability>): Registry => {
   const byName = new Map<string, AnyCapability>()
+  const principalRoutes = new Map<string, string>()
+  const placeRoutes = new Map<string, string>()
   for (const c of capabilities) {
     if (byName.has(c.name)) throw new Error(`capability ${c.name} is defined twice`)
     byName.set(c.name, c)
+    const route = restRouteOf(c)
+    const routes = c.scope === "principal" ? principalRoutes : placeRoutes
+    const key = `${route.method} ${route.path}`
+    if (routes.has(key)) throw new Error(`capabilities ${routes.get(key)} and ${c.name} share the route ${key}`)
+    routes.set(key, c.name)
   }
-  return { all: capabilities, byName }
+  return { all: capabilities, byName, principalRoutes, placeRoutes }
 }
 
 export class Capabilities extends Context.Tag("svc/Capabilities")<Capabilities, Registry>() {}

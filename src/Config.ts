@@ -34,6 +34,10 @@ export interface AppConfig {
   readonly commandTimeoutMs: number
   /** Actor states each owned partition keeps in memory; idle ones beyond reload from Postgres. */
   readonly cachedKeysPerPartition: number
+  /** Base64 of 32 bytes sealing stored secrets (TOTP, SSO client secrets); unset: `<data dir>/secret.key`. */
+  readonly secretKey: string | undefined
+  /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
+  readonly secureCookies: boolean
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -60,6 +64,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     kafkaSessionTimeoutMs: int(env.KAFKA_SESSION_TIMEOUT_MS, 10_000, "KAFKA_SESSION_TIMEOUT_MS"),
     maxBodyBytes: int(env.MAX_BODY_BYTES, 1_048_576, "MAX_BODY_BYTES"),
     commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS"),
-    cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION")
+    cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION"),
+    secretKey: env.SECRET_KEY || undefined,
+    secureCookies: env.SECURE_COOKIES !== "false"
   }
 }

@@ -5,7 +5,7 @@
 import { Schema } from "effect"
 
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
-  reason: Schema.Literal("missing_credential", "malformed_credential", "invalid_credential", "expired_credential"),
+  reason: Schema.Literal("missing_credential", "malformed_credential", "invalid_credential", "expired_credential", "mfa_code_required"),
   message: Schema.String
 }) {}
 

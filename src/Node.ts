@@ -7,7 +7,7 @@ import { Effect, Layer, Runtime } from "effect"
 import { startGateway } from "../gateway/server.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
-import { appLayer } from "./App.ts"
+import { appLayer, registry } from "./App.ts"
 import { bootstrap } from "./Bootstrap.ts"
 import type { AppConfig } from "./Config.ts"
 import { Db } from "./Db.ts"
@@ -33,6 +33,8 @@ export const startNode = (config: AppConfig) =>
           port: config.port,
           maxBodyBytes: config.maxBodyBytes,
           baseUrl: config.baseUrl,
+          registry,
+          secureCookies: config.secureCookies,
           run: (effect) => Runtime.runPromiseExit(runtime)(effect as Effect.Effect<any, any, never>),
           health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() })
         })

@@ -39,3 +39,18 @@ export type Invocation = Fields &
 
 /** The audit event of one invocation; the checkpoint appends it under `keyOf(AuditActor, invocationId)` at seq 1. */
 export const auditEvent = (invocation: Invocation): CapabilityInvoked => new CapabilityInvoked(invocation)
+
+/** A sign-in that failed (key `audit:<attemptId>`, seq 1, appended directly by the sign-in route).
+ * The attempted email is recorded; the password never is. */
+export class SignInFailed extends Schema.TaggedClass<SignInFailed>()("auth.sign_in_failed", {
+  attemptId: Schema.NonEmptyString,
+  email: Schema.String,
+  /** The account the email names, if any, and its organizations (each records the attempt). */
+  userId: Schema.NullOr(Schema.String),
+  orgIds: Schema.Array(Schema.NonEmptyString),
+  /** `invalid_credential` or `mfa_code_invalid`. */
+  reason: Schema.String
+}) {}
+
+export const AuditEvent = Schema.Union(CapabilityInvoked, SignInFailed)
+export type AuditEvent = typeof AuditEvent.Type

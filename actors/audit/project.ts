@@ -1,8 +1,13 @@
 /** Read models: `audit_log` and `metering`, append-only. */
 import type { EventContext, RowOp } from "../kernel.ts"
-import type { CapabilityInvoked } from "./events.ts"
+import { securityAuditRow } from "./security.ts"
+import type { AuditEvent } from "./events.ts"
 
-export const project = (_after: null, event: CapabilityInvoked, ctx: EventContext): ReadonlyArray<RowOp> => {
+export const project = (_after: null, event: AuditEvent, ctx: EventContext): ReadonlyArray<RowOp> => {
+  if (event._tag === "auth.sign_in_failed") {
+    const detail = { email: event.email, reason: event.reason }
+    return event.orgIds.map((orgId) => securityAuditRow(ctx, { orgId, workspaceId: null, event: event._tag, detail, userId: event.userId }))
+  }
   const pk = ["invocation_id"]
   const common = {
     invocation_id: event.invocationId,
