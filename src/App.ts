@@ -6,6 +6,7 @@ import { Layer } from "effect"
 import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { AuditActor } from "../actors/audit/actor.ts"
 import { ClaimActor } from "../actors/claim/actor.ts"
+import { DeviceActor } from "../actors/device/actor.ts"
 import { kindRegistry } from "../actors/kernel.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
 import { NodeActor } from "../actors/node/actor.ts"
@@ -20,16 +21,22 @@ import * as KafkaCluster from "../streams/KafkaCluster.ts"
 import * as KafkaLog from "../streams/KafkaLog.ts"
 import * as LocalCluster from "../streams/LocalCluster.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
+import { accountCapabilities } from "./capabilities/Account.ts"
+import { auditCapabilities } from "./capabilities/Audit.ts"
+import { deviceCapabilities } from "./capabilities/Device.ts"
 import { identityCapabilities } from "./capabilities/Identity.ts"
+import { keyCapabilities } from "./capabilities/Keys.ts"
 import { machineCapabilities } from "./capabilities/Machines.ts"
 import { nodeCapabilities } from "./capabilities/Nodes.ts"
+import { organizationCapabilities, PublicUrl } from "./capabilities/Organization.ts"
+import { systemCapabilities } from "./capabilities/System.ts"
 import type { AppConfig } from "./Config.ts"
 import * as Db from "./Db.ts"
 import { secretsLayer } from "./Secrets.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
@@ -61,6 +68,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     clusterLayer(config),
     Layer.succeed(ActorHost.ActorKinds, actorKinds),
     Layer.succeed(Capabilities, registry),
+    Layer.succeed(PublicUrl, config.baseUrl),
     secretsLayer(config.secretKey, config.dataDir)
   ).pipe(Layer.provideMerge(db))
   return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(Layer.provideMerge(base))

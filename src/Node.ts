@@ -3,7 +3,7 @@
  * the application layers, the bootstrap organization and the gateway. `main` runs one until a
  * signal; tests run several.
  */
-import { Effect, Layer, Runtime } from "effect"
+import { type Clock, Effect, Layer, Runtime } from "effect"
 import { startGateway } from "../gateway/server.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
@@ -13,14 +13,22 @@ import type { AppConfig } from "./Config.ts"
 import { Db } from "./Db.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
 
-export const startNode = (config: AppConfig) =>
+export interface NodeOptions {
+  /** The clock requests see (tests inject one to step through key grace periods and expiries). */
+  readonly clock?: Clock.Clock
+}
+
+export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
   Effect.gen(function* () {
     const scope = yield* Effect.scope
     const databaseUrl = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
     // PGlite has one backend: one connection keeps transactions whole
     const poolSize = config.databaseUrl === undefined ? 1 : 10
     const context = yield* Layer.buildWithScope(appLayer(config, databaseUrl, poolSize), scope)
-    const runtime = yield* Effect.provide(Effect.runtime<never>(), Layer.succeedContext(context))
+    const runtime = yield* Effect.provide(
+      options.clock === undefined ? Effect.runtime<never>() : Effect.withClock(Effect.runtime<never>(), options.clock),
+      Layer.succeedContext(context)
+    )
     const host = context.unsafeMap.get(ActorHost.key) as ActorHost["Type"]
     const log = context.unsafeMap.get(EventLog.key) as EventLog["Type"]
     const db = context.unsafeMap.get(Db.key) as Db["Type"]

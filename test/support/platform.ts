@@ -7,7 +7,7 @@ import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { type AppConfig, loadConfig } from "../../src/Config.ts"
-import { startNode } from "../../src/Node.ts"
+import { type NodeOptions, startNode } from "../../src/Node.ts"
 import { databaseUrl, uniqueName } from "./env.ts"
 
 export type TestNode = Effect.Effect.Success<ReturnType<typeof startNode>> & {
@@ -16,7 +16,7 @@ export type TestNode = Effect.Effect.Success<ReturnType<typeof startNode>> & {
   readonly stop: () => Promise<void>
 }
 
-export const startTestNode = async (overrides: Partial<AppConfig> = {}): Promise<TestNode> => {
+export const startTestNode = async (overrides: Partial<AppConfig> = {}, options: NodeOptions = {}): Promise<TestNode> => {
   const base = loadConfig({})
   const config: AppConfig = {
     ...base,
@@ -29,7 +29,7 @@ export const startTestNode = async (overrides: Partial<AppConfig> = {}): Promise
     ...overrides
   }
   const scope = Effect.runSync(Scope.make())
-  const node = await Effect.runPromise(Scope.extend(startNode(config), scope))
+  const node = await Effect.runPromise(Scope.extend(startNode(config, options), scope))
   return {
     ...node,
     config,
