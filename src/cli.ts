@@ -5,27 +5,46 @@
  *     Rebuilds every read model from the log into a fresh schema (default
  *     `<DB_SCHEMA>_replay_<time>`); --compare then checks it table by table against the live
  *     schema. With embedded Postgres, stop the server first: PGlite has one owner.
+ *
+ *   issue-key --purpose <svc_host_v1|svc_gateway_v1|svc_telemetry_v1> --org <slug>
+ *             [--workspace <slug>] [--machine <id>] [--name <text>]
+ *     Issues a machine credential (spec 5 rules 8 and 9): a host key for one machine (needs
+ *     --workspace and --machine, and enrols the machine), a gateway key, or a telemetry key;
+ *     without --workspace, an organization-level key. Prints the key id and the raw key, which is
+ *     shown this once and never stored. It appends to the log the running nodes read (same
+ *     DATABASE_URL, DB_SCHEMA, KAFKA_BROKERS, LOG_PARTITIONS); with embedded Postgres, stop the
+ *     server first. CLI logins (cli_session_v1) come only from the device login.
  */
-import { Effect, Exit, Layer } from "effect"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
 import { compareSchemas, replay } from "../streams/Replay.ts"
 import { actorKinds, logLayer } from "./App.ts"
 import { loadConfig } from "./Config.ts"
 import { connect, Db, service } from "./Db.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
+import { ISSUABLE_PURPOSES, issueCredential } from "./IssueCredential.ts"
 
-const usage = "usage: svc replay [--into <schema>] [--compare]"
+const usage = [
+  "usage: svc replay [--into <schema>] [--compare]",
+  `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`
+].join("\n")
+
+/** Read-model pools on the configured Postgres (embedded when no URL is set), closed with the scope. */
+const pools = Effect.gen(function* () {
+  const config = loadConfig()
+  const url = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
+  const pool = (schema: string) =>
+    Effect.acquireRelease(
+      Effect.sync(() => service(connect({ url, schema, max: config.databaseUrl ? 4 : 1 }), schema)),
+      (db) => Effect.promise(() => db.sql.end({ timeout: 5 }))
+    )
+  return { config, pool }
+})
 
 const replayCommand = (args: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const { values } = parseArgs({ args: [...args], options: { into: { type: "string" }, compare: { type: "boolean" } } })
-    const config = loadConfig()
-    const url = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
-    const pool = (schema: string) =>
-      Effect.acquireRelease(
-        Effect.sync(() => service(connect({ url, schema, max: config.databaseUrl ? 4 : 1 }), schema)),
-        (db) => Effect.promise(() => db.sql.end({ timeout: 5 }))
-      )
+    const { config, pool } = yield* pools
     const live = yield* pool(config.dbSchema)
     const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14)
     const target = yield* pool(values.into ?? `${config.dbSchema}_replay_${stamp}`)
@@ -41,12 +60,51 @@ const replayCommand = (args: ReadonlyArray<string>) =>
     }
   })
 
+const issueKeyCommand = (args: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const { values } = yield* Effect.try({
+      try: () =>
+        parseArgs({
+          args: [...args],
+          options: {
+            purpose: { type: "string" },
+            org: { type: "string" },
+            workspace: { type: "string" },
+            machine: { type: "string" },
+            name: { type: "string" }
+          }
+        }),
+      catch: (e) => new Error(`${(e as Error).message}\n${usage}`)
+    })
+    if (values.purpose === undefined || values.org === undefined) return yield* Effect.fail(new Error(`--purpose and --org are required\n${usage}`))
+    const { config, pool } = yield* pools
+    const db = yield* pool(config.dbSchema)
+    const issued = yield* issueCredential({
+      orgSlug: values.org,
+      workspaceSlug: values.workspace,
+      purpose: values.purpose,
+      name: values.name,
+      machineId: values.machine
+    }).pipe(
+      Effect.provide(logLayer(config).pipe(Layer.provideMerge(Layer.succeed(Db, db)))),
+      Effect.mapError((e) => new Error(`issue-key refused: ${e.message}`))
+    )
+    const place = issued.workspaceId === null ? `organization ${values.org}` : `workspace ${values.org}/${values.workspace}`
+    console.log(`issued a ${issued.purpose} key in ${place}${issued.machineId === null ? "" : ` for machine ${issued.machineId}`}`)
+    console.log(`keyId:  ${issued.keyId}`)
+    console.log(`rawKey: ${issued.rawKey}`)
+    console.log("the raw key is shown only this once and is not stored; keep it now")
+  })
+
 const [command, ...args] = process.argv.slice(2)
-const program = command === "replay" ? replayCommand(args) : Effect.fail(new Error(usage))
+const program =
+  command === "replay" ? replayCommand(args) : command === "issue-key" ? issueKeyCommand(args) : Effect.fail(new Error(usage))
 
 Effect.runPromiseExit(Effect.scoped(program)).then((exit) => {
   if (Exit.isFailure(exit)) {
-    console.error(String(exit.cause).split("\n")[0])
+    // an operator's error says all it means (usage spans lines); anything else, its first line
+    const failure = Cause.failureOption(exit.cause)
+    console.error(Option.isSome(failure) && failure.value instanceof Error ? `svc: ${failure.value.message}` : String(exit.cause).split("\n")[0])
     process.exit(1)
   }
   process.exit(0)

@@ -23,6 +23,10 @@ export const project = (_after: null, event: AuditEvent, ctx: EventContext): Rea
       pk,
       row: {
         ...common,
+        // every audit_log row carries every column: the projector batches rows of one table by their first row's columns
+        kind: "capability",
+        event: null,
+        detail: null,
         surface: event.surface,
         principal_kind: event.principal.kind,
         api_key_id: event.principal.apiKeyId,

@@ -1,0 +1,242 @@
+/**
+ * Organization single sign-on over OpenID Connect (authorization code + PKCE), the browser side:
+ *
+ * - `GET /v1/auth/sso/start?org=<orgSlug>&provider=<providerId>`: the provider must belong to the
+ *   organization and be verified; answers 302 to the provider's authorization URL and sets
+ *   `svc_sso`, a short-lived cookie sealed with the platform key that holds the pending login
+ *   (provider, organization, state, nonce, PKCE verifier, expiry). Nothing is stored server side,
+ *   so any node of the cluster can finish the login.
+ * - `GET /v1/auth/sso/callback?code&state`: opens the cookie, exchanges the code (state, nonce,
+ *   PKCE and id_token checked by src/Oidc.ts), finds the person (an identity already linked at
+ *   this provider, else a member of the organization with the provider's verified email), links
+ *   the identity, starts an SSO session and sets its cookie; 302 to `/`, or 200 JSON when the
+ *   request accepts `application/json`.
+ *
+ * There is no just-in-time provisioning: a provider account that matches no member of the
+ * organization gets 403 `not_a_member`, and no account is created.
+ *
+ * Like the password sign-in routes these are not capabilities: nobody is authenticated yet.
+ */
+import { STATUS_CODES } from "node:http"
+import { randomUUID } from "node:crypto"
+import { Clock, Effect, Option, Schema } from "effect"
+import type uWS from "uWebSockets.js"
+import { SsoProviderNotFound } from "../actors/org/errors.ts"
+import { UserActor } from "../actors/user/actor.ts"
+import { LinkSsoIdentity } from "../actors/user/protocol.ts"
+import { ActorHost } from "../streams/ActorHost.ts"
+import { discoverSsoProvider, findSsoProvider, SsoProviderNotVerified, ssoRedirectUri, SSO_CALLBACK_PATH } from "../src/capabilities/Organization.ts"
+import { Db, query } from "../src/Db.ts"
+import { BadRequest, Forbidden } from "../src/Errors.ts"
+import { finishAuthorization, OidcDiscoveryFailed, OidcLoginFailed, type OidcProvider, startAuthorization, type VerifiedIdentity } from "../src/Oidc.ts"
+import { PlatformSecrets } from "../src/Secrets.ts"
+import { sessionCookie, startSession, type StartedSession } from "../src/Sessions.ts"
+import { replyForFailure } from "./errors.ts"
+import { type HttpReply, type HttpRequest, route, Streaming, takeOver } from "./http.ts"
+import type { GatewayOptions } from "./server.ts"
+
+export const SSO_COOKIE = "svc_sso"
+const SSO_COOKIE_PATH = "/v1/auth/sso"
+/** How long a started login may take to come back. */
+export const SSO_LOGIN_TTL_MS = 10 * 60 * 1000
+/** How long a node reuses a provider's discovery document. */
+const DISCOVERY_TTL_MS = 5 * 60 * 1000
+
+/** A verified provider could not be used for sign-in (its discovery failed): not the caller's fault. */
+export class SsoProviderUnavailable extends Schema.TaggedError<SsoProviderUnavailable>()("SsoProviderUnavailable", {
+  providerId: Schema.String,
+  message: Schema.String
+}) {}
+
+/** What the `svc_sso` cookie holds, sealed. `kind` keeps any other sealed value from passing as one. */
+const PendingLogin = Schema.parseJson(Schema.Struct({
+  kind: Schema.Literal("sso_login_v1"),
+  providerId: Schema.String,
+  orgId: Schema.String,
+  state: Schema.String,
+  nonce: Schema.String,
+  codeVerifier: Schema.String,
+  /** Epoch milliseconds. */
+  expires: Schema.Number
+}))
+
+const cookieValue = (header: string | undefined, name: string): string | undefined => {
+  if (header === undefined) return undefined
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=")
+    if (eq !== -1 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim()
+  }
+  return undefined
+}
+
+const ssoCookie = (value: string | null, secure: boolean): string =>
+  [
+    `${SSO_COOKIE}=${value ?? ""}`,
+    `Path=${SSO_COOKIE_PATH}`,
+    value === null ? "Max-Age=0" : `Max-Age=${SSO_LOGIN_TTL_MS / 1000}`,
+    "HttpOnly",
+    "SameSite=Lax",
+    ...(secure ? ["Secure"] : [])
+  ].join("; ")
+
+const loginFailed = (reason: OidcLoginFailed["reason"], message: string) => new OidcLoginFailed({ reason, message })
+
+/** Writes a reply with several Set-Cookie headers (an HttpReply holds one value per header). */
+const writeWithCookies = (res: uWS.HttpResponse, reply: HttpReply, cookies: ReadonlyArray<string>): typeof Streaming => {
+  if (!takeOver(res, () => {})) return Streaming
+  const body = reply.json !== undefined ? JSON.stringify(reply.json) : reply.text ?? ""
+  res.cork(() => {
+    res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ""}`)
+    for (const cookie of cookies) res.writeHeader("set-cookie", cookie)
+    for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value)
+    if (reply.headers?.["content-type"] === undefined) {
+      res.writeHeader("content-type", reply.json !== undefined ? "application/json" : "text/plain; charset=utf-8")
+    }
+    res.end(body)
+  })
+  return Streaming
+}
+
+export const ssoRoutes = (app: uWS.TemplatedApp, options: GatewayOptions) => {
+  const redirectUri = ssoRedirectUri(options.baseUrl)
+  const discovered = new Map<string, { readonly handle: OidcProvider; readonly until: number }>()
+
+  /** The provider's client, discovered (and cached on this node for a few minutes). */
+  const clientFor = (provider: { readonly providerId: string; readonly issuer: string; readonly clientId: string; readonly clientSecretSealed: string }) =>
+    Effect.gen(function* () {
+      const cached = discovered.get(provider.providerId)
+      if (cached !== undefined && cached.until > Date.now()) return cached.handle
+      const handle = yield* discoverSsoProvider(provider).pipe(
+        Effect.mapError((e: OidcDiscoveryFailed) =>
+          new SsoProviderUnavailable({ providerId: provider.providerId, message: `the SSO provider cannot be reached: ${e.message}` })
+        )
+      )
+      discovered.set(provider.providerId, { handle, until: Date.now() + DISCOVERY_TTL_MS })
+      return handle
+    })
+
+  /** A provider that may sign people in to the organization. */
+  const usableProvider = (orgId: string, providerId: string) =>
+    Effect.gen(function* () {
+      const provider = yield* findSsoProvider(orgId, providerId)
+      if (provider.status !== "verified") return yield* new SsoProviderNotVerified({ orgId, providerId })
+      return provider
+    })
+
+  const start = (req: HttpRequest) =>
+    Effect.gen(function* () {
+      const params = new URLSearchParams(req.query)
+      const orgSlug = params.get("org")
+      const providerId = params.get("provider")
+      if (orgSlug === null || orgSlug === "" || providerId === null || providerId === "") {
+        return yield* new BadRequest({ reason: "invalid_input", message: "expected ?org=<organization slug>&provider=<provider id>" })
+      }
+      const db = yield* Db
+      const [org] = yield* query("find organization", () => db.sql`
+        select org_id from ${db.table("organizations")} where slug = ${orgSlug} order by org_id limit 1`)
+      // an unknown organization answers like an unknown provider: nothing to learn by probing
+      if (org === undefined) return yield* new SsoProviderNotFound({ orgId: orgSlug, providerId })
+      const provider = yield* usableProvider(org.org_id, providerId)
+      const handle = yield* clientFor(provider)
+      const pending = yield* Effect.tryPromise({
+        try: () => startAuthorization(handle, { redirectUri }),
+        catch: () => new SsoProviderUnavailable({ providerId, message: "the authorization request could not be built" })
+      })
+      const secrets = yield* PlatformSecrets
+      const now = yield* Clock.currentTimeMillis
+      const sealed = secrets.seal(Schema.encodeSync(PendingLogin)({
+        kind: "sso_login_v1",
+        providerId,
+        orgId: provider.orgId,
+        state: pending.state,
+        nonce: pending.nonce,
+        codeVerifier: pending.codeVerifier,
+        expires: now + SSO_LOGIN_TTL_MS
+      }))
+      return { location: pending.url, cookie: sealed }
+    })
+
+  /** The person this verified identity signs in as, in the organization. */
+  const personFor = (orgId: string, providerId: string, identity: VerifiedIdentity) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const [linked] = yield* query("sso identity", () => db.sql`
+        select i.user_id, m.role from ${db.table("sso_identities")} i
+        left join ${db.table("org_members")} m on m.org_id = ${orgId} and m.user_id = i.user_id
+        where i.provider_id = ${providerId} and i.subject = ${identity.subject}`)
+      if (linked !== undefined) {
+        if (linked.role === null) {
+          return yield* new Forbidden({ reason: "not_a_member", message: "the person linked to this SSO account is not a member of this organization" })
+        }
+        return linked.user_id as string
+      }
+      // an unverified email proves nothing about who holds the account
+      if (identity.email === null || !identity.emailVerified) {
+        return yield* new Forbidden({ reason: "not_a_member", message: "the SSO provider released no verified email that belongs to a member of this organization" })
+      }
+      const [member] = yield* query("member by email", () => db.sql`
+        select u.user_id from ${db.table("users")} u
+        join ${db.table("org_members")} m on m.user_id = u.user_id and m.org_id = ${orgId}
+        where u.email = ${identity.email} order by u.created_at, u.user_id limit 1`)
+      if (member === undefined) {
+        return yield* new Forbidden({ reason: "not_a_member", message: "no member of this organization has the SSO account's email; ask an Owner to add you" })
+      }
+      return member.user_id as string
+    })
+
+  const callback = (req: HttpRequest) =>
+    Effect.gen(function* () {
+      const raw = cookieValue(req.headers.cookie, SSO_COOKIE)
+      if (raw === undefined || raw === "") return yield* loginFailed("state_mismatch", "no SSO sign-in is in progress in this browser; start again")
+      const secrets = yield* PlatformSecrets
+      const opened = secrets.open(raw)
+      const pending = opened === undefined ? undefined : Option.getOrUndefined(Schema.decodeUnknownOption(PendingLogin)(opened))
+      if (pending === undefined) return yield* loginFailed("state_mismatch", "the SSO sign-in cookie is not valid; start again")
+      if (pending.expires <= (yield* Clock.currentTimeMillis)) return yield* loginFailed("state_mismatch", "the SSO sign-in took too long; start again")
+      const provider = yield* usableProvider(pending.orgId, pending.providerId)
+      const handle = yield* clientFor(provider)
+      const callbackUrl = `${options.baseUrl.replace(/\/+$/, "")}${SSO_CALLBACK_PATH}${req.query === "" ? "" : `?${req.query}`}`
+      // the cookie is accepted only for the state it holds: finishAuthorization compares them first
+      const identity = yield* Effect.tryPromise({
+        try: () => finishAuthorization(handle, { callbackUrl, redirectUri, state: pending.state, nonce: pending.nonce, codeVerifier: pending.codeVerifier }),
+        catch: (error) => (error instanceof OidcLoginFailed ? error : loginFailed("response_invalid", "the SSO login could not be completed"))
+      })
+      const userId = yield* personFor(pending.orgId, pending.providerId, identity)
+      const host = yield* ActorHost
+      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+      yield* host.send(
+        UserActor,
+        userId,
+        new LinkSsoIdentity({ userId, orgId: pending.orgId, providerId: pending.providerId, subject: identity.subject }),
+        { commandId: randomUUID(), at, actor: `user:${userId}` }
+      )
+      return yield* startSession({ userId, method: "sso", sso: { orgId: pending.orgId, providerId: pending.providerId }, mfa: false })
+    })
+
+  const clearSso = ssoCookie(null, options.secureCookies)
+
+  route(app, "get", `${SSO_COOKIE_PATH}/start`, async (req) => {
+    const exit = await options.run(start(req))
+    if (exit._tag === "Failure") return replyForFailure(exit.cause)
+    return {
+      status: 302,
+      headers: { location: exit.value.location, "set-cookie": ssoCookie(exit.value.cookie, options.secureCookies), "cache-control": "no-store" },
+      text: ""
+    }
+  })
+
+  route(app, "get", SSO_CALLBACK_PATH, async (req, res) => {
+    const exit = await options.run(callback(req))
+    if (exit._tag === "Failure") {
+      // a failed login is over: the pending one cannot be retried
+      const failure = replyForFailure(exit.cause)
+      return { ...failure, headers: { ...failure.headers, "set-cookie": clearSso, "cache-control": "no-store" } }
+    }
+    const session: StartedSession = exit.value
+    const wantsJson = (req.headers.accept ?? "").includes("application/json")
+    const reply: HttpReply = wantsJson
+      ? { status: 200, json: { userId: session.userId, sessionId: session.sessionId, expiresAt: session.expiresAt }, headers: { "cache-control": "no-store" } }
+      : { status: 302, headers: { location: "/", "cache-control": "no-store" }, text: "" }
+    return writeWithCookies(res, reply, [clearSso, sessionCookie(session, options.secureCookies)])
+  })
+}
