@@ -62,7 +62,7 @@ export const signIn = async (baseUrl: string, person: Pick<Person, "email" | "pa
     headers: { "content-type": "application/json" },
     body: JSON.stringify({ email: person.email, password: person.password, ...(code === undefined ? {} : { code }) })
   })
-  const body = await response.json()
+  const body: any = await response.json()
   const setCookie = response.headers.get("set-cookie") ?? ""
   return { status: response.status, body, setCookie, cookie: setCookie.split(";")[0] }
 }
