@@ -52,13 +52,36 @@ const table: Readonly<Record<string, Row>> = {
   WorkspaceNotFound: notFound("workspace_not_found", () => "no such workspace"),
   AlreadyMember: conflict("already_member", () => "the user is already a member"),
   NotOrgMember: conflict("not_org_member", () => "the user is not a member of the organization"),
+  // organization SSO, security settings and custom roles
+  NoVerifiedSsoProvider: conflict("no_verified_sso_provider", () => "verify an SSO provider before requiring SSO"),
+  SsoProviderNotFound: notFound("sso_provider_not_found", (e) => `no SSO provider ${e.providerId} in this organization`),
+  SsoProviderExists: conflict("sso_provider_exists", (e) => `SSO provider ${e.providerId} already exists`),
+  SsoProviderNotVerified: conflict("sso_provider_not_verified", (e) => `SSO provider ${e.providerId} is not verified yet`),
+  SsoProviderUnavailable: { status: 502, code: "bad_gateway", reason: "sso_provider_unavailable", message: (e) => e.message },
+  SsoIdentityConflict: conflict("sso_identity_conflict", () => "this person is already linked to another account at this SSO provider"),
+  OidcDiscoveryFailed: badRequest("sso_discovery_failed", (e) => `${e.message} (${e.reason})`),
+  OidcLoginFailed: { status: 401, code: "unauthorized", reason: "sso_login_failed", message: (e) => e.message },
+  EnterprisePlanRequired: { status: 403, code: "forbidden", reason: "enterprise_plan_required", message: () => "custom roles need the enterprise plan" },
+  GrantOutOfScope: badRequest("grant_out_of_scope", (e) => `a ${e.scope} role cannot grant ${e.role}`),
   UserAlreadyRegistered: conflict("user_exists", () => "the user already exists"),
   ApiKeyAlreadyExists: conflict("api_key_exists", () => "the API key already exists"),
   ApiKeyNotFound: notFound("api_key_not_found", (e) => `no API key ${e.keyId}`),
   ReservedScopeKey: badRequest("reserved_scope_key", (e) => `scope key '${e.scopeKey}' is reserved`),
   UnknownPurpose: badRequest("unknown_purpose", (e) => `'${e.purpose}' is not a known credential purpose`),
   ApiKeyNotActive: conflict("key_not_active", (e) => `API key ${e.keyId} is ${e.status}, not active`),
-  NotARotation: conflict("not_a_rotation", (e) => `API key ${e.newKeyId} did not replace ${e.keyId}`)
+  NotARotation: conflict("not_a_rotation", (e) => `API key ${e.newKeyId} did not replace ${e.keyId}`),
+  // machine credentials
+  MachineEnrolledElsewhere: { status: 403, code: "forbidden", reason: "machine_enrolled_elsewhere", message: (e) => `machine ${e.machineId} is not enrolled in this workspace` },
+  NoRepositories: conflict("no_repositories", () => "this workspace has no repositories, so there is no Git credential to issue"),
+  WorkOrderAlreadyClaimed: conflict("work_order_claimed", (e) => `work order ${e.workOrderId} is claimed by another machine`),
+  // CLI device login (approve and deny; the token route answers in RFC 8628's own shape)
+  DeviceAlreadyExists: conflict("device_exists", (e) => `device login ${e.deviceId} already exists`),
+  DeviceNotFound: notFound("device_code_not_found", () => "no CLI login shows this code"),
+  DeviceCodeExpired: conflict("device_code_expired", () => "this CLI login's code has expired; start the CLI login again"),
+  DevicePending: conflict("device_pending", () => "this CLI login has not been approved yet"),
+  DeviceDenied: conflict("device_denied", () => "this CLI login was denied"),
+  DeviceAlreadyApproved: conflict("device_already_approved", () => "this CLI login has already been approved by someone else or for another place"),
+  DeviceAlreadyRedeemed: conflict("device_redeemed", () => "this CLI login has already been completed")
 }
 
 /** A failure as every surface states it: the HTTP status, and the body's code, reason and message. */

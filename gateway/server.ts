@@ -6,8 +6,10 @@ import { Effect, type Exit } from "effect"
 import uWS from "uWebSockets.js"
 import { invoke, type Registry } from "../src/Capabilities.ts"
 import { authRoutes } from "./auth.ts"
+import { deviceRoutes } from "./device.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
+import { ssoRoutes } from "./sso.ts"
 import { type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
 
 export interface Health {
@@ -85,6 +87,8 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     )
   }
   authRoutes(app, { ...options, limits })
+  deviceRoutes(app, { ...options, limits })
+  ssoRoutes(app, options)
   route(app, "post", "/v1/*", capabilityRoute("post"), limits)
   route(app, "del", "/v1/*", capabilityRoute("del"), limits)
 

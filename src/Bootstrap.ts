@@ -5,7 +5,7 @@
  * the organization, and each mints keys of its own.
  */
 import { Clock, Effect, Schema } from "effect"
-import { createHash } from "node:crypto"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { CreateApiKey } from "../actors/apikey/protocol.ts"
@@ -13,7 +13,10 @@ import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { OrgActor } from "../actors/org/actor.ts"
 import { AddMember, CreateOrganization, CreateWorkspace, SetWorkspaceRole } from "../actors/org/protocol.ts"
 import { UserActor } from "../actors/user/actor.ts"
-import { RegisterUser } from "../actors/user/protocol.ts"
+import { RegisterUser, SetPassword } from "../actors/user/protocol.ts"
+import { ClaimActor } from "../actors/claim/actor.ts"
+import { Claim, claimId } from "../actors/claim/protocol.ts"
+import { hashPassword } from "./Secrets.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { mintApiKey, newPublicId } from "./ApiKeyToken.ts"
 
@@ -22,6 +25,8 @@ export const BootstrapFile = Schema.Struct({
   orgSlug: Schema.String,
   workspaceSlug: Schema.String,
   ownerEmail: Schema.String,
+  /** The Owner's first password, for `POST /v1/auth/sign-in`; absent in files written before sign-in existed. */
+  ownerPassword: Schema.optional(Schema.String),
   workspaceKey: Schema.String,
   orgKey: Schema.String
 })
@@ -32,7 +37,7 @@ const WORKSPACE_SLUG = "main"
 const OWNER_EMAIL = "owner@acme.example"
 
 /** Things an earlier (or concurrent) bootstrap already made. */
-const alreadyDone: ReadonlySet<string> = new Set(["UserAlreadyRegistered", "OrganizationAlreadyExists", "AlreadyMember", "WorkspaceAlreadyExists"])
+const alreadyDone: ReadonlySet<string> = new Set(["UserAlreadyRegistered", "OrganizationAlreadyExists", "AlreadyMember", "WorkspaceAlreadyExists", "NameTaken"])
 
 /** The same id on every node: bootstrap's objects are one per database, whoever creates them. */
 const fixedId = (prefix: string, name: string) =>
@@ -67,7 +72,12 @@ export const bootstrap = (dataDir: string, baseUrl: string) =>
     const orgId = fixedId("org", ORG_SLUG)
     const workspaceId = fixedId("wsp", `${ORG_SLUG}/${WORKSPACE_SLUG}`)
     const ownerId = fixedId("usr", OWNER_EMAIL)
+    yield* send(ClaimActor, claimId("email", OWNER_EMAIL), new Claim({ namespace: "email", value: OWNER_EMAIL, ownerId }), "bootstrap:owner-email")
     yield* send(UserActor, ownerId, new RegisterUser({ userId: ownerId, email: OWNER_EMAIL, name: "Owner" }), "bootstrap:owner")
+    // each node that bootstraps sets a password of its own; the last one set is the one that works
+    const ownerPassword = randomBytes(18).toString("base64url")
+    const passwordHash = yield* Effect.promise(() => hashPassword(ownerPassword))
+    yield* send(UserActor, ownerId, new SetPassword({ userId: ownerId, passwordHash }), `bootstrap:owner-password:${randomUUID()}`)
     yield* send(OrgActor, orgId, new CreateOrganization({ orgId, slug: ORG_SLUG, name: "Acme" }), "bootstrap:organization")
     yield* send(OrgActor, orgId, new AddMember({ orgId, userId: ownerId, role: "owner" }), "bootstrap:owner-member")
     yield* send(OrgActor, orgId, new CreateWorkspace({ orgId, workspaceId, slug: WORKSPACE_SLUG, name: "Main" }), "bootstrap:workspace")
@@ -94,6 +104,7 @@ export const bootstrap = (dataDir: string, baseUrl: string) =>
       orgSlug: ORG_SLUG,
       workspaceSlug: WORKSPACE_SLUG,
       ownerEmail: OWNER_EMAIL,
+      ownerPassword,
       workspaceKey: yield* mint("bootstrap workspace key", workspaceId),
       orgKey: yield* mint("bootstrap organization key", null)
     }
