@@ -5,7 +5,7 @@
 import { Effect, Schema } from "effect"
 import { type AnyCapability, defineCapability } from "../Capabilities.ts"
 import { Db, query } from "../Db.ts"
-import { BadRequest } from "../Errors.ts"
+import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 
 const Entry = Schema.Struct({
   id: Schema.String,
@@ -49,19 +49,15 @@ export const listAudit = defineCapability({
     outcome: Schema.optional(Schema.Literal("succeeded", "failed")),
     since: Schema.optional(Schema.DateTimeUtc),
     until: Schema.optional(Schema.DateTimeUtc),
-    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 200))),
+    limit: Schema.optional(PageLimit),
     cursor: Schema.optional(Schema.String)
   }),
   output: Schema.Struct({ entries: Schema.Array(Entry), nextCursor: Schema.NullOr(Schema.String) }),
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
-      const limit = input.limit ?? 50
-      const after = input.cursor === undefined
-        ? undefined
-        : yield* Schema.decodeUnknown(Cursor)(input.cursor).pipe(
-            Effect.mapError(() => new BadRequest({ reason: "invalid_cursor", message: "cursor is not one this route returned" }))
-          )
+      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
+      const after = yield* decodeCursor(Cursor, input.cursor)
       const sql = db.sql
       const filter = (column: string, value: string | undefined) => (value === undefined ? sql`` : sql`and ${sql(column)} = ${value}`)
       const rows = yield* query("list audit", () => sql`

@@ -27,6 +27,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { Db, query } from "../Db.ts"
+import { PageLimit } from "./Paging.ts"
 import { BadRequest, Forbidden } from "../Errors.ts"
 
 /** 409 `conflict`, reason `no_repositories`: the workspace has no repositories to give a Git
@@ -100,7 +101,7 @@ const bounded = (what: string, value: unknown) =>
     : Effect.void
 
 const Text = (max: number) => Schema.String.pipe(Schema.maxLength(max))
-const Limit = Schema.optional(Schema.Int.pipe(Schema.between(1, 200)))
+const Limit = Schema.optional(PageLimit)
 
 // ---------------------------------------------------------------------------------------------
 // host key calls

@@ -11,6 +11,7 @@ import { DefineLabel } from "../../actors/schema/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { Db, query } from "../Db.ts"
+import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 import { BadRequest, NotFound } from "../Errors.ts"
 
 const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -194,19 +195,15 @@ export const listNodes = defineCapability({
   description: "List the workspace's nodes, optionally of one label, in pages ordered by id.",
   input: Schema.Struct({
     label: Schema.optional(Schema.String),
-    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 200))),
+    limit: Schema.optional(PageLimit),
     cursor: Schema.optional(Schema.String)
   }),
   output: Schema.Struct({ nodes: Schema.Array(Node), nextCursor: Schema.NullOr(Schema.String) }),
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
-      const limit = input.limit ?? 50
-      const after = input.cursor === undefined
-        ? undefined
-        : yield* Schema.decodeUnknown(Cursor)(input.cursor).pipe(
-            Effect.mapError(() => new BadRequest({ reason: "invalid_cursor", message: "cursor is not one this route returned" }))
-          )
+      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
+      const after = yield* decodeCursor(Cursor, input.cursor)
       const rows = yield* query("list nodes", () => db.sql`
         select node_id, label, properties, version, created_at, updated_at from ${db.table("nodes")}
         where workspace_id = ${workspaceOf(invocation)}
