@@ -13,10 +13,8 @@ const program = Effect.gen(function* () {
   const { bootstrap: data } = node
   console.log(`svc listening on ${config.host}:${node.port} (node ${node.host.nodeId}, log ${node.log.mode}, ${config.databaseUrl ? "postgres" : "embedded postgres"})`)
   console.log(`${node.bootstrapped ? "bootstrapped" : "reusing"} ${config.dataDir}/bootstrap.json: org ${data.orgSlug}, workspace ${data.workspaceSlug}, owner ${data.ownerEmail}`)
-  if (node.bootstrapped) {
-    console.log(`  workspace key: ${data.workspaceKey}`)
-    console.log(`  organization key: ${data.orgKey}`)
-  }
+  // secrets are never logged: the keys and the Owner's first password are in the file (mode 0600)
+  if (node.bootstrapped) console.log("  the Owner's password and the bootstrap keys are in that file")
   yield* Effect.async<void>((resume) => {
     const stop = () => resume(Effect.void)
     process.once("SIGINT", stop)
