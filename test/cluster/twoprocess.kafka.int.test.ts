@@ -148,8 +148,8 @@ describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster",
     try {
       const rows = await until("projections to catch up", async () => {
         const r = await db.sql`select node_id, version, properties from ${db.table("nodes")} order by node_id`
-        const audits = await db.sql`select count(*)::int as n from ${db.table("audit_log")}`
-        const auditEvents = log.filter((e) => e.key.startsWith("audit:")).length
+        const audits = await db.sql`select count(*)::int as n from ${db.table("audit_log")} where kind = 'capability'`
+        const auditEvents = log.filter((e) => e.type === "capability.invoked").length
         return r.length === nodes.length && audits[0].n === auditEvents && r.every((row) => nodes.find((x) => x.nodeId === row.node_id)!.n === row.properties.n) ? r : undefined
       })
       const states = new Map((await db.sql`select key, seq from ${db.table("actor_state")} where kind = 'node'`).map((s) => [s.key, s.seq]))
