@@ -153,6 +153,28 @@ describe("organization settings and workspaces (spec 5 rule 3)", () => {
     expectError(await asSession(cookies.olga, "org.custom_role.define", outOfScope), 400, "bad_request", "grant_out_of_scope")
     expect((await call(node, "org.settings.get", {}, { key: node.bootstrap.orgKey })).body.plan).toBe("enterprise")
   })
+
+  it("an organization key acting as an organization custom role reads and writes in every workspace, never as Owner or Admin", async () => {
+    const reader = { name: "all-workspaces", scope: "organization", grants: ["org:member", "workspace:member"] }
+    expect((await asSession(cookies.olga, "org.custom_role.define", reader)).status).toBe(200)
+    // a key may not be given Owner or Admin, not even through a custom role
+    const boss = { name: "boss", scope: "organization", grants: ["org:owner"] }
+    expectError(await asSession(cookies.olga, "org.custom_role.define", boss), 400, "bad_request", "invalid_input")
+    const unknown = await asSession(cookies.olga, "create_api_key", { name: "x", level: "organization", customRole: "nobody" })
+    expectError(unknown, 400, "bad_request", "unknown_custom_role")
+    const created = await asSession(cookies.olga, "create_api_key", { name: "fleet reader", level: "organization", customRole: reader.name })
+    expect(created.status).toBe(200)
+    const key = created.body.rawKey as string
+    for (const workspaceSlug of ["main", "side"]) {
+      expect((await call(node, "node.list", {}, { key, workspaceSlug })).status).toBe(200)
+    }
+    expect((await call(node, "schema.define_label", { label: "Fleet", properties: {} }, { key, workspaceSlug: "side" })).status).toBe(200)
+    // still a key: no key management, no Owner-only audit log
+    expectError(await call(node, "create_api_key", { name: "y" }, { key }), 403, "forbidden", undefined)
+    expectError(await call(node, "audit.list", {}, { key }), 403, "forbidden", undefined)
+    // the plain organization key, without the role, is still refused workspace data
+    expectError(await call(node, "node.list", {}, { key: node.bootstrap.orgKey }), 403, "forbidden", undefined)
+  })
 })
 
 describe("registering and verifying an SSO provider", () => {
