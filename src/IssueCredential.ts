@@ -14,6 +14,7 @@ import { Clock, Effect, Either, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { IssueCredential } from "../actors/apikey/protocol.ts"
+import { OPERATOR } from "../actors/apikey/purposes.ts"
 import { type ActorKind, type CommandMeta, encodeEvent, keyOf } from "../actors/kernel.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
 import { EnrolMachine } from "../actors/machine/protocol.ts"
@@ -160,7 +161,7 @@ export const issueCredential = Effect.fn("IssueCredential.issueCredential")(func
     keyId,
     orgId,
     workspaceId,
-    createdBy: "operator",
+    createdBy: OPERATOR,
     name,
     lookupId: token.lookupId,
     secretHash: token.secretHash,

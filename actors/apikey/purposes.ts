@@ -7,3 +7,7 @@ export type KnownPurpose = (typeof KNOWN_PURPOSES)[number]
 
 export const isKnownPurpose = (value: string | undefined): value is KnownPurpose =>
   value !== undefined && (KNOWN_PURPOSES as ReadonlyArray<string>).includes(value)
+
+/** `createdBy` of credentials the operator issues from the command line: no person is behind them,
+ * so rules about a key's creator (Require SSO) do not apply to them. */
+export const OPERATOR = "operator"

@@ -14,11 +14,14 @@ import { Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgActor } from "../../actors/org/actor.ts"
 import { SetPlan } from "../../actors/org/protocol.ts"
+import type { Db } from "../../src/Db.ts"
+import { issueCredential } from "../../src/IssueCredential.ts"
+import type { EventLog } from "../../streams/EventLog.ts"
 import { newTotp } from "../../src/Sessions.ts"
 import { startOidcServer, type OidcServer } from "../support/oidcServer.ts"
 import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { call, eventsOf, expectError, type Reply } from "./client.ts"
+import { call, eventsOf, eventually, expectError, type Reply } from "./client.ts"
 
 let node: TestNode
 let oidc: OidcServer
@@ -269,6 +272,12 @@ describe("Require SSO", () => {
     expect((await call(node, "node.list", {}, { key: node.bootstrap.workspaceKey })).status).toBe(200)
     expect((await call(node, "org.settings.get", {}, { key: node.bootstrap.orgKey })).body).toMatchObject({ requireSso: true })
     expectError(await call(node, "node.list", {}, { key: wendysKey }), 403, "forbidden", "sso_required")
+    // an operator-issued machine credential has no person behind it to check
+    const gateway = await Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog>)(
+      issueCredential({ orgSlug: node.bootstrap.orgSlug, workspaceSlug: node.bootstrap.workspaceSlug, purpose: "svc_gateway_v1" })
+    )
+    await eventually(() => call(node, "node.list", {}, { key: gateway.rawKey }), (reply) => reply.status !== 401)
+    expect((await call(node, "node.list", {}, { key: gateway.rawKey })).status).toBe(200)
   })
 
   it("a member signs in through the provider and her SSO session passes", async () => {
