@@ -4,6 +4,7 @@
  * models; and what the caller may do in the place a path names (spec 5).
  */
 import { Clock, Effect } from "effect"
+import { cachedAccessFactRows, cachedKeyRows, cachedPlaceRows, cachedSlugRows } from "./AccessCache.ts"
 import { parseBearer, parseSessionToken, verifySecret } from "./ApiKeyToken.ts"
 import { Db, query } from "./Db.ts"
 import { Unauthorized } from "./Errors.ts"
@@ -81,9 +82,10 @@ export const authenticate = (credentials: Credentials) =>
     if (bearer._tag === "Missing") return yield* unauthorized("missing_credential", "Authorization: Bearer <API key> or a sign-in session is required")
     if (bearer._tag === "Malformed") return yield* unauthorized("malformed_credential", "the bearer credential is not an API key")
     const db = yield* Db
-    const [key] = yield* query("find api key", () => db.sql`
+    // AccessCache: the row may be a second old; the secret, status and expiry are checked below every time
+    const [key] = yield* cachedKeyRows(db, bearer.lookupId, query("find api key", () => db.sql`
       select key_id, org_id, workspace_id, created_by, secret_hash, status, expires_at, purpose, custom_role, machine_id
-      from ${db.table("api_keys")} where lookup_id = ${bearer.lookupId}`)
+      from ${db.table("api_keys")} where lookup_id = ${bearer.lookupId}`))
     // the same answer for an unknown, a wrong and a revoked key: nothing to learn by probing
     if (key === undefined || !verifySecret(bearer.raw, key.secret_hash) || key.status === "revoked") {
       return yield* unauthorized("invalid_credential", "the API key is not valid")
@@ -149,12 +151,12 @@ export interface Place {
 export const findPlace = (orgSlug: string, workspaceSlug: string) =>
   Effect.gen(function* () {
     const db = yield* Db
-    const [row] = yield* query("find workspace", () => db.sql`
+    const [row] = yield* cachedPlaceRows(db, orgSlug, workspaceSlug, query("find workspace", () => db.sql`
       select o.org_id, o.slug as org_slug, w.workspace_id, w.slug as workspace_slug
       from ${db.table("organizations")} o
       join ${db.table("workspaces")} w on w.org_id = o.org_id
       where o.slug = ${orgSlug} and w.slug = ${workspaceSlug}
-      order by o.org_id limit 1`)
+      order by o.org_id limit 1`))
     return row === undefined
       ? undefined
       : ({ orgId: row.org_id, orgSlug: row.org_slug, workspaceId: row.workspace_id, workspaceSlug: row.workspace_slug } satisfies Place)
@@ -164,11 +166,11 @@ export const findPlace = (orgSlug: string, workspaceSlug: string) =>
 export const slugsOf = (orgId: string, workspaceId: string | null) =>
   Effect.gen(function* () {
     const db = yield* Db
-    const [row] = yield* query("name workspace", () => db.sql`
+    const [row] = yield* cachedSlugRows(db, orgId, workspaceId, query("name workspace", () => db.sql`
       select o.slug as org_slug, w.slug as workspace_slug
       from ${db.table("organizations")} o
       left join ${db.table("workspaces")} w on w.workspace_id = ${workspaceId} and w.org_id = o.org_id
-      where o.org_id = ${orgId}`)
+      where o.org_id = ${orgId}`))
     const org = row?.org_slug ?? orgId
     return workspaceId === null ? org : `${org}/${row?.workspace_slug ?? workspaceId}`
   })
@@ -196,7 +198,7 @@ export interface OrgSecurity {
 export const accessFacts = (orgId: string, workspaceId: string | null, userId: string | null, sessionProviderId: string | null) =>
   Effect.gen(function* () {
     const db = yield* Db
-    const [row] = yield* query("access facts", () => db.sql`
+    const [row] = yield* cachedAccessFactRows(db, orgId, workspaceId, userId, sessionProviderId, query("access facts", () => db.sql`
       select s.plan, s.require_sso, s.require_mfa, s.mfa_grace_ends_at,
         (select role from ${db.table("org_members")} where org_id = ${orgId} and user_id = ${userId}) as org_role,
         (select role from ${db.table("workspace_members")} where workspace_id = ${workspaceId} and user_id = ${userId}) as workspace_role,
@@ -205,7 +207,7 @@ export const accessFacts = (orgId: string, workspaceId: string | null, userId: s
           where i.user_id = ${userId} and i.org_id = ${orgId} and p.org_id = ${orgId} and p.status = 'verified') as sso_linked,
         exists (select 1 from ${db.table("sso_providers")}
           where provider_id = ${sessionProviderId} and org_id = ${orgId} and status = 'verified') as session_provider_verified
-      from (select 1) one left join ${db.table("org_settings")} s on s.org_id = ${orgId}`)
+      from (select 1) one left join ${db.table("org_settings")} s on s.org_id = ${orgId}`))
     const security: OrgSecurity = {
       plan: row?.plan ?? "standard",
       requireSso: row?.require_sso ?? false,

@@ -3,12 +3,17 @@
  * Kafka brokers are configured. Offsets are allocated per partition under a row lock on the
  * partition's head, so concurrent appenders (even other processes) keep each partition dense
  * and ordered.
+ *
+ * Group commit, per partition: appends to a partition that arrive while a commit to it is in
+ * flight go together in its next one, one statement and one fsync for all of them. Partitions
+ * commit independently, in parallel, as before. Each append still gets consecutive offsets, in
+ * the order the appends arrived, and is acknowledged only once its statement has committed.
  */
 import { Effect, Layer, Stream } from "effect"
 import { EventEmitter } from "node:events"
-import type postgres from "postgres"
+import postgres from "postgres"
 import { Db } from "../src/Db.ts"
-import { EventLog, type EventLogService, LogError, type LoggedEvent } from "./EventLog.ts"
+import { EventLog, type EventLogService, type EventRecord, LogError, type LoggedEvent } from "./EventLog.ts"
 import { partitionFor } from "./partitioner.ts"
 
 export interface EmbeddedLogOptions {
@@ -39,6 +44,21 @@ interface EventRow {
 
 const fail = (operation: string) => (cause: unknown) =>
   new LogError({ operation, message: `${operation} failed: ${String(cause)}`, cause })
+
+/** Appends one commit may carry, and events (one statement's arrays stay moderate); the rest wait for the next. */
+const MAX_APPENDS_PER_COMMIT = 500
+const MAX_EVENTS_PER_COMMIT = 10_000
+
+interface Pending {
+  readonly records: ReadonlyArray<EventRecord>
+  readonly settle: (result: { readonly offsets: ReadonlyArray<number> } | { readonly error: unknown }) => void
+}
+
+/** A partition's appends waiting for its next commit, and whether one is in flight. */
+interface Queue {
+  readonly waiting: Pending[]
+  committing: boolean
+}
 
 export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Effect<EventLogService, LogError> =>
   Effect.gen(function* () {
@@ -78,31 +98,87 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
       catch: fail("create embedded log")
     })
 
+    /** Appends a group's events to one partition in one statement; the offset of its first event. */
+    const write = async (partition: number, group: ReadonlyArray<Pending>): Promise<number> => {
+      const records = group.flatMap((p) => p.records)
+      const n = records.length
+      // one statement: the head row lock orders concurrent appends to the partition
+      const [head] = await sql`
+        with head as (
+          update ${heads} set next_offset = next_offset + ${n}
+          where partition = ${partition}
+          returning next_offset - ${n} as first
+        ), written as (
+          insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor)
+          select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor
+          from head, unnest(
+            ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
+            ${records.map((r) => r.type)}::text[], ${records.map((r) => JSON.stringify(r.payload))}::text[],
+            ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
+            ${records.map((r) => r.actor)}::text[]
+          ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, ord)
+        )
+        select first from head`
+      if (head === undefined) throw new Error(`log ${logSchema} has no head for partition ${partition}`)
+      return head.first as number
+    }
+
+    const commit = async (partition: number, group: ReadonlyArray<Pending>): Promise<void> => {
+      let first: number
+      try {
+        first = await write(partition, group)
+      } catch (error) {
+        // a statement the server refused was rolled back whole: one bad append must not fail the
+        // others, so each goes again alone (any other failure leaves the outcome unknown: reported)
+        if (group.length > 1 && error instanceof postgres.PostgresError) {
+          for (const one of group) await commit(partition, [one])
+        } else {
+          for (const { settle } of group) settle({ error })
+        }
+        return
+      }
+      for (const { records, settle } of group) {
+        settle({ offsets: records.map((_, i) => first + i) })
+        first += records.length
+      }
+      appended.emit(channel, partition)
+    }
+
+    const queues = new Map<number, Queue>()
+    const commitWaiting = async (partition: number, queue: Queue) => {
+      if (queue.committing) return
+      queue.committing = true
+      try {
+        while (queue.waiting.length > 0) {
+          let count = 0
+          let events = 0
+          while (
+            count < queue.waiting.length && count < MAX_APPENDS_PER_COMMIT
+            && (count === 0 || events + queue.waiting[count].records.length <= MAX_EVENTS_PER_COMMIT)
+          ) {
+            events += queue.waiting[count++].records.length
+          }
+          await commit(partition, queue.waiting.splice(0, count))
+        }
+      } finally {
+        queue.committing = false
+      }
+    }
+
     const append: EventLogService["append"] = (partitionKey, records) => {
       if (records.length === 0) return Effect.succeed([])
       const partition = partitionFor(partitionKey, partitions)
-      const n = records.length
       return Effect.tryPromise({
-        try: async () => {
-          // one statement: the head row lock orders concurrent appends to the partition
-          const rows = await sql`
-            with head as (
-              update ${heads} set next_offset = next_offset + ${n}
-              where partition = ${partition}
-              returning next_offset - ${n} as first
-            )
-            insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor)
-            select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor
-            from head, unnest(
-              ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
-              ${records.map((r) => r.type)}::text[], ${records.map((r) => JSON.stringify(r.payload))}::text[],
-              ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
-              ${records.map((r) => r.actor)}::text[]
-            ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, ord)
-            returning "offset"`
-          appended.emit(channel, partition)
-          return rows.map((r) => r.offset as number)
-        },
+        try: () =>
+          new Promise<ReadonlyArray<number>>((resolve, reject) => {
+            let queue = queues.get(partition)
+            if (queue === undefined) {
+              queue = { waiting: [], committing: false }
+              queues.set(partition, queue)
+            }
+            queue.waiting.push({ records, settle: (r) => ("offsets" in r ? resolve(r.offsets) : reject(r.error)) })
+            void commitWaiting(partition, queue)
+          }),
         catch: fail("append")
       })
     }
