@@ -11,8 +11,8 @@
  * - Only found things are cached: a key, place or workspace created a moment ago is seen at once.
  * - `invalidateKey`, `invalidateOrg` and `invalidateAll` drop entries on this node at once,
  *   including those whose query is in flight at that moment (they are not stored). The checkpoint
- *   calls them after every mutating capability and after a refusal; code that changes access
- *   outside a capability (a sign-in that links an SSO identity, for instance) calls them itself.
+ *   calls them after every mutating capability and after a refusal by the access rules; code that
+ *   changes access outside a capability must call them itself.
  * - Each table holds at most `ACCESS_CACHE_ENTRIES` entries; the oldest goes first.
  * - Entries are kept per database pool, so several nodes in one process (tests) never share them.
  */
