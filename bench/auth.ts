@@ -207,9 +207,9 @@ const requestFor = (port: number, pathname: string, key: string) => {
   ].join("\r\n")
 }
 
-const main = async () => {
+/** Runs the node in `scope`, its data in `dataDir`, and prints the table. */
+const bench = async (dataDir: string, scope: Scope.CloseableScope) => {
   const name = `bench_${randomBytes(4).toString("hex")}`
-  const dataDir = await mkdtemp(path.join(tmpdir(), "svc-bench-"))
   const config = {
     ...loadConfig({}),
     port: 0,
@@ -222,7 +222,6 @@ const main = async () => {
     partitions: PARTITIONS,
     secureCookies: false
   }
-  const scope = Effect.runSync(Scope.make())
   const node = await Effect.runPromise(Scope.extend(startNode(config), scope))
   const run = Runtime.runPromiseExit(node.runtime)
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
@@ -288,6 +287,15 @@ const main = async () => {
   } finally {
     child.kill()
     baseline.close()
+  }
+}
+
+const main = async () => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), "svc-bench-"))
+  const scope = Effect.runSync(Scope.make())
+  try {
+    await bench(dataDir, scope)
+  } finally {
     await Effect.runPromise(Scope.close(scope, Exit.void))
     await rm(dataDir, { recursive: true, force: true })
   }
