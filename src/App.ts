@@ -33,6 +33,7 @@ import { systemCapabilities } from "./capabilities/System.ts"
 import type { AppConfig } from "./Config.ts"
 import * as Db from "./Db.ts"
 import { secretsLayer } from "./Secrets.ts"
+import { AssistantSettings } from "./assistant/Settings.ts"
 
 export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor])
 
@@ -69,6 +70,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(ActorHost.ActorKinds, actorKinds),
     Layer.succeed(Capabilities, registry),
     Layer.succeed(PublicUrl, config.baseUrl),
+    Layer.succeed(AssistantSettings, config.assistant),
     secretsLayer(config.secretKey, config.dataDir)
   ).pipe(Layer.provideMerge(db))
   return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(Layer.provideMerge(base))

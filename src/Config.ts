@@ -38,6 +38,28 @@ export interface AppConfig {
   readonly secretKey: string | undefined
   /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
   readonly secureCookies: boolean
+  readonly assistant: AssistantConfig
+}
+
+/** The assistant's operator settings (spec 2.2, 7.1, 8). */
+export interface AssistantConfig {
+  /** The operator's tiers `fast`, `balanced`, `precise`: model ids (`<family>:<model>`). */
+  readonly operatorTiers: Readonly<Record<"fast" | "balanced" | "precise", string>>
+  /** The tier a turn uses when neither the request nor the organization names one. */
+  readonly defaultTier: "fast" | "balanced" | "precise"
+  /** Any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, LM Studio). */
+  readonly openaiBaseUrl: string
+  readonly openaiApiKey: string | undefined
+  readonly anthropicBaseUrl: string | undefined
+  readonly anthropicApiKey: string | undefined
+  /** Chat requests (stream and ask) one workspace may start per minute, per process. */
+  readonly chatRateLimitPerMinute: number
+  /** The operator stopped the assistant: every turn is refused with 403 `kill_switch`. */
+  readonly killSwitch: boolean
+  /** How long a parked tool call waits for its person's decision. */
+  readonly approvalTtlMs: number
+  /** Largest attachment accepted by the upload route. */
+  readonly maxAttachmentBytes: number
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -45,6 +67,12 @@ const int = (value: string | undefined, fallback: number, name: string): number 
   const parsed = Number(value)
   if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`${name} must be a positive integer, got '${value}'`)
   return parsed
+}
+
+const tierName = (value: string | undefined): "fast" | "balanced" | "precise" => {
+  if (value === undefined || value === "") return "balanced"
+  if (value === "fast" || value === "balanced" || value === "precise") return value
+  throw new Error(`MODEL_DEFAULT_TIER must be fast, balanced or precise, got '${value}'`)
 }
 
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
@@ -66,6 +94,22 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS"),
     cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION"),
     secretKey: env.SECRET_KEY || undefined,
-    secureCookies: env.SECURE_COOKIES !== "false"
+    secureCookies: env.SECURE_COOKIES !== "false",
+    assistant: {
+      operatorTiers: {
+        fast: env.MODEL_TIER_FAST ?? "offline:fast",
+        balanced: env.MODEL_TIER_BALANCED ?? "offline:balanced",
+        precise: env.MODEL_TIER_PRECISE ?? "offline:precise"
+      },
+      defaultTier: tierName(env.MODEL_DEFAULT_TIER),
+      openaiBaseUrl: env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
+      openaiApiKey: env.OPENAI_API_KEY || undefined,
+      anthropicBaseUrl: env.ANTHROPIC_BASE_URL || undefined,
+      anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,
+      chatRateLimitPerMinute: int(env.CHAT_RATE_LIMIT_PER_MINUTE, 120, "CHAT_RATE_LIMIT_PER_MINUTE"),
+      killSwitch: env.ASSISTANT_KILL_SWITCH === "true",
+      approvalTtlMs: int(env.APPROVAL_TTL_MS, 24 * 60 * 60 * 1000, "APPROVAL_TTL_MS"),
+      maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES")
+    }
   }
 }
