@@ -81,7 +81,29 @@ const table: Readonly<Record<string, Row>> = {
   DevicePending: conflict("device_pending", () => "this CLI login has not been approved yet"),
   DeviceDenied: conflict("device_denied", () => "this CLI login was denied"),
   DeviceAlreadyApproved: conflict("device_already_approved", () => "this CLI login has already been approved by someone else or for another place"),
-  DeviceAlreadyRedeemed: conflict("device_redeemed", () => "this CLI login has already been completed")
+  DeviceAlreadyRedeemed: conflict("device_redeemed", () => "this CLI login has already been completed"),
+  // assistant chat: conversations
+  ConversationNotFound: notFound("conversation_not_found", (e) => `no conversation ${e.conversationId} in this workspace`),
+  ApprovalExpired: conflict("approval_expired", () => "this approval has expired, was already answered, or is not yours"),
+  QuestionNotFound: notFound("question_not_found", (e) => `no open question ${e.questionId} for you`),
+  TurnNotFound: notFound("turn_not_found", (e) => `no running turn ${e.turnId} of yours`),
+  RunNotFound: notFound("run_not_found", (e) => `no run ${e.runId}`),
+  // assistant billing
+  InsufficientCredits: own(402, "insufficient_credits"),
+  BillingSuspended: own(402, "billing_suspended"),
+  AssistantSpendCap: own(402, "assistant_spend_cap"),
+  WorkspaceBudgetSpent: own(402, "workspace_budget_spent"),
+  ModelKeyLimitReached: own(402, "assistant_model_key_limit"),
+  // assistant attachments
+  AttachmentRefused: own(400, "attachment_refused"),
+  FileAlreadyExists: conflict("file_exists", (e) => `file ${e.fileId} already exists`),
+  // assistant models
+  ModelTierNotFound: notFound("model_tier_not_found", (e) => `no model tier '${e.slug}' in this organization`),
+  ModelTierKeyMissing: conflict("model_tier_key_missing", (e) => `model tier '${e.slug}' pays with the organization's own ${e.family} key, and none is set`),
+  ModelTierKeyCannotServe: conflict("model_tier_key_cannot_serve", (e) => `the organization's model keys cannot run ${e.model}, the model of tier '${e.slug}'`),
+  ModelTierArchived: conflict("model_tier_archived", (e) => `model tier '${e.slug}' is archived`),
+  ModelTierUnmapped: conflict("model_tier_unmapped", (e) => `model tier '${e.slug}' has no model`),
+  ModelFamilyUnknown: conflict("model_family_unknown", (e) => `'${e.model}' names no known model family; use openai:<model>, anthropic:<model> or offline:<model>`)
 }
 
 /** A failure as every surface states it: the HTTP status, and the body's code, reason and message. */

@@ -17,10 +17,11 @@ import {
   type Tool
 } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
-import { Cause, Effect, type Exit, JSONSchema } from "effect"
+import { Cause, Effect, type Exit } from "effect"
 import { authenticate } from "../src/Auth.ts"
 import { type AnyCapability, Capabilities, invoke } from "../src/Capabilities.ts"
 import { BadRequest } from "../src/Errors.ts"
+import { isObject, type JsonObject, objectSchemaOf } from "../src/ToolSchemas.ts"
 import { describeFailure, type FailureDescription } from "./errors.ts"
 import { type Handler, type HttpReply, type HttpRequest, PayloadTooLarge, RequestAborted, Streaming } from "./http.ts"
 
@@ -62,39 +63,6 @@ const trimSlash = (url: string) => url.replace(/\/+$/, "")
 
 /** Text safe inside a quoted-string of an auth-param. */
 const quotable = (text: string) => text.replace(/["\\\r\n]/g, " ")
-
-type JsonObject = Record<string, unknown>
-
-const isObject = (value: unknown): value is JsonObject => typeof value === "object" && value !== null && !Array.isArray(value)
-
-/**
- * A capability's input or output as a JSON Schema 2020-12 object schema, as MCP requires (`type:
- * "object"` at the root), or undefined when it is not one. `$schema` and a root `$id` go (MCP
- * defaults to 2020-12, and a relative `$id` would move the base of `#/$defs/...` references);
- * `$defs` stays at the root, where those references point.
- */
-const objectSchemaOf = (schema: AnyCapability["input"]): JsonObject | undefined => {
-  let root: JsonObject
-  try {
-    root = { ...(JSONSchema.make(schema, { target: "jsonSchema2020-12" }) as unknown as JsonObject) }
-  } catch {
-    return undefined
-  }
-  delete root.$schema
-  delete root.$id
-  if (root.type === "object") return root
-  const branches = root.anyOf ?? root.oneOf
-  if (Array.isArray(branches)) {
-    // an empty struct accepts any non-nullish value and is rendered as object-or-array: as a tool
-    // input it is an object with no declared properties
-    if (branches.some((b) => isObject(b) && b.type === "object" && Object.keys(b).length === 1)) {
-      const { anyOf: _anyOf, oneOf: _oneOf, ...rest } = root
-      return { ...rest, type: "object", properties: {} }
-    }
-    if (branches.every((b) => isObject(b) && b.type === "object")) return { type: "object", ...root }
-  }
-  return undefined
-}
 
 const declaresProperty = (schema: JsonObject, name: string): boolean => {
   const own = isObject(schema.properties) && Object.hasOwn(schema.properties, name)

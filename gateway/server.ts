@@ -6,10 +6,12 @@ import { Effect, type Exit } from "effect"
 import uWS from "uWebSockets.js"
 import { invoke, type Registry } from "../src/Capabilities.ts"
 import { authRoutes } from "./auth.ts"
+import { chatRoutes } from "./chat.ts"
 import { deviceRoutes } from "./device.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
 import { ssoRoutes } from "./sso.ts"
+import { uploadRoutes } from "./upload.ts"
 import { type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
 
 export interface Health {
@@ -29,6 +31,8 @@ export interface GatewayOptions {
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
   readonly health: () => Health
   readonly registry: Registry
+  /** Largest attachment the upload route accepts (its body limit is ten of them). */
+  readonly maxAttachmentBytes: number
   /** Whether the sign-in cookie is marked Secure. */
   readonly secureCookies: boolean
 }
@@ -88,7 +92,9 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   }
   authRoutes(app, { ...options, limits })
   deviceRoutes(app, { ...options, limits })
+  uploadRoutes(app, options)
   ssoRoutes(app, options)
+  chatRoutes(app, { run: options.run, limits })
   route(app, "post", "/v1/*", capabilityRoute("post"), limits)
   route(app, "del", "/v1/*", capabilityRoute("del"), limits)
 

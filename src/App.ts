@@ -5,10 +5,14 @@
 import { Layer } from "effect"
 import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { AuditActor } from "../actors/audit/actor.ts"
+import { BillingActor } from "../actors/billing/actor.ts"
 import { ClaimActor } from "../actors/claim/actor.ts"
+import { ConversationActor } from "../actors/conversation/actor.ts"
 import { DeviceActor } from "../actors/device/actor.ts"
+import { FileActor } from "../actors/file/actor.ts"
 import { kindRegistry } from "../actors/kernel.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
+import { ModelsActor } from "../actors/models/actor.ts"
 import { NodeActor } from "../actors/node/actor.ts"
 import { OrgActor } from "../actors/org/actor.ts"
 import { SchemaActor } from "../actors/schema/actor.ts"
@@ -22,11 +26,14 @@ import * as KafkaLog from "../streams/KafkaLog.ts"
 import * as LocalCluster from "../streams/LocalCluster.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { accountCapabilities } from "./capabilities/Account.ts"
+import { attachmentCapabilities } from "./capabilities/Attachments.ts"
 import { auditCapabilities } from "./capabilities/Audit.ts"
+import { billingCapabilities } from "./capabilities/Billing.ts"
 import { deviceCapabilities } from "./capabilities/Device.ts"
 import { identityCapabilities } from "./capabilities/Identity.ts"
 import { keyCapabilities } from "./capabilities/Keys.ts"
 import { machineCapabilities } from "./capabilities/Machines.ts"
+import { modelCapabilities } from "./capabilities/Models.ts"
 import { nodeCapabilities } from "./capabilities/Nodes.ts"
 import { organizationCapabilities, PublicUrl } from "./capabilities/Organization.ts"
 import { systemCapabilities } from "./capabilities/System.ts"
@@ -34,10 +41,14 @@ import type { AppConfig } from "./Config.ts"
 import * as Db from "./Db.ts"
 import { secretsLayer } from "./Secrets.ts"
 import { AssistantSettings } from "./assistant/Settings.ts"
+import { fileContentsLayer } from "./assistant/Files.ts"
+import { chatRateLimiterLayer } from "./assistant/RateLimit.ts"
+import * as TurnRegistry from "./assistant/TurnRegistry.ts"
+import { assistantCapabilities } from "./capabilities/Assistant.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
@@ -71,7 +82,10 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(Capabilities, registry),
     Layer.succeed(PublicUrl, config.baseUrl),
     Layer.succeed(AssistantSettings, config.assistant),
-    secretsLayer(config.secretKey, config.dataDir)
+    secretsLayer(config.secretKey, config.dataDir),
+    fileContentsLayer
   ).pipe(Layer.provideMerge(db))
-  return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(Layer.provideMerge(base))
+  const host = ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(Layer.provideMerge(base))
+  // the assistant's turns stop (and record how they ended) before the host they report to
+  return Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer).pipe(Layer.provideMerge(host))
 }

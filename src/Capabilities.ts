@@ -129,12 +129,14 @@ export interface InvokeRequest<E> {
   readonly input: Effect.Effect<unknown, E>
   /** A caller's retry key: the same key gives the same command id and the same generated ids. */
   readonly idempotencyKey?: string | undefined
+  /** Already authenticated (the agent's tool calls act as the turn's caller): no credential is read. */
+  readonly principal?: Principal
 }
 
 /** The checkpoint. Succeeds with the capability's encoded output. */
 export const invoke = <E>(request: InvokeRequest<E>) =>
   Effect.gen(function* () {
-    const principal = yield* authenticate({ authorization: request.authorization, cookie: request.cookie })
+    const principal = request.principal ?? (yield* authenticate({ authorization: request.authorization, cookie: request.cookie }))
     const registry = yield* Capabilities
     const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
     // a REST route names a workspace exactly when the capability acts in an organization or workspace
@@ -339,7 +341,8 @@ const keyRoles = (principal: Principal, place: ResolvedPlace, security: OrgSecur
  * but record decoding would assign it as the prototype and silently drop it.
  */
 const prototypeKeyIn = (value: unknown, at: string): string | undefined => {
-  if (typeof value !== "object" || value === null) return undefined
+  // bytes (an upload's files) hold no keys, and listing them one by one costs seconds per megabyte
+  if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) return undefined
   for (const [key, inner] of Object.entries(value)) {
     if (key === "__proto__") return at
     const found = prototypeKeyIn(inner, `${at}.${key}`)

@@ -46,5 +46,6 @@ export const badInputTags: ReadonlySet<string> = new Set([
   "DuplicateEnumValue",
   "EnumValuesNotAllowed",
   "ReservedScopeKey",
-  "UnknownPurpose"
+  "UnknownPurpose",
+  "AttachmentRefused"
 ])

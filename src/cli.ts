@@ -14,6 +14,13 @@
  *     shown this once and never stored. It appends to the log the running nodes read (same
  *     DATABASE_URL, DB_SCHEMA, KAFKA_BROKERS, LOG_PARTITIONS); with embedded Postgres, stop the
  *     server first. CLI logins (cli_session_v1) come only from the device login.
+ *
+ *   billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>
+ *     Grants credits (one per model token; the first grant turns metering on) or suspends and
+ *     resumes the organization's billing. The command goes to the organization's billing actor:
+ *     with Kafka, to its owner among the running nodes; without Kafka, this command decides it
+ *     itself, so stop the server first (a running node would answer some requests with a
+ *     retryable 503 meanwhile).
  */
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
@@ -22,11 +29,13 @@ import { actorKinds, logLayer } from "./App.ts"
 import { loadConfig } from "./Config.ts"
 import { connect, Db, service } from "./Db.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
+import { grantCredits, operatorHost, setBillingSuspended } from "./assistant/BillingOperator.ts"
 import { ISSUABLE_PURPOSES, issueCredential } from "./IssueCredential.ts"
 
 const usage = [
   "usage: svc replay [--into <schema>] [--compare]",
-  `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`
+  `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`,
+  "       svc billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>"
 ].join("\n")
 
 /** Read-model pools on the configured Postgres (embedded when no URL is set), closed with the scope. */
@@ -96,9 +105,29 @@ const issueKeyCommand = (args: ReadonlyArray<string>) =>
     console.log("the raw key is shown only this once and is not stored; keep it now")
   })
 
+const billingCommand = ([action, orgSlug, credits, ...rest]: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const operation =
+      orgSlug === undefined || rest.length > 0 ? undefined
+      : action === "grant" && credits !== undefined && /^\d+$/.test(credits) ? grantCredits(orgSlug, Number(credits))
+      : (action === "suspend" || action === "resume") && credits === undefined ? setBillingSuspended(orgSlug, action === "suspend")
+      : undefined
+    if (operation === undefined) return yield* Effect.fail(new Error(usage))
+    const { config, pool } = yield* pools
+    const db = yield* pool(config.dbSchema)
+    const billing = yield* operation.pipe(
+      Effect.provide(operatorHost(config).pipe(Layer.provideMerge(Layer.succeed(Db, db)))),
+      Effect.mapError((e) => new Error(`billing ${action} refused: ${e.message}`))
+    )
+    console.log(`organization ${orgSlug}: credits ${billing.credits ?? "unmetered"}, ${billing.suspended ? "suspended" : "active"}`)
+  })
+
 const [command, ...args] = process.argv.slice(2)
 const program =
-  command === "replay" ? replayCommand(args) : command === "issue-key" ? issueKeyCommand(args) : Effect.fail(new Error(usage))
+  command === "replay" ? replayCommand(args)
+  : command === "issue-key" ? issueKeyCommand(args)
+  : command === "billing" ? billingCommand(args)
+  : Effect.fail(new Error(usage))
 
 Effect.runPromiseExit(Effect.scoped(program)).then((exit) => {
   if (Exit.isFailure(exit)) {

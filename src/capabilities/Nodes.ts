@@ -165,6 +165,9 @@ export const deleteNode = defineCapability({
   input: NodeId,
   output: Schema.Struct({ nodeId: Schema.String, deleted: Schema.Literal(true) }),
   destructive: true,
+  // the agent may delete only what its person approves
+  needsApproval: true,
+  sensitivity: "medium",
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const host = yield* ActorHost

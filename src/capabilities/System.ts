@@ -12,7 +12,7 @@ export const ping = defineCapability({
   scope: "workspace",
   input: Schema.Struct({}),
   output: Schema.Struct({ pong: Schema.Literal(true) }),
-  surfaces: ["api", "mcp"],
+  surfaces: ["api", "mcp", "agent"],
   roles: ["org:owner", "org:member", "workspace:admin", "workspace:member", "workspace:viewer"],
   sensitivity: "low",
   mutating: false,

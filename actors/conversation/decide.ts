@@ -1,0 +1,212 @@
+import { Either } from "effect"
+import type { CommandMeta } from "../kernel.ts"
+import { ApprovalExpired, ConversationNotFound, type ConversationError, QuestionNotFound, RunNotFound, TurnNotFound } from "./errors.ts"
+import {
+  ApprovalResolved,
+  ConversationStarted,
+  type ConversationEvent,
+  MessageSaved,
+  QuestionAnswered,
+  QuestionAsked,
+  QuestionClosed,
+  RunFinished,
+  RunStarted,
+  RunStopRequested,
+  SummaryRewritten,
+  ToolCallParked
+} from "./events.ts"
+import type {
+  AnswerQuestion,
+  AskQuestion,
+  CloseQuestion,
+  ConversationCommand,
+  FinishRun,
+  ParkToolCall,
+  RequestStop,
+  ResolveApproval,
+  StartTurn
+} from "./protocol.ts"
+import type { ActiveConversation, ConversationState } from "./state.ts"
+
+type Decision = Either.Either<ReadonlyArray<ConversationEvent>, ConversationError>
+
+const nothing: Decision = Either.right([])
+
+export const decide = (state: ConversationState, command: ConversationCommand, meta: CommandMeta): Decision => {
+  switch (command._tag) {
+    case "StartTurn":
+      return startTurn(state, command, meta)
+    case "ParkToolCall":
+      return park(state, command, meta)
+    case "ResolveApproval":
+      return resolve(state, command, meta)
+    case "AskQuestion":
+      return ask(state, command, meta)
+    case "AnswerQuestion":
+      return answer(state, command, meta)
+    case "CloseQuestion":
+      return close(state, command, meta)
+    case "RequestStop":
+      return stop(state, command, meta)
+    case "FinishRun":
+      return finish(state, command, meta)
+    case "RewriteSummary":
+      // only the engine rewrites, after loading the conversation: an absent one has nothing to summarise
+      if (state._tag === "Absent") return nothing
+      return Either.right([
+        new SummaryRewritten({
+          conversationId: state.conversationId,
+          summary: command.summary,
+          coversMessages: command.coversMessages,
+          atTurn: command.atTurn,
+          rewrittenAt: meta.at
+        })
+      ])
+  }
+}
+
+const startTurn = (state: ConversationState, command: StartTurn, meta: CommandMeta): Decision => {
+  const { conversationId, workspaceId, userId, runId } = command
+  const absent = state._tag === "Absent"
+  if ((absent && !command.create) || (!absent && state.workspaceId !== workspaceId)) {
+    return Either.left(new ConversationNotFound({ conversationId }))
+  }
+  const started = absent
+    ? [new ConversationStarted({ conversationId, publicId: command.publicId, orgId: command.orgId, workspaceId, userId, startedAt: meta.at })]
+    : []
+  return Either.right([
+    ...started,
+    new MessageSaved({
+      conversationId,
+      messageId: command.userMessageId,
+      runId,
+      role: "user",
+      content: command.content,
+      attachments: command.attachments,
+      savedAt: meta.at
+    }),
+    new RunStarted({
+      conversationId,
+      runId,
+      turnId: command.turnId,
+      kind: "turn",
+      userId,
+      apiKeyId: command.apiKeyId,
+      model: command.model,
+      tier: command.tier,
+      effort: command.effort,
+      carriedSummary: command.carriedSummary,
+      approvalId: null,
+      startedAt: meta.at
+    })
+  ])
+}
+
+const running = (state: ConversationState, runId: string): state is ActiveConversation => state._tag === "Active" && runId in state.runs
+
+const park = (state: ConversationState, command: ParkToolCall, meta: CommandMeta): Decision => {
+  if (!running(state, command.runId)) return Either.left(new RunNotFound({ runId: command.runId }))
+  const { _tag, ...call } = command
+  return Either.right([new ToolCallParked({ conversationId: state.conversationId, ...call, parkedAt: meta.at })])
+}
+
+const resolve = (state: ConversationState, command: ResolveApproval, meta: CommandMeta): Decision => {
+  const { approvalId, userId } = command
+  const parked = state._tag === "Active" ? state.approvals[approvalId] : undefined
+  if (state._tag === "Absent" || parked === undefined || Date.parse(meta.at) >= Date.parse(parked.expiresAt) || userId !== parked.userId) {
+    return Either.left(new ApprovalExpired({ approvalId }))
+  }
+  const { conversationId } = state
+  const executionRunId = command.decision === "approved" ? command.executionRunId : null
+  const resolved = new ApprovalResolved({
+    conversationId,
+    approvalId,
+    decision: command.decision,
+    note: command.note,
+    userId,
+    executionRunId,
+    resolvedAt: meta.at,
+    parked
+  })
+  if (executionRunId === null) return Either.right([resolved])
+  return Either.right([
+    resolved,
+    new RunStarted({
+      conversationId,
+      runId: executionRunId,
+      turnId: null,
+      kind: "approval",
+      userId,
+      apiKeyId: null,
+      model: command.model,
+      tier: null,
+      effort: null,
+      carriedSummary: false,
+      approvalId,
+      startedAt: meta.at
+    })
+  ])
+}
+
+const ask = (state: ConversationState, command: AskQuestion, meta: CommandMeta): Decision => {
+  if (!running(state, command.runId)) return Either.left(new RunNotFound({ runId: command.runId }))
+  const { _tag, ...question } = command
+  return Either.right([new QuestionAsked({ conversationId: state.conversationId, ...question, askedAt: meta.at })])
+}
+
+const answer = (state: ConversationState, command: AnswerQuestion, meta: CommandMeta): Decision => {
+  const { questionId } = command
+  const asked = state._tag === "Active" ? state.questions[questionId] : undefined
+  if (state._tag === "Absent" || asked === undefined || asked.userId !== command.userId) {
+    return Either.left(new QuestionNotFound({ questionId }))
+  }
+  return Either.right([new QuestionAnswered({ conversationId: state.conversationId, questionId, answer: command.answer, answeredAt: meta.at, asked })])
+}
+
+const close = (state: ConversationState, command: CloseQuestion, meta: CommandMeta): Decision => {
+  const { questionId } = command
+  const asked = state._tag === "Active" ? state.questions[questionId] : undefined
+  // an answer may have come just before the timer: the question is no longer waiting, and that is fine
+  if (state._tag === "Absent" || asked === undefined) return nothing
+  return Either.right([new QuestionClosed({ conversationId: state.conversationId, questionId, reason: command.reason, closedAt: meta.at, asked })])
+}
+
+const stop = (state: ConversationState, command: RequestStop, meta: CommandMeta): Decision => {
+  const { turnId, userId } = command
+  const found = state._tag === "Active"
+    ? Object.entries(state.runs).find(([, run]) => run.kind === "turn" && run.turnId === turnId && run.userId === userId)
+    : undefined
+  if (state._tag === "Absent" || found === undefined) return Either.left(new TurnNotFound({ turnId }))
+  const [runId, run] = found
+  if (run.stopRequested) return nothing
+  return Either.right([new RunStopRequested({ conversationId: state.conversationId, runId, requestedAt: meta.at })])
+}
+
+const finish = (state: ConversationState, command: FinishRun, meta: CommandMeta): Decision => {
+  const { runId, assistantMessageId } = command
+  // a run ends once; a late or repeated report changes nothing
+  if (!running(state, runId)) return nothing
+  const { conversationId } = state
+  const saved = assistantMessageId === null
+    ? []
+    : [new MessageSaved({ conversationId, messageId: assistantMessageId, runId, role: "assistant", content: command.reply, attachments: [], savedAt: meta.at })]
+  const closed = Object.entries(state.questions)
+    .filter(([, asked]) => asked.runId === runId)
+    .map(([questionId, asked]) => new QuestionClosed({ conversationId, questionId, reason: "ended", closedAt: meta.at, asked }))
+  return Either.right([
+    ...saved,
+    ...closed,
+    new RunFinished({
+      conversationId,
+      runId,
+      status: command.status,
+      assistantMessageId,
+      reply: command.reply,
+      result: command.result,
+      usage: command.usage,
+      error: command.error,
+      endedAt: meta.at,
+      run: state.runs[runId]
+    })
+  ])
+}

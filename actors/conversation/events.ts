@@ -1,0 +1,211 @@
+/**
+ * Events of the conversation actor (key `conversation:<conversationId>`): a conversation, its
+ * messages, and its runs, parked tool calls and questions while they are open. Each event repeats
+ * the command's time, because `evolve` sees only the event. An event that ends a run, an approval
+ * or a question carries that item as it stood (`run`, `parked`, `asked`): the item leaves the
+ * state, and the projection writes its final row from the event. A published `_tag` is never renamed.
+ */
+import { Schema } from "effect"
+import type { Json as JsonValue } from "../kernel.ts"
+
+/** Any JSON value (tool input, turn result). */
+export const Json: Schema.Schema<JsonValue> = Schema.Union(
+  Schema.Null,
+  Schema.Boolean,
+  Schema.Number,
+  Schema.String,
+  Schema.Array(Schema.suspend(() => Json)),
+  Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
+)
+
+export const MessageRole = Schema.Literal("user", "assistant")
+export const RunKind = Schema.Literal("turn", "approval")
+export const RunEnd = Schema.Literal("finished", "failed", "stopped")
+export const Decision = Schema.Literal("approved", "denied")
+export const CloseReason = Schema.Literal("timeout", "ended")
+
+export const Usage = Schema.Struct({
+  promptTokens: Schema.NonNegativeInt,
+  completionTokens: Schema.NonNegativeInt,
+  totalTokens: Schema.NonNegativeInt
+})
+
+export const RunError = Schema.Struct({
+  code: Schema.NullOr(Schema.String),
+  reason: Schema.NullOr(Schema.String),
+  message: Schema.String
+})
+
+const conversationId = Schema.NonEmptyString
+
+/** A run as it starts. */
+const runStart = {
+  /** The caller's turn id (the cancel route's handle); null for an approval run or when none was sent. */
+  turnId: Schema.NullOr(Schema.NonEmptyString),
+  kind: RunKind,
+  /** The asking person. */
+  userId: Schema.NonEmptyString,
+  apiKeyId: Schema.NullOr(Schema.NonEmptyString),
+  model: Schema.String,
+  tier: Schema.NullOr(Schema.String),
+  effort: Schema.NullOr(Schema.String),
+  /** Whether the model was sent the conversation's summary. */
+  carriedSummary: Schema.Boolean,
+  /** Set for an approval run: the approval whose call it executes. */
+  approvalId: Schema.NullOr(Schema.NonEmptyString),
+  startedAt: Schema.String
+}
+
+/** A running run, as the state keeps it and `run.finished` repeats it. */
+export const OpenRun = Schema.Struct({ ...runStart, stopRequested: Schema.Boolean })
+export type OpenRun = typeof OpenRun.Type
+
+const parkedCall = {
+  runId: Schema.NonEmptyString,
+  /** `apr_<32 hex>`. */
+  publicId: Schema.NonEmptyString,
+  /** The model's id for the call. */
+  toolCallId: Schema.NonEmptyString,
+  capability: Schema.NonEmptyString,
+  input: Json,
+  inputPreview: Schema.String,
+  /** The asking person: the only one who may resolve it. */
+  userId: Schema.NonEmptyString,
+  /** ISO 8601: resolving is refused from this time on. */
+  expiresAt: Schema.String,
+  parkedAt: Schema.String
+}
+
+/** A tool call waiting for approval, as the state keeps it and `approval.resolved` repeats it. */
+export const ParkedCall = Schema.Struct(parkedCall)
+export type ParkedCall = typeof ParkedCall.Type
+
+const askedQuestion = {
+  runId: Schema.NonEmptyString,
+  question: Schema.String,
+  options: Schema.Array(Schema.String),
+  /** The asking person: the only one who may answer. */
+  userId: Schema.NonEmptyString,
+  /** ISO 8601: a sweeper closes the question with `timeout` after it. */
+  deadline: Schema.String,
+  askedAt: Schema.String
+}
+
+/** A waiting question, as the state keeps it and its ending event repeats it. */
+export const AskedQuestion = Schema.Struct(askedQuestion)
+export type AskedQuestion = typeof AskedQuestion.Type
+
+export class ConversationStarted extends Schema.TaggedClass<ConversationStarted>()("conversation.started", {
+  conversationId,
+  /** `cnv_<32 hex>`. */
+  publicId: Schema.NonEmptyString,
+  orgId: Schema.NonEmptyString,
+  workspaceId: Schema.NonEmptyString,
+  /** The person who started it. */
+  userId: Schema.NonEmptyString,
+  startedAt: Schema.String
+}) {}
+
+export class MessageSaved extends Schema.TaggedClass<MessageSaved>()("message.saved", {
+  conversationId,
+  messageId: Schema.NonEmptyString,
+  runId: Schema.NonEmptyString,
+  role: MessageRole,
+  content: Schema.String,
+  /** `gen_` file ids. */
+  attachments: Schema.Array(Schema.String),
+  savedAt: Schema.String
+}) {}
+
+export class RunStarted extends Schema.TaggedClass<RunStarted>()("run.started", {
+  conversationId,
+  runId: Schema.NonEmptyString,
+  ...runStart
+}) {}
+
+export class ToolCallParked extends Schema.TaggedClass<ToolCallParked>()("tool_call.parked", {
+  conversationId,
+  /** A UUID. */
+  approvalId: Schema.NonEmptyString,
+  ...parkedCall
+}) {}
+
+export class ApprovalResolved extends Schema.TaggedClass<ApprovalResolved>()("approval.resolved", {
+  conversationId,
+  approvalId: Schema.NonEmptyString,
+  decision: Decision,
+  note: Schema.NullOr(Schema.String),
+  userId: Schema.NonEmptyString,
+  /** The run that executes the call; null when denied. */
+  executionRunId: Schema.NullOr(Schema.NonEmptyString),
+  resolvedAt: Schema.String,
+  parked: ParkedCall
+}) {}
+
+export class QuestionAsked extends Schema.TaggedClass<QuestionAsked>()("question.asked", {
+  conversationId,
+  questionId: Schema.NonEmptyString,
+  ...askedQuestion
+}) {}
+
+export class QuestionAnswered extends Schema.TaggedClass<QuestionAnswered>()("question.answered", {
+  conversationId,
+  questionId: Schema.NonEmptyString,
+  answer: Schema.String,
+  answeredAt: Schema.String,
+  asked: AskedQuestion
+}) {}
+
+export class QuestionClosed extends Schema.TaggedClass<QuestionClosed>()("question.closed", {
+  conversationId,
+  questionId: Schema.NonEmptyString,
+  reason: CloseReason,
+  closedAt: Schema.String,
+  asked: AskedQuestion
+}) {}
+
+export class RunStopRequested extends Schema.TaggedClass<RunStopRequested>()("run.stop_requested", {
+  conversationId,
+  runId: Schema.NonEmptyString,
+  requestedAt: Schema.String
+}) {}
+
+export class RunFinished extends Schema.TaggedClass<RunFinished>()("run.finished", {
+  conversationId,
+  runId: Schema.NonEmptyString,
+  status: RunEnd,
+  assistantMessageId: Schema.NullOr(Schema.NonEmptyString),
+  /** The whole reply; on a stopped run, what was written before the stop. */
+  reply: Schema.String,
+  /** The turn result (spec 2.3); null on failure. */
+  result: Json,
+  usage: Usage,
+  error: Schema.NullOr(RunError),
+  endedAt: Schema.String,
+  run: OpenRun
+}) {}
+
+export class SummaryRewritten extends Schema.TaggedClass<SummaryRewritten>()("summary.rewritten", {
+  conversationId,
+  summary: Schema.String,
+  /** How many of the oldest messages it stands for. */
+  coversMessages: Schema.NonNegativeInt,
+  /** The turn count when it was written. */
+  atTurn: Schema.NonNegativeInt,
+  rewrittenAt: Schema.String
+}) {}
+
+export const ConversationEvent = Schema.Union(
+  ConversationStarted,
+  MessageSaved,
+  RunStarted,
+  ToolCallParked,
+  ApprovalResolved,
+  QuestionAsked,
+  QuestionAnswered,
+  QuestionClosed,
+  RunStopRequested,
+  RunFinished,
+  SummaryRewritten
+)
+export type ConversationEvent = typeof ConversationEvent.Type

@@ -1,0 +1,107 @@
+/** Commands of the conversation actor. The engine mints every id (conversation, run, message,
+ * approval, question), resolves the model and checks who may act; time comes from the command's
+ * metadata. */
+import { Schema } from "effect"
+import { CloseReason, Decision, Json, RunEnd, RunError, Usage } from "./events.ts"
+
+/** Saves the user's message and starts a turn run; creates the conversation when `create`. */
+export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {
+  conversationId: Schema.NonEmptyString,
+  /** Start the conversation when it does not exist yet (a retry of a creating turn continues it). */
+  create: Schema.Boolean,
+  publicId: Schema.NonEmptyString,
+  orgId: Schema.NonEmptyString,
+  workspaceId: Schema.NonEmptyString,
+  userId: Schema.NonEmptyString,
+  apiKeyId: Schema.NullOr(Schema.NonEmptyString),
+  runId: Schema.NonEmptyString,
+  turnId: Schema.NullOr(Schema.NonEmptyString),
+  userMessageId: Schema.NonEmptyString,
+  content: Schema.String,
+  attachments: Schema.Array(Schema.String),
+  model: Schema.String,
+  tier: Schema.NullOr(Schema.String),
+  effort: Schema.NullOr(Schema.String),
+  carriedSummary: Schema.Boolean
+}) {}
+
+/** A tool call that needs approval: recorded instead of run. */
+export class ParkToolCall extends Schema.TaggedClass<ParkToolCall>()("ParkToolCall", {
+  runId: Schema.NonEmptyString,
+  approvalId: Schema.NonEmptyString,
+  publicId: Schema.NonEmptyString,
+  toolCallId: Schema.NonEmptyString,
+  capability: Schema.NonEmptyString,
+  input: Json,
+  inputPreview: Schema.String,
+  userId: Schema.NonEmptyString,
+  expiresAt: Schema.String
+}) {}
+
+/** The asking person's decision; an approval starts the execution run `executionRunId` at once. */
+export class ResolveApproval extends Schema.TaggedClass<ResolveApproval>()("ResolveApproval", {
+  approvalId: Schema.NonEmptyString,
+  decision: Decision,
+  note: Schema.NullOr(Schema.String),
+  userId: Schema.NonEmptyString,
+  executionRunId: Schema.NullOr(Schema.NonEmptyString),
+  /** The execution run's model. */
+  model: Schema.String
+}) {}
+
+export class AskQuestion extends Schema.TaggedClass<AskQuestion>()("AskQuestion", {
+  runId: Schema.NonEmptyString,
+  questionId: Schema.NonEmptyString,
+  question: Schema.String,
+  options: Schema.Array(Schema.String),
+  userId: Schema.NonEmptyString,
+  deadline: Schema.String
+}) {}
+
+export class AnswerQuestion extends Schema.TaggedClass<AnswerQuestion>()("AnswerQuestion", {
+  questionId: Schema.NonEmptyString,
+  userId: Schema.NonEmptyString,
+  answer: Schema.String
+}) {}
+
+/** The deadline passed (`timeout`), or the run ended (`ended`). */
+export class CloseQuestion extends Schema.TaggedClass<CloseQuestion>()("CloseQuestion", {
+  questionId: Schema.NonEmptyString,
+  reason: CloseReason
+}) {}
+
+/** The cancel route: the person's running turn with this turn id. */
+export class RequestStop extends Schema.TaggedClass<RequestStop>()("RequestStop", {
+  turnId: Schema.NonEmptyString,
+  userId: Schema.NonEmptyString
+}) {}
+
+/** Ends a running run; saves the assistant message when `assistantMessageId` is set. */
+export class FinishRun extends Schema.TaggedClass<FinishRun>()("FinishRun", {
+  runId: Schema.NonEmptyString,
+  status: RunEnd,
+  assistantMessageId: Schema.NullOr(Schema.NonEmptyString),
+  reply: Schema.String,
+  result: Json,
+  usage: Usage,
+  error: Schema.NullOr(RunError)
+}) {}
+
+export class RewriteSummary extends Schema.TaggedClass<RewriteSummary>()("RewriteSummary", {
+  summary: Schema.String,
+  coversMessages: Schema.NonNegativeInt,
+  atTurn: Schema.NonNegativeInt
+}) {}
+
+export const ConversationCommand = Schema.Union(
+  StartTurn,
+  ParkToolCall,
+  ResolveApproval,
+  AskQuestion,
+  AnswerQuestion,
+  CloseQuestion,
+  RequestStop,
+  FinishRun,
+  RewriteSummary
+)
+export type ConversationCommand = typeof ConversationCommand.Type

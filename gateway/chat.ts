@@ -1,0 +1,111 @@
+/**
+ * The two turn routes of spec 4.1: `chat/stream` (SSE) and `assistant/ask` (one JSON result). Both
+ * invoke `ask_assistant` through the checkpoint, so every refusal of 7.1 is a JSON error before any
+ * stream opens; then the prepared turn runs. On the stream, a failure after it opened is one
+ * `error` event and `done` with `[DONE]` (7.2); on the ask route it is a JSON error.
+ */
+import { Effect, Exit } from "effect"
+import type uWS from "uWebSockets.js"
+import type { TurnFailure, TurnResult, TurnSink } from "../src/assistant/ChatEvents.ts"
+import { executeTurn, type PreparedTurn } from "../src/assistant/Turn.ts"
+import { invoke } from "../src/Capabilities.ts"
+import { MODEL_OVERRIDE_FIELDS } from "../src/capabilities/Assistant.ts"
+import { BadRequest } from "../src/Errors.ts"
+import { replyForFailure } from "./errors.ts"
+import { type HttpReply, type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
+import { openSse } from "./sse.ts"
+
+export interface ChatRouteOptions {
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
+  readonly limits: { readonly maxBodyBytes: number }
+}
+
+type Mode = "stream" | "ask"
+
+/** The ask route's status for a failure after the turn started (7.2 codes; the stream has no status to give). */
+const ASK_FAILURE_STATUS: Readonly<Record<string, number>> = {
+  conversation_not_found: 404,
+  attachment_refused: 400,
+  assistant_model_key_limit: 402,
+  model_call_failed: 502,
+  platform_provider_balance: 502,
+  engine_unavailable: 503,
+  engine_aborted: 503,
+  assistant_run_not_recorded: 503,
+  codegraph_unavailable: 503
+}
+
+const askFailure = (failure: TurnFailure): HttpReply =>
+  jsonError(ASK_FAILURE_STATUS[failure.code ?? ""] ?? 500, failure.code ?? "stream_error", failure.message, failure.reason ?? undefined)
+
+/** The request body; the ask route refuses the model override fields before the schema sees them. */
+const chatInput = (req: HttpRequest, mode: Mode) =>
+  Effect.flatMap(jsonBody(req), (body) => {
+    if (mode === "ask" && typeof body === "object" && body !== null) {
+      const override = MODEL_OVERRIDE_FIELDS.find((field) => Object.hasOwn(body, field))
+      if (override !== undefined) {
+        return Effect.fail(new BadRequest({ reason: "model_override_not_allowed", message: `the ask route does not take '${override}'; use chat/stream to choose a model` }))
+      }
+    }
+    return Effect.succeed(body)
+  })
+
+const streamSink = (res: uWS.HttpResponse): TurnSink => {
+  const sse = openSse(res)
+  return {
+    event: (event) => sse.data(event),
+    done: (outcome) => {
+      if ("result" in outcome) sse.event("done", JSON.stringify(outcome.result))
+      else {
+        const { code, reason, message } = outcome.failure
+        sse.data({ type: "error", message, ...(code === null ? {} : { code }), ...(reason === null ? {} : { reason }) })
+        sse.event("done", "[DONE]")
+      }
+      sse.end()
+    }
+  }
+}
+
+export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): void => {
+  const handler = (mode: Mode) => async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {
+    const [orgSlug, workspaceSlug] = req.params.map((p) => {
+      try {
+        return decodeURIComponent(p)
+      } catch {
+        return undefined
+      }
+    })
+    if (orgSlug === undefined || workspaceSlug === undefined) return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
+    const exit = await options.run(
+      invoke({
+        authorization: req.headers.authorization,
+        cookie: req.headers.cookie,
+        surface: "api",
+        capability: "ask_assistant",
+        path: { orgSlug, workspaceSlug },
+        input: chatInput(req, mode),
+        idempotencyKey: req.headers["idempotency-key"]
+      })
+    )
+    if (Exit.isFailure(exit)) {
+      const error = exit.cause._tag === "Fail" ? (exit.cause.error as { _tag?: string; retryAfterSeconds?: number }) : undefined
+      if (error instanceof PayloadTooLarge) return Streaming
+      if (error?._tag === "RateLimited") {
+        return { status: 429, headers: { "retry-after": String(error.retryAfterSeconds) }, json: { error: "rate_limited" } }
+      }
+      return replyForFailure(exit.cause)
+    }
+    const prepared = exit.value as PreparedTurn
+    if (mode === "stream") {
+      // the turn runs to its end whether or not the client stays (spec 3.2)
+      void options.run(executeTurn(prepared, streamSink(res)))
+      return Streaming
+    }
+    const outcome = await new Promise<{ result: TurnResult } | { failure: TurnFailure }>((resolve) => {
+      void options.run(executeTurn(prepared, { event: () => {}, done: resolve }))
+    })
+    return "result" in outcome ? { status: 200, json: outcome.result } : askFailure(outcome.failure)
+  }
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/stream", handler("stream"), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/assistant/ask", handler("ask"), options.limits)
+}

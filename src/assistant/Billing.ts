@@ -1,0 +1,184 @@
+/**
+ * Billing around a chat turn (spec 7.1, the 402 rows; 7.2, `assistant_model_key_limit`).
+ *
+ * Before a turn, the checks read the billing read models (`billing_accounts`, `workspace_budgets`,
+ * migration 0009) and refuse with a tagged 402 error. After it, metering sends `ChargeTurn` to the
+ * organization's billing actor. A check and a charge are not one transaction: turns that start
+ * together all pass the same check, and the balance may go below zero by what they cost, which
+ * the next check then refuses.
+ */
+import { Effect, Schema } from "effect"
+import { BillingActor } from "../../actors/billing/actor.ts"
+import type { PaidBy } from "../../actors/billing/events.ts"
+import { ChargeTurn } from "../../actors/billing/protocol.ts"
+import { dayOf, monthOf } from "../../actors/billing/state.ts"
+import type { CommandMeta } from "../../actors/kernel.ts"
+import { ActorHost, type HostUnavailable } from "../../streams/ActorHost.ts"
+import { Db, type DbError, query } from "../Db.ts"
+
+export class BillingSuspended extends Schema.TaggedError<BillingSuspended>()("BillingSuspended", {
+  orgId: Schema.String
+}) {
+  override get message() {
+    return "the organization's billing is suspended; the operator can resume it"
+  }
+}
+
+/** The operator pays for the turn's model, metering is on, and no credits are left. */
+export class InsufficientCredits extends Schema.TaggedError<InsufficientCredits>()("InsufficientCredits", {
+  orgId: Schema.String,
+  credits: Schema.Int
+}) {
+  override get message() {
+    return `the organization has ${this.credits} credits left; the operator can grant more`
+  }
+}
+
+export class AssistantSpendCap extends Schema.TaggedError<AssistantSpendCap>()("AssistantSpendCap", {
+  orgId: Schema.String,
+  cap: Schema.Int,
+  spent: Schema.Int
+}) {
+  override get message() {
+    return `the organization's assistant spend this month (${this.spent} credits) reached its cap of ${this.cap}`
+  }
+}
+
+export class WorkspaceBudgetSpent extends Schema.TaggedError<WorkspaceBudgetSpent>()("WorkspaceBudgetSpent", {
+  workspaceId: Schema.String,
+  budget: Schema.Int,
+  spent: Schema.Int
+}) {
+  override get message() {
+    return `this workspace's assistant spend this month (${this.spent} credits) reached its budget of ${this.budget}`
+  }
+}
+
+/** The organization's own model key reached its daily spend limit (reported in the stream). */
+export class ModelKeyLimitReached extends Schema.TaggedError<ModelKeyLimitReached>()("ModelKeyLimitReached", {
+  orgId: Schema.String,
+  limit: Schema.Int,
+  spent: Schema.Int
+}) {
+  override get message() {
+    return `the organization's model key reached its daily spend limit (${this.spent} of ${this.limit} credits)`
+  }
+}
+
+/** An organization's billing as of a moment: totals of an earlier month or day read as zero. */
+export interface BillingAccount {
+  /** Null: unmetered. */
+  readonly credits: number | null
+  readonly suspended: boolean
+  readonly assistantMonthlyCap: number | null
+  readonly assistantSpentThisMonth: number
+  readonly modelKeyDailyLimit: number | null
+  readonly modelKeySpentToday: number
+}
+
+/** An account row's columns as of `now` (null throughout for an organization without a row:
+ * unmetered, uncapped). */
+const accountFrom = (row: Record<string, any> | undefined, now: Date): BillingAccount => ({
+  credits: row?.credits ?? null,
+  suspended: row?.suspended ?? false,
+  assistantMonthlyCap: row?.assistant_monthly_cap ?? null,
+  assistantSpentThisMonth: row?.assistant_month === monthOf(now) ? row.assistant_spent : 0,
+  modelKeyDailyLimit: row?.model_key_daily_limit ?? null,
+  modelKeySpentToday: row?.model_key_day === dayOf(now) ? row.model_key_spent : 0
+})
+
+/** The organization's account and (when named) one workspace's budget and month spend, as of
+ * `now`, in one round trip: the check runs on every chat request. */
+const readBilling = (orgId: string, workspaceId: string | null, now: Date) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("billing account", () => db.sql`
+      select a.credits, a.suspended, a.assistant_monthly_cap, a.assistant_month, a.assistant_spent,
+        a.model_key_daily_limit, a.model_key_day, a.model_key_spent,
+        b.monthly_budget, b.month as budget_month, b.spent as budget_spent
+      from (select 1) as one
+      left join ${db.table("billing_accounts")} a on a.org_id = ${orgId}
+      left join ${db.table("workspace_budgets")} b on b.workspace_id = ${workspaceId} and b.org_id = ${orgId}`)
+    return {
+      account: accountFrom(row, now),
+      workspaceBudget: (row?.monthly_budget ?? null) as number | null,
+      workspaceSpentThisMonth: (row?.budget_month === monthOf(now) ? row.budget_spent : 0) as number
+    }
+  })
+
+/** The organization's account as of `now`. */
+export const readAccount = (orgId: string, now: Date): Effect.Effect<BillingAccount, DbError, Db> =>
+  Effect.map(readBilling(orgId, null, now), ({ account }) => account)
+
+export interface SpendCheck {
+  readonly orgId: string
+  readonly workspaceId: string
+  /** Who pays for the turn's model: only operator-paid turns need credits. */
+  readonly paidBy: PaidBy
+  readonly now: Date
+}
+
+/**
+ * Whether a turn may start, in the spec's order of refusals: suspended; operator-paid while
+ * metered with no credits left; the month's assistant spend at its cap; the workspace's month
+ * spend at its budget.
+ */
+export const checkAssistantSpend = (
+  check: SpendCheck
+): Effect.Effect<void, BillingSuspended | InsufficientCredits | AssistantSpendCap | WorkspaceBudgetSpent | DbError, Db> =>
+  Effect.gen(function* () {
+    const { orgId, workspaceId } = check
+    const { account, workspaceBudget, workspaceSpentThisMonth } = yield* readBilling(orgId, workspaceId, check.now)
+    if (account.suspended) return yield* new BillingSuspended({ orgId })
+    if (check.paidBy === "operator" && account.credits !== null && account.credits <= 0) {
+      return yield* new InsufficientCredits({ orgId, credits: account.credits })
+    }
+    if (account.assistantMonthlyCap !== null && account.assistantSpentThisMonth >= account.assistantMonthlyCap) {
+      return yield* new AssistantSpendCap({ orgId, cap: account.assistantMonthlyCap, spent: account.assistantSpentThisMonth })
+    }
+    if (workspaceBudget !== null && workspaceSpentThisMonth >= workspaceBudget) {
+      return yield* new WorkspaceBudgetSpent({ workspaceId, budget: workspaceBudget, spent: workspaceSpentThisMonth })
+    }
+  })
+
+/** Whether a turn paid by the organization's own model key may still call it today. */
+export const checkModelKeyLimit = (check: { readonly orgId: string; readonly now: Date }): Effect.Effect<void, ModelKeyLimitReached | DbError, Db> =>
+  Effect.gen(function* () {
+    const account = yield* readAccount(check.orgId, check.now)
+    if (account.modelKeyDailyLimit !== null && account.modelKeySpentToday >= account.modelKeyDailyLimit) {
+      return yield* new ModelKeyLimitReached({ orgId: check.orgId, limit: account.modelKeyDailyLimit, spent: account.modelKeySpentToday })
+    }
+  })
+
+export interface TurnCharge {
+  readonly orgId: string
+  readonly workspaceId: string
+  /** The run (`tse_`) metered; a retry of the same run charges once. */
+  readonly runId: string
+  readonly usage: { readonly totalTokens: number }
+  readonly paidBy: PaidBy
+  /** Time and actor of the charge; its command id is replaced by one derived from the run. */
+  readonly meta: CommandMeta
+}
+
+/** One credit per token (docs/decisions.md). A provider that reports no usable total costs
+ * nothing rather than failing the metering of a turn that has already answered. */
+const creditsFor = (usage: { readonly totalTokens: number }): number =>
+  Number.isFinite(usage.totalTokens) ? Math.max(0, Math.ceil(usage.totalTokens)) : 0
+
+/** Meters a finished turn: its credits count against the balance (operator-paid, when metered),
+ * the month's assistant spend, the workspace's budget and (organization-paid) the key's day. */
+export const chargeTurn = (charge: TurnCharge): Effect.Effect<void, HostUnavailable, ActorHost> =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const { orgId, workspaceId, runId, paidBy } = charge
+    yield* host.send(
+      BillingActor,
+      orgId,
+      new ChargeTurn({ orgId, workspaceId, runId, credits: creditsFor(charge.usage), paidBy }),
+      { ...charge.meta, commandId: `charge_${runId}` }
+    ).pipe(
+      // the actor refuses grants only, never a charge
+      Effect.catchTag("CreditsLimitExceeded", (e) => Effect.die(e))
+    )
+  })

@@ -1,0 +1,50 @@
+/**
+ * The agent's tools: the registry's capabilities whose surfaces include `agent` and whose roles the
+ * caller holds, plus the engine's own `ask_user`. The listing route and the turn both derive them
+ * here, so what a person sees listed is what the agent may call.
+ */
+import type { AnyCapability, Invocation, Registry } from "../Capabilities.ts"
+import { type JsonObject, objectSchemaOf } from "../ToolSchemas.ts"
+import type { RiskLevel } from "./ChatEvents.ts"
+
+/** Model providers allow `[a-zA-Z0-9_-]` in tool names: a capability's dots become `__`. */
+export const toolNameOf = (capability: string): string => capability.replaceAll(".", "__")
+
+export const ASK_USER = "ask_user"
+
+export const askUserSchema: JsonObject = {
+  type: "object",
+  properties: {
+    question: { type: "string", minLength: 1, maxLength: 2000, description: "What to ask the person." },
+    options: { type: "array", items: { type: "string", maxLength: 200 }, maxItems: 10, description: "Suggested answers; may be empty." }
+  },
+  required: ["question"],
+  additionalProperties: false
+}
+
+export const ASK_USER_DESCRIPTION =
+  "Ask the person a question and wait for the answer (up to five minutes). Without an answer, continue and state the assumption you make."
+
+export interface AgentTool {
+  readonly capability: AnyCapability
+  readonly toolName: string
+  readonly inputSchema: JsonObject
+  readonly riskLevel: RiskLevel
+}
+
+const isPerson = (invocation: Invocation) =>
+  invocation.principal.credential === "session" || invocation.principal.credential === "cli_login"
+
+/** The capabilities the agent may call for this caller: on the agent surface, with a role the caller holds. */
+export const agentToolsFor = (registry: Registry, invocation: Invocation): ReadonlyArray<AgentTool> => {
+  const tools: Array<AgentTool> = []
+  for (const capability of registry.all) {
+    if (!capability.surfaces.includes("agent") || capability.scope !== "workspace") continue
+    const allowed = capability.roles.some((grant) => (grant === "person" ? isPerson(invocation) : invocation.roles.includes(grant)))
+    if (!allowed) continue
+    const inputSchema = objectSchemaOf(capability.input)
+    if (inputSchema === undefined) continue
+    tools.push({ capability, toolName: toolNameOf(capability.name), inputSchema, riskLevel: capability.sensitivity })
+  }
+  return tools
+}

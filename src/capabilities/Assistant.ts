@@ -1,0 +1,305 @@
+/**
+ * The assistant's routes (spec 4.1) as capabilities. `ask_assistant` is the turn: its handler makes
+ * every check of 7.1 and hands back a prepared turn, which the gateway runs as an SSE stream or as
+ * one JSON answer. The others act on a turn's approvals, questions, reply and stop; only the person
+ * who asked the turn (for a key, its creator) may answer or stop it.
+ */
+import { Effect, Exit, Schema } from "effect"
+import { ConversationActor } from "../../actors/conversation/actor.ts"
+import { AnswerQuestion, FinishRun, RequestStop, ResolveApproval } from "../../actors/conversation/protocol.ts"
+import { OPERATOR } from "../../actors/apikey/purposes.ts"
+import type { Json } from "../../actors/kernel.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { slugsOf } from "../Auth.ts"
+import { type AnyCapability, Capabilities, defineCapability, type Invocation, invoke, type Role } from "../Capabilities.ts"
+import { Forbidden, NotFound } from "../Errors.ts"
+import { checkAssistantSpend } from "../assistant/Billing.ts"
+import { findApproval, findQuestion, findRun, findRunningTurn } from "../assistant/ChatQueries.ts"
+import { checkAttachments } from "../assistant/Files.ts"
+import { resolveTurnModel } from "../assistant/models/resolve.ts"
+import { ChatRateLimiter, RateLimited } from "../assistant/RateLimit.ts"
+import { AssistantSettings } from "../assistant/Settings.ts"
+import { agentToolsFor, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "../assistant/Tools.ts"
+import type { PreparedTurn } from "../assistant/Turn.ts"
+import { TurnRegistry } from "../assistant/TurnRegistry.ts"
+
+const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
+
+const common = {
+  scope: "workspace",
+  roles: members,
+  claimedBy: "builtin",
+  destructive: false,
+  needsApproval: false
+} as const
+
+/** A string of `min` to `max` characters, counted as Unicode code points (what a person counts). */
+const Characters = (min: number, max: number) =>
+  Schema.String.pipe(
+    Schema.filter((text) => {
+      const length = [...text].length
+      return (length >= min && length <= max) || `must be ${min} to ${max} characters, got ${length}`
+    })
+  )
+
+const Uuid = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: () => "must be a UUID" }))
+
+export const Effort = Schema.Literal("low", "medium", "high", "xhigh", "max")
+
+/** Spec 2.2. */
+export const ChatRequest = Schema.Struct({
+  content: Characters(1, 32768),
+  conversationId: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(100)))),
+  turnId: Schema.optional(Uuid),
+  attachments: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.maxItems(10))),
+  goal: Schema.optional(
+    Schema.Struct({
+      statement: Characters(1, 2000),
+      maxRounds: Schema.optional(Schema.Int.pipe(Schema.between(1, 4)))
+    })
+  ),
+  tier: Schema.optional(Schema.String.pipe(Schema.maxLength(100))),
+  model: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  effort: Schema.optional(Effort),
+  pageContext: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
+  // accepted with no effect (spec 9.3), so older clients are not refused
+  activeServerIds: Schema.optional(Schema.Array(Schema.String)),
+  budget: Schema.optional(Schema.Unknown)
+})
+
+/** Fields the ask route refuses (spec 4.1: the model override fields). */
+export const MODEL_OVERRIDE_FIELDS = ["tier", "model", "effort"] as const
+
+/** The person a turn belongs to: the signed-in person, or the key's creator. */
+const personOf = (invocation: Invocation) =>
+  invocation.principal.attributedTo === null || invocation.principal.attributedTo === OPERATOR
+    ? Effect.fail(new Forbidden({ reason: "no_principal", message: "this request resolves to no person: the assistant acts only for a person (a key acts for its creator)" }))
+    : Effect.succeed(invocation.principal.attributedTo)
+
+const pathOf = (invocation: Invocation) =>
+  Effect.map(slugsOf(invocation.orgId!, invocation.workspaceId), (slugs) => {
+    const [orgSlug, workspaceSlug] = slugs.split("/")
+    return { orgSlug, workspaceSlug }
+  })
+
+export const askAssistant = defineCapability({
+  ...common,
+  name: "ask_assistant",
+  description: "Run one turn of the workspace assistant: as an SSE stream (chat/stream) or as one JSON result (assistant/ask).",
+  rest: { method: "post", path: "chat/stream" },
+  surfaces: ["api"],
+  input: ChatRequest,
+  // the prepared turn stays in the process; the gateway runs it
+  output: Schema.Unknown,
+  sensitivity: "medium",
+  mutating: true,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const settings = yield* AssistantSettings
+      if (settings.killSwitch) return yield* new Forbidden({ reason: "kill_switch", message: "the operator has stopped the assistant" })
+      const userId = yield* personOf(invocation)
+      const orgId = invocation.orgId!
+      const workspaceId = invocation.workspaceId!
+      const limiter = yield* ChatRateLimiter
+      const taken = limiter.take(workspaceId, Date.parse(invocation.at))
+      if (!taken.ok) return yield* new RateLimited({ retryAfterSeconds: taken.retryAfterSeconds })
+      const model = yield* resolveTurnModel({ orgId, tier: input.tier, model: input.model, effort: input.effort })
+      yield* checkAssistantSpend({ orgId, workspaceId, paidBy: model.paidBy, now: new Date(invocation.at) })
+      const attachments = input.attachments ?? []
+      yield* checkAttachments(workspaceId, attachments)
+      const registry = yield* Capabilities
+      const prepared: PreparedTurn = {
+        invocation,
+        path: yield* pathOf(invocation),
+        userId,
+        conversationRef: input.conversationId ?? null,
+        content: input.content,
+        attachments,
+        goal: input.goal === undefined ? null : { statement: input.goal.statement, maxRounds: input.goal.maxRounds ?? 3 },
+        turnId: input.turnId ?? null,
+        model,
+        tools: agentToolsFor(registry, invocation),
+        registry
+      }
+      return prepared
+    })
+})
+
+const Execution = Schema.Struct({
+  status: Schema.Literal("succeeded", "dispatched", "failed", "indeterminate", "queued", "denied", "expired"),
+  runId: Schema.optional(Schema.String),
+  reason: Schema.optional(Schema.String)
+})
+
+export const resolveApproval = defineCapability({
+  ...common,
+  name: "agent.approvals.resolve",
+  description: "Approve or deny a tool call the agent parked; an approved call runs at once as a new run.",
+  rest: { method: "post", path: "agent/approvals/resolve" },
+  surfaces: ["api"],
+  input: Schema.Struct({
+    approvalId: Schema.String.pipe(Schema.maxLength(100)),
+    decision: Schema.Literal("approved", "denied"),
+    note: Schema.optional(Characters(0, 2000))
+  }),
+  output: Schema.Struct({ execution: Execution }),
+  sensitivity: "high",
+  mutating: true,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const userId = yield* personOf(invocation)
+      const approval = yield* findApproval(invocation.workspaceId!, input.approvalId)
+      if (approval === undefined) return yield* new NotFound({ reason: "approval_not_found", message: `no approval ${input.approvalId} in this workspace` })
+      const host = yield* ActorHost
+      const executionRunId = input.decision === "approved" ? invocation.newId("tse") : null
+      yield* host.send(
+        ConversationActor,
+        approval.conversationId,
+        new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, model: "none" }),
+        invocation.meta
+      )
+      if (executionRunId === null) return { execution: { status: "denied" as const } }
+      // the parked call runs now, as the person who approved it, through the checkpoint like any agent call
+      const exit = yield* invoke({
+        authorization: undefined,
+        principal: invocation.principal,
+        surface: "agent",
+        capability: approval.capability,
+        path: yield* pathOf(invocation),
+        input: Effect.succeed(approval.input)
+      }).pipe(Effect.exit)
+      const error = Exit.isFailure(exit) ? (exit.cause._tag === "Fail" ? (exit.cause.error as { _tag?: string; reason?: string; message?: string }) : undefined) : undefined
+      const reason = Exit.isFailure(exit) ? error?.reason ?? error?._tag ?? "internal" : undefined
+      const execution: { status: "succeeded" | "failed"; runId: string; reason?: string } = reason === undefined
+        ? { status: "succeeded", runId: executionRunId }
+        : { status: "failed", runId: executionRunId, reason }
+      yield* host.send(
+        ConversationActor,
+        approval.conversationId,
+        new FinishRun({
+          runId: executionRunId,
+          status: reason === undefined ? "finished" : "failed",
+          assistantMessageId: null,
+          reply: "",
+          result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: exit.value as Json } : {}) },
+          usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+          error: reason === undefined ? null : { code: null, reason, message: error?.message ?? "the approved call failed" }
+        }),
+        { ...invocation.meta, commandId: `${invocation.meta.commandId}:finish` }
+      )
+      return { execution }
+    })
+})
+
+export const answerQuestion = defineCapability({
+  ...common,
+  name: "assistant.question.answer",
+  description: "Answer a question the agent asked in a running turn (one of its options, or free text).",
+  rest: { method: "post", path: "assistant/question/answer" },
+  surfaces: ["api"],
+  input: Schema.Struct({ questionId: Schema.String.pipe(Schema.maxLength(100)), answer: Characters(1, 4000) }),
+  output: Schema.Struct({ found: Schema.Boolean }),
+  sensitivity: "low",
+  mutating: true,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const userId = yield* personOf(invocation)
+      const question = yield* findQuestion(invocation.workspaceId!, input.questionId)
+      if (question === undefined) return { found: false }
+      const host = yield* ActorHost
+      const answered = yield* host
+        .send(ConversationActor, question.conversationId, new AnswerQuestion({ questionId: input.questionId, userId, answer: input.answer }), invocation.meta)
+        .pipe(Effect.as(true), Effect.catchTag("QuestionNotFound", () => Effect.succeed(false)))
+      if (answered) (yield* TurnRegistry).settleQuestion(input.questionId, { status: "answered", answer: input.answer })
+      return { found: answered }
+    })
+})
+
+export const turnReply = defineCapability({
+  ...common,
+  name: "assistant.reply",
+  description: "The state of a run and, once the turn finished, its reply: how a client that went away finds the answer.",
+  rest: { method: "post", path: "assistant/reply" },
+  surfaces: ["api", "mcp"],
+  input: Schema.Struct({ runId: Schema.String.pipe(Schema.maxLength(100)) }),
+  output: Schema.Struct({
+    runStatus: Schema.Literal("running", "finished", "failed", "stopped"),
+    reply: Schema.optional(Schema.Struct({ text: Schema.String }))
+  }),
+  sensitivity: "low",
+  mutating: false,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const run = yield* findRun(invocation.workspaceId!, input.runId)
+      if (run === undefined) return yield* new NotFound({ reason: "run_not_found", message: `no run ${input.runId} in this workspace` })
+      const ended = run.status === "finished" || run.status === "stopped"
+      return ended ? { runStatus: run.status, reply: { text: run.reply ?? "" } } : { runStatus: run.status }
+    })
+})
+
+export const cancelTurn = defineCapability({
+  ...common,
+  name: "assistant.turn.cancel",
+  description: "Stop a running turn by the turnId its person sent; it ends with stopped true and its partial reply.",
+  rest: { method: "post", path: "assistant/turn/cancel" },
+  surfaces: ["api"],
+  input: Schema.Struct({ turnId: Schema.String.pipe(Schema.maxLength(100)) }),
+  output: Schema.Struct({ found: Schema.Boolean }),
+  sensitivity: "low",
+  mutating: true,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const userId = yield* personOf(invocation)
+      const running = yield* findRunningTurn(invocation.workspaceId!, input.turnId, userId)
+      if (running === undefined) return { found: false }
+      const host = yield* ActorHost
+      const stopped = yield* host
+        .send(ConversationActor, running.conversationId, new RequestStop({ turnId: input.turnId, userId }), invocation.meta)
+        .pipe(Effect.as(true), Effect.catchTag("TurnNotFound", () => Effect.succeed(false)))
+      if (stopped) (yield* TurnRegistry).stop(running.runId)
+      return { found: stopped }
+    })
+})
+
+export const listAgentTools = defineCapability({
+  ...common,
+  name: "agent.tools.list",
+  description: "The tools the workspace agent may call for you: capabilities on the agent surface that your role allows, and ask_user.",
+  rest: { method: "post", path: "agent/tools" },
+  surfaces: ["api", "mcp"],
+  input: Schema.Struct({}),
+  output: Schema.Struct({
+    tools: Schema.Array(
+      Schema.Struct({
+        name: Schema.String,
+        capability: Schema.NullOr(Schema.String),
+        description: Schema.String,
+        inputSchema: Schema.Unknown,
+        needsApproval: Schema.Boolean,
+        riskLevel: Schema.Literal("low", "medium", "high")
+      })
+    )
+  }),
+  sensitivity: "low",
+  mutating: false,
+  handler: (invocation) =>
+    Effect.gen(function* () {
+      const registry = yield* Capabilities
+      const tools = agentToolsFor(registry, invocation).map((tool) => ({
+        name: tool.toolName,
+        capability: tool.capability.name,
+        description: tool.capability.description,
+        inputSchema: tool.inputSchema,
+        needsApproval: tool.capability.needsApproval,
+        riskLevel: tool.riskLevel
+      }))
+      return {
+        tools: [
+          ...tools,
+          { name: ASK_USER, capability: null, description: ASK_USER_DESCRIPTION, inputSchema: askUserSchema, needsApproval: false, riskLevel: "low" as const }
+        ]
+      }
+    })
+})
+
+export const assistantCapabilities: ReadonlyArray<AnyCapability> = [askAssistant, resolveApproval, answerQuestion, turnReply, cancelTurn, listAgentTools]

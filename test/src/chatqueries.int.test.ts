@@ -1,0 +1,319 @@
+/**
+ * The chat read-model queries against real Postgres: an actor host on the embedded log projects
+ * the conversation actor's events (a reply waits for the projection), and the queries read them
+ * back. Ids in either form,
+ * malformed ids not found, workspace scoping, history windows, and what the turn process and the
+ * sweepers poll.
+ */
+import { Effect, Exit, Layer, Scope } from "effect"
+import { randomUUID } from "node:crypto"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ConversationActor } from "../../actors/conversation/actor.ts"
+import {
+  AnswerQuestion,
+  AskQuestion,
+  type ConversationCommand,
+  FinishRun,
+  ParkToolCall,
+  RequestStop,
+  ResolveApproval,
+  RewriteSummary,
+  StartTurn
+} from "../../actors/conversation/protocol.ts"
+import {
+  findApproval,
+  findConversation,
+  findQuestion,
+  findRun,
+  findRunningTurn,
+  loadHistory,
+  olderMessages,
+  overdueQuestions,
+  questionStates,
+  staleRunningRuns,
+  stopRequested
+} from "../../src/assistant/ChatQueries.ts"
+import { kindRegistry } from "../../actors/kernel.ts"
+import * as Db from "../../src/Db.ts"
+import * as ActorHost from "../../streams/ActorHost.ts"
+import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
+import * as LocalCluster from "../../streams/LocalCluster.ts"
+import { databaseUrl, uniqueName } from "../support/env.ts"
+
+const PARTITIONS = 2
+
+const hostLayer = (schema: string) =>
+  ActorHost.layer({ commandTimeoutMs: 10_000, cachedKeysPerPartition: 16 }).pipe(
+    Layer.provideMerge(
+      Layer.mergeAll(
+        EmbeddedLog.layer({ logSchema: `${schema}_log`, partitions: PARTITIONS }),
+        LocalCluster.layer("node-a", PARTITIONS),
+        Layer.succeed(ActorHost.ActorKinds, kindRegistry([ConversationActor]))
+      ).pipe(Layer.provideMerge(Db.layer({ url: databaseUrl, schema, max: 4 })))
+    )
+  )
+
+let scope: Scope.CloseableScope
+let host: ActorHost.ActorHostService
+let db: Db.DbService
+
+const hex = () => randomUUID().replace(/-/g, "")
+const workspaceId = `wsp_${hex()}`
+const conversationId = randomUUID()
+const publicId = `cnv_${hex()}`
+const carol = "usr_carol"
+const usage = { promptTokens: 3, completionTokens: 2, totalTokens: 5 }
+
+const send = (command: ConversationCommand, at: string) =>
+  Effect.runPromise(host.send(ConversationActor, conversationId, command, { commandId: randomUUID(), at, actor: `user:${carol}` }))
+
+const read = <A>(effect: Effect.Effect<A, Db.DbError, Db.Db>) => Effect.runPromise(Effect.provideService(effect, Db.Db, db))
+
+const turn = (n: number, at: string, turnId: string | null = null) =>
+  send(
+    new StartTurn({
+      conversationId,
+      create: n === 1,
+      publicId,
+      orgId: "org_chat",
+      workspaceId,
+      userId: carol,
+      apiKeyId: null,
+      runId: `tse_${n}`,
+      turnId,
+      userMessageId: `msg_u${n}`,
+      content: `question ${n}`,
+      attachments: n === 1 ? ["gen_1"] : [],
+      model: "offline",
+      tier: null,
+      effort: null,
+      carriedSummary: false
+    }),
+    at
+  )
+
+const finish = (n: number, at: string) =>
+  send(
+    new FinishRun({ runId: `tse_${n}`, status: "finished", assistantMessageId: `msg_a${n}`, reply: `answer ${n}`, result: { reply: `answer ${n}`, stopped: false }, usage, error: null }),
+    at
+  )
+
+beforeAll(async () => {
+  scope = Effect.runSync(Scope.make())
+  const context = await Effect.runPromise(Layer.buildWithScope(hostLayer(uniqueName("t")), scope))
+  host = context.unsafeMap.get(ActorHost.ActorHost.key) as ActorHost.ActorHostService
+  db = context.unsafeMap.get(Db.Db.key) as Db.DbService
+  // three finished turns (six messages), then a fourth turn still running
+  await turn(1, "2024-05-01T12:00:00.000Z")
+  await finish(1, "2024-05-01T12:00:10.000Z")
+  await turn(2, "2024-05-01T12:01:00.000Z")
+  await finish(2, "2024-05-01T12:01:10.000Z")
+  await turn(3, "2024-05-01T12:02:00.000Z")
+  await finish(3, "2024-05-01T12:02:10.000Z")
+  await turn(4, "2024-05-01T12:03:00.000Z", "turn-4")
+})
+
+afterAll(async () => {
+  await Effect.runPromise(Scope.close(scope, Exit.void))
+})
+
+describe("conversations", () => {
+  it("are found by UUID (in any case) or cnv_ id, within their workspace only", async () => {
+    const expected = { conversationId, publicId, orgId: "org_chat", workspaceId, createdBy: carol }
+    expect(await read(findConversation(workspaceId, conversationId))).toEqual(expected)
+    expect(await read(findConversation(workspaceId, conversationId.toUpperCase()))).toEqual(expected)
+    expect(await read(findConversation(workspaceId, publicId))).toEqual(expected)
+    expect(await read(findConversation("wsp_other", conversationId))).toBeUndefined()
+    expect(await read(findConversation(workspaceId, randomUUID()))).toBeUndefined()
+  })
+
+  it("a malformed id is simply not found", async () => {
+    for (const id of ["", "nope", "cnv_xyz", `${publicId}0`, "apr_" + hex(), "'; select 1; --", conversationId.slice(1)]) {
+      expect(await read(findConversation(workspaceId, id))).toBeUndefined()
+    }
+  })
+})
+
+describe("history", () => {
+  it("the last messages in order, how many precede them, and the counts", async () => {
+    const history = await read(loadHistory(conversationId, 3))
+    expect(history).toEqual({
+      messages: [
+        { messageId: "msg_u3", role: "user", content: "question 3", attachments: [], position: 5 },
+        { messageId: "msg_a3", role: "assistant", content: "answer 3", attachments: [], position: 6 },
+        { messageId: "msg_u4", role: "user", content: "question 4", attachments: [], position: 7 }
+      ],
+      older: 4,
+      summary: null,
+      messageCount: 7,
+      turnCount: 4
+    })
+  })
+
+  it("by default up to 50 messages: all of them here", async () => {
+    const history = await read(loadHistory(conversationId))
+    expect(history.older).toBe(0)
+    expect(history.messages.map((m) => m.position)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(history.messages[0]).toEqual({ messageId: "msg_u1", role: "user", content: "question 1", attachments: ["gen_1"], position: 1 })
+  })
+
+  it("older messages up to a position, for the summary", async () => {
+    expect((await read(olderMessages(conversationId, 4))).map((m) => m.messageId)).toEqual(["msg_u1", "msg_a1", "msg_u2", "msg_a2"])
+  })
+
+  it("an unknown conversation has an empty history", async () => {
+    expect(await read(loadHistory(randomUUID()))).toEqual({ messages: [], older: 0, summary: null, messageCount: 0, turnCount: 0 })
+  })
+
+  it("carries the rewritten summary", async () => {
+    await send(new RewriteSummary({ summary: "carol asked three questions", coversMessages: 4, atTurn: 4 }), "2024-05-01T12:03:01.000Z")
+    expect((await read(loadHistory(conversationId, 3))).summary).toEqual({ text: "carol asked three questions", coversMessages: 4, atTurn: 4 })
+  })
+})
+
+describe("approvals", () => {
+  const approvalId = randomUUID()
+  const approvalPublicId = `apr_${hex()}`
+  const expiresAt = "2024-05-02T12:03:00.000Z"
+
+  beforeAll(async () => {
+    await send(
+      new ParkToolCall({
+        runId: "tse_4",
+        approvalId,
+        publicId: approvalPublicId,
+        toolCallId: "call_1",
+        capability: "nodes.delete",
+        input: { nodeId: "n1", force: true },
+        inputPreview: "delete n1",
+        userId: carol,
+        expiresAt
+      }),
+      "2024-05-01T12:03:02.000Z"
+    )
+  })
+
+  it("are found by UUID or apr_ id, within their workspace; malformed ids are not found", async () => {
+    const parked = {
+      approvalId,
+      publicId: approvalPublicId,
+      conversationId,
+      runId: "tse_4",
+      toolCallId: "call_1",
+      userId: carol,
+      capability: "nodes.delete",
+      input: { nodeId: "n1", force: true },
+      inputPreview: "delete n1",
+      status: "parked",
+      expiresAt,
+      executionRunId: null
+    }
+    expect(await read(findApproval(workspaceId, approvalId))).toEqual(parked)
+    expect(await read(findApproval(workspaceId, approvalPublicId))).toEqual(parked)
+    expect(await read(findApproval("wsp_other", approvalId))).toBeUndefined()
+    for (const id of ["apr_1", publicId, "x"]) expect(await read(findApproval(workspaceId, id))).toBeUndefined()
+  })
+
+  it("keep a tool input that is a bare JSON string", async () => {
+    const id = randomUUID()
+    await send(
+      new ParkToolCall({ runId: "tse_4", approvalId: id, publicId: `apr_${hex()}`, toolCallId: "call_2", capability: "nodes.get", input: "n1", inputPreview: "n1", userId: carol, expiresAt }),
+      "2024-05-01T12:03:02.500Z"
+    )
+    expect(await read(findApproval(workspaceId, id))).toMatchObject({ input: "n1", status: "parked" })
+  })
+
+  it("once approved, show the execution run, which is found as a running approval run", async () => {
+    await send(new ResolveApproval({ approvalId, decision: "approved", note: null, userId: carol, executionRunId: "tse_x", model: "offline" }), "2024-05-01T12:03:03.000Z")
+    expect(await read(findApproval(workspaceId, approvalPublicId))).toMatchObject({ status: "approved", executionRunId: "tse_x" })
+    expect(await read(findRun(workspaceId, "tse_x"))).toEqual({
+      runId: "tse_x",
+      conversationId,
+      status: "running",
+      reply: null,
+      result: null,
+      error: null,
+      kind: "approval",
+      userId: carol
+    })
+  })
+})
+
+describe("questions", () => {
+  const deadline = "2024-05-01T12:08:00.000Z"
+
+  beforeAll(async () => {
+    await send(new AskQuestion({ runId: "tse_4", questionId: "qst_1", question: "which?", options: ["a", "b"], userId: carol, deadline }), "2024-05-01T12:03:04.000Z")
+    await send(new AskQuestion({ runId: "tse_4", questionId: "qst_2", question: "when?", options: [], userId: carol, deadline }), "2024-05-01T12:03:04.000Z")
+  })
+
+  it("are found within their workspace", async () => {
+    expect(await read(findQuestion(workspaceId, "qst_1"))).toEqual({ questionId: "qst_1", conversationId, runId: "tse_4", userId: carol, status: "waiting" })
+    expect(await read(findQuestion("wsp_other", "qst_1"))).toBeUndefined()
+  })
+
+  it("overdue only once past the deadline, and only while waiting", async () => {
+    expect(await read(overdueQuestions("2024-05-01T12:07:59.999Z", 10))).toEqual([])
+    const overdue = await read(overdueQuestions(deadline, 10))
+    expect(overdue.filter((q) => q.conversationId === conversationId).map((q) => q.questionId).sort()).toEqual(["qst_1", "qst_2"])
+    await send(new AnswerQuestion({ questionId: "qst_1", userId: carol, answer: "a" }), "2024-05-01T12:04:00.000Z")
+    expect((await read(overdueQuestions(deadline, 10))).filter((q) => q.conversationId === conversationId)).toEqual([{ questionId: "qst_2", conversationId }])
+  })
+
+  it("states, for the turn that waits on them", async () => {
+    const states = await read(questionStates(["qst_1", "qst_2", "qst_unknown"]))
+    expect(Object.fromEntries(states)).toEqual({
+      qst_1: { status: "answered", answer: "a", reason: null },
+      qst_2: { status: "waiting", answer: null, reason: null }
+    })
+    expect((await read(questionStates([]))).size).toBe(0)
+  })
+})
+
+describe("runs", () => {
+  it("the running turn by turn id and person; stop requests; stale running runs", async () => {
+    expect(await read(findRunningTurn(workspaceId, "turn-4", carol))).toEqual({ runId: "tse_4", conversationId })
+    expect(await read(findRunningTurn(workspaceId, "turn-4", "usr_dave"))).toBeUndefined()
+    expect(await read(findRunningTurn("wsp_other", "turn-4", carol))).toBeUndefined()
+
+    expect(await read(stopRequested(["tse_4", "tse_x"]))).toEqual(new Set())
+    await send(new RequestStop({ turnId: "turn-4", userId: carol }), "2024-05-01T12:05:00.000Z")
+    expect(await read(stopRequested(["tse_4", "tse_x"]))).toEqual(new Set(["tse_4"]))
+    expect((await read(stopRequested([]))).size).toBe(0)
+
+    const stale = (before: string) =>
+      read(staleRunningRuns(before, 100)).then((runs) => runs.filter((r) => r.conversationId === conversationId).map((r) => r.runId))
+    expect(await stale("2024-05-01T12:03:00.000Z")).toEqual([])
+    expect(await stale("2024-05-01T12:03:00.001Z")).toEqual(["tse_4"])
+    expect(await stale("2024-05-01T13:00:00.000Z")).toEqual(["tse_4", "tse_x"])
+  })
+
+  it("a finished run: its reply and result; it is no longer running, and its waiting question closed", async () => {
+    await send(
+      new FinishRun({ runId: "tse_4", status: "stopped", assistantMessageId: "msg_a4", reply: "partial", result: { reply: "partial", stopped: true }, usage, error: null }),
+      "2024-05-01T12:05:01.000Z"
+    )
+    expect(await read(findRun(workspaceId, "tse_4"))).toEqual({
+      runId: "tse_4",
+      conversationId,
+      status: "stopped",
+      reply: "partial",
+      result: { reply: "partial", stopped: true },
+      error: null,
+      kind: "turn",
+      userId: carol
+    })
+    expect(await read(findRunningTurn(workspaceId, "turn-4", carol))).toBeUndefined()
+    expect((await read(questionStates(["qst_2"]))).get("qst_2")).toEqual({ status: "closed", answer: null, reason: "ended" })
+    expect((await read(staleRunningRuns("2024-05-01T13:00:00.000Z", 100))).filter((r) => r.conversationId === conversationId)).toEqual([{ runId: "tse_x", conversationId }])
+    expect((await read(loadHistory(conversationId, 1))).messages).toEqual([{ messageId: "msg_a4", role: "assistant", content: "partial", attachments: [], position: 8 }])
+  })
+
+  it("a failed run: its error; unknown and other workspaces' runs are not found", async () => {
+    const error = { code: "bad_gateway", reason: "model_unavailable", message: "the model did not answer" }
+    await send(new FinishRun({ runId: "tse_x", status: "failed", assistantMessageId: null, reply: "", result: null, usage, error }), "2024-05-01T12:05:02.000Z")
+    expect(await read(findRun(workspaceId, "tse_x"))).toMatchObject({ status: "failed", reply: "", result: null, error })
+    expect(await read(findRun(workspaceId, "tse_nope"))).toBeUndefined()
+    expect(await read(findRun("wsp_other", "tse_x"))).toBeUndefined()
+  })
+})
