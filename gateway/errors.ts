@@ -3,6 +3,7 @@
  * Every JSON error is `{ error: { code, reason?, message } }`.
  */
 import { Cause, Exit, Option } from "effect"
+import type { FailureDescription } from "../src/Failures.ts"
 import { type HttpReply, jsonError } from "./http.ts"
 
 type Tagged = { readonly _tag: string } & Record<string, any>
@@ -87,6 +88,8 @@ const table: Readonly<Record<string, Row>> = {
   ApprovalExpired: conflict("approval_expired", () => "this approval has expired, was already answered, or is not yours"),
   QuestionNotFound: notFound("question_not_found", (e) => `no open question ${e.questionId} for you`),
   TurnNotFound: notFound("turn_not_found", (e) => `no running turn ${e.turnId} of yours`),
+  CodegraphUnavailable: { status: 503, code: "unavailable", reason: "codegraph_unavailable", message: (e) => e.message },
+  TurnIdInUse: conflict("turn_id_in_use", (e) => `a turn with id ${e.turnId} is still running in this conversation`),
   RunNotFound: notFound("run_not_found", (e) => `no run ${e.runId}`),
   // assistant billing
   InsufficientCredits: own(402, "insufficient_credits"),
@@ -106,13 +109,7 @@ const table: Readonly<Record<string, Row>> = {
   ModelFamilyUnknown: conflict("model_family_unknown", (e) => `'${e.model}' names no known model family; use openai:<model>, anthropic:<model> or offline:<model>`)
 }
 
-/** A failure as every surface states it: the HTTP status, and the body's code, reason and message. */
-export interface FailureDescription {
-  readonly status: number
-  readonly code: string
-  readonly reason: string | undefined
-  readonly message: string
-}
+export type { FailureDescription }
 
 const internal: FailureDescription = { status: 500, code: "internal", reason: undefined, message: "Internal error" }
 

@@ -60,6 +60,8 @@ export interface AssistantConfig {
   readonly approvalTtlMs: number
   /** Largest attachment accepted by the upload route. */
   readonly maxAttachmentBytes: number
+  /** The code graph service the `codegraph.search` tool asks; unset: not set up. */
+  readonly codegraphUrl: string | undefined
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -109,7 +111,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       chatRateLimitPerMinute: int(env.CHAT_RATE_LIMIT_PER_MINUTE, 120, "CHAT_RATE_LIMIT_PER_MINUTE"),
       killSwitch: env.ASSISTANT_KILL_SWITCH === "true",
       approvalTtlMs: int(env.APPROVAL_TTL_MS, 24 * 60 * 60 * 1000, "APPROVAL_TTL_MS"),
-      maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES")
+      maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES"),
+      codegraphUrl: env.CODEGRAPH_URL || undefined
     }
   }
 }

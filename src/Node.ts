@@ -4,6 +4,7 @@
  * signal; tests run several.
  */
 import { type Clock, Effect, Layer, Runtime } from "effect"
+import { describeFailure } from "../gateway/errors.ts"
 import { startGateway } from "../gateway/server.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
@@ -12,6 +13,7 @@ import { bootstrap } from "./Bootstrap.ts"
 import type { AppConfig } from "./Config.ts"
 import { Db } from "./Db.ts"
 import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
+import { FailureDescriber } from "./Failures.ts"
 
 export interface NodeOptions {
   /** The clock requests see (tests inject one to step through key grace periods and expiries). */
@@ -24,7 +26,10 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
     const databaseUrl = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
     // PGlite has one backend: one connection keeps transactions whole
     const poolSize = config.databaseUrl === undefined ? 1 : 10
-    const context = yield* Layer.buildWithScope(appLayer(config, databaseUrl, poolSize), scope)
+    const layer = appLayer(config, databaseUrl, poolSize).pipe(Layer.provideMerge(Layer.succeed(FailureDescriber, describeFailure)))
+    // the same clock for requests and for the layers' own timers (question and run sweepers)
+    const build = Layer.buildWithScope(layer, scope)
+    const context = yield* (options.clock === undefined ? build : Effect.withClock(build, options.clock))
     const runtime = yield* Effect.provide(
       options.clock === undefined ? Effect.runtime<never>() : Effect.withClock(Effect.runtime<never>(), options.clock),
       Layer.succeedContext(context)

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
-import { ApprovalExpired, ConversationNotFound, type ConversationError, QuestionNotFound, RunNotFound, TurnNotFound } from "./errors.ts"
+import { ApprovalExpired, ConversationNotFound, type ConversationError, QuestionNotFound, RunNotFound, TurnIdInUse, TurnNotFound } from "./errors.ts"
 import {
   ApprovalResolved,
   ConversationStarted,
@@ -70,6 +70,9 @@ const startTurn = (state: ConversationState, command: StartTurn, meta: CommandMe
   const absent = state._tag === "Absent"
   if ((absent && !command.create) || (!absent && state.workspaceId !== workspaceId)) {
     return Either.left(new ConversationNotFound({ conversationId }))
+  }
+  if (!absent && command.turnId !== null && Object.values(state.runs).some((run) => run.kind === "turn" && run.turnId === command.turnId)) {
+    return Either.left(new TurnIdInUse({ turnId: command.turnId }))
   }
   const started = absent
     ? [new ConversationStarted({ conversationId, publicId: command.publicId, orgId: command.orgId, workspaceId, userId, startedAt: meta.at })]

@@ -47,5 +47,14 @@ export class TurnNotFound extends Schema.TaggedError<TurnNotFound>()("TurnNotFou
   }
 }
 
-export const ConversationError = Schema.Union(ConversationNotFound, RunNotFound, ApprovalExpired, QuestionNotFound, TurnNotFound)
+/** A turn of this conversation with the same turn id is still running: a cancel could not tell them apart. */
+export class TurnIdInUse extends Schema.TaggedError<TurnIdInUse>()("TurnIdInUse", {
+  turnId: Schema.String
+}) {
+  override get message() {
+    return `a turn with id ${this.turnId} is still running in this conversation`
+  }
+}
+
+export const ConversationError = Schema.Union(ConversationNotFound, RunNotFound, ApprovalExpired, QuestionNotFound, TurnNotFound, TurnIdInUse)
 export type ConversationError = typeof ConversationError.Type

@@ -30,6 +30,7 @@ import { readAttachments } from "./Files.ts"
 import { classifyModelError } from "./models/errors.ts"
 import { OfflineCannotReadFile } from "./models/offline.ts"
 import type { ResolvedModel } from "./models/resolve.ts"
+import { FailureDescriber } from "../Failures.ts"
 import { AssistantSettings } from "./Settings.ts"
 import { type AgentTool, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "./Tools.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
@@ -40,6 +41,8 @@ export const VERBATIM_MESSAGES = 50
 export const SUMMARY_EVERY_TURNS = 5
 /** Spec 8: a question waits five minutes, then closes with reason `timeout`. */
 export const QUESTION_WAIT_MS = 5 * 60 * 1000
+/** A turn still running after this is stopped (`engine_aborted`); runs older than that count as abandoned. */
+export const MAX_TURN_MS = 60 * 60 * 1000
 /** Model calls and tool calls one round may make. */
 const MAX_STEPS_PER_ROUND = 8
 const QUESTION_CHECK_MS = 100
@@ -120,6 +123,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
     const host = yield* ActorHost
     const registry = yield* TurnRegistry
     const settings = yield* AssistantSettings
+    const describe = yield* FailureDescriber
     const runExit = Runtime.runPromiseExit(runtime)
     const run = async <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> => {
       const exit = await runExit(effect)
@@ -187,6 +191,9 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
       } catch (error) {
         const tag = (error as { _tag?: string })._tag
         if (tag === "ConversationNotFound") return sink.done({ failure: failure("conversation_not_found", `no conversation ${turn.conversationRef} in this workspace`) })
+        if (tag === "TurnIdInUse") {
+          return sink.done({ failure: failure("assistant_run_not_recorded", `a turn with id ${turn.turnId} is still running in this conversation; nothing was answered`, "turn_id_in_use") })
+        }
         return sink.done({ failure: failure("assistant_run_not_recorded", "the turn could not be recorded as a run; nothing was answered") })
       }
       sink.event({ type: "run", runId })
@@ -194,6 +201,10 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
       const live: LiveTurn = { runId, conversationId, turnId: turn.turnId, userId: turn.userId, abort: new AbortController(), stopReason: undefined }
       const unregister = registry.register(live)
       const signal = live.abort.signal
+      const limit = setTimeout(() => {
+        live.stopReason = "limit"
+        live.abort.abort()
+      }, MAX_TURN_MS).unref()
 
       let reply = ""
       let usage = zeroUsage
@@ -241,14 +252,14 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
           toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : "completed", durationMs })
           return exit.value
         }
-        const error = Option.getOrUndefined(Cause.failureOption(exit.cause)) as { _tag?: string; reason?: string; message?: string } | undefined
-        const errorReason = error?.reason ?? error?._tag ?? "internal"
+        // a tool call's errorReason is the failure's reason in the one error table, else its code
+        const described = describe(exit.cause)
+        const errorReason = described.reason ?? described.code
         emit({ type: "tool-call-end", toolCallId, status: "failed", durationMs, errorReason })
         toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : "failed", durationMs })
-        if (error?._tag === "CodegraphUnavailable") {
-          throw new TurnFailed(failure("codegraph_unavailable", error.message ?? "the code graph service is not answering"))
-        }
-        return { error: errorReason, message: error?.message ?? "the call failed" }
+        // a service the turn depends on is down: the turn fails with it (7.2) rather than guess on
+        if (errorReason === "codegraph_unavailable") throw new TurnFailed(failure("codegraph_unavailable", described.message))
+        return { error: errorReason, message: described.message }
       }
 
       const askUser = async (input: { question: string; options?: ReadonlyArray<string> }, toolCallId: string) => {
@@ -321,7 +332,9 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
             stopWhen: stepCountIs(MAX_STEPS_PER_ROUND),
             providerOptions: turn.model.providerOptions,
             abortSignal: signal,
-            maxRetries: 0
+            maxRetries: 0,
+            // the error reaches the loop below as an `error` part; the SDK's default would also log it
+            onError: () => {}
           })
           for await (const part of result.fullStream) {
             switch (part.type) {
@@ -429,6 +442,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
       } catch (error) {
         console.error(`assistant: recording the end of run ${runId} failed`, error)
       } finally {
+        clearTimeout(limit)
         unregister()
       }
       if (failed !== undefined) return sink.done({ failure: failed })

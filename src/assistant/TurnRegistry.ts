@@ -3,16 +3,17 @@
  * any node, an answer given through any node. The cancel and answer capabilities tell a local turn
  * at once; a turn of another node learns it from the read models, which one poll per process reads
  * for all of its turns. A sweeper closes questions whose deadline passed even when the turn that
- * asked them is gone (its process died): the question timer is a row, not a setTimeout.
+ * asked them is gone (its process died): the question timer is a row, not a setTimeout. It also
+ * ends runs still marked running long after any turn could (their process died mid-turn).
  */
 import { Clock, Context, Effect, Layer, Schedule } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
-import { CloseQuestion } from "../../actors/conversation/protocol.ts"
+import { CloseQuestion, FinishRun } from "../../actors/conversation/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { overdueQuestions, questionStates, stopRequested } from "./ChatQueries.ts"
+import { overdueQuestions, questionStates, staleRunningRuns, stopRequested } from "./ChatQueries.ts"
 
-/** Why a live turn was aborted: its person cancelled it, or the process is shutting down. */
-export type StopReason = "cancel" | "shutdown"
+/** Why a live turn was aborted: its person cancelled it, the process is shutting down, or it ran past its limit. */
+export type StopReason = "cancel" | "shutdown" | "limit"
 
 export interface LiveTurn {
   readonly runId: string
@@ -26,8 +27,10 @@ export interface LiveTurn {
 export type QuestionOutcome = { readonly status: "answered"; readonly answer: string } | { readonly status: "closed" }
 
 export interface TurnRegistryService {
-  /** False once the process is shutting down: new turns are refused (`engine_unavailable`). */
+  /** False once the process is draining: new turns are refused (`engine_unavailable`). */
   readonly accepting: () => boolean
+  /** Refuse new turns from now on; running turns go on (the first step of a graceful shutdown). */
+  readonly drain: () => void
   readonly register: (turn: LiveTurn) => () => void
   /** Stops a local turn now; false when it does not run here. */
   readonly stop: (runId: string) => boolean
@@ -46,6 +49,8 @@ const POLL_MS = 250
 const SWEEP_MS = 5_000
 /** How long shutdown waits for aborted turns to record how they ended. */
 const DRAIN_MS = 5_000
+/** No turn runs longer (its own limit, `MAX_TURN_MS` in Turn.ts); a run still running after this lost its process. */
+export const ABANDONED_AFTER_MS = 2 * 60 * 60 * 1000
 
 export const layer = Layer.scoped(
   TurnRegistry,
@@ -76,13 +81,32 @@ export const layer = Layer.scoped(
     })
 
     const sweep = Effect.gen(function* () {
-      const now = new Date(yield* Clock.currentTimeMillis).toISOString()
+      const nowMs = yield* Clock.currentTimeMillis
+      const now = new Date(nowMs).toISOString()
+      const system = (commandId: string) => ({ commandId, at: now, actor: "system" })
+      for (const abandoned of yield* staleRunningRuns(new Date(nowMs - ABANDONED_AFTER_MS).toISOString(), 100)) {
+        if (live.has(abandoned.runId)) continue
+        yield* host.send(
+          ConversationActor,
+          abandoned.conversationId,
+          new FinishRun({
+            runId: abandoned.runId,
+            status: "failed",
+            assistantMessageId: null,
+            reply: "",
+            result: null,
+            usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+            error: { code: "engine_aborted", reason: null, message: "the process running this turn stopped before it ended" }
+          }),
+          system(`abandon_${abandoned.runId}`)
+        )
+      }
       for (const overdue of yield* overdueQuestions(now, 100)) {
         yield* host.send(
           ConversationActor,
           overdue.conversationId,
           new CloseQuestion({ questionId: overdue.questionId, reason: "timeout" }),
-          { commandId: `timeout_${overdue.questionId}`, at: now, actor: "system" }
+          system(`timeout_${overdue.questionId}`)
         )
       }
     })
@@ -104,6 +128,9 @@ export const layer = Layer.scoped(
 
     return {
       accepting: () => accepting,
+      drain: () => {
+        accepting = false
+      },
       register: (turn) => {
         live.set(turn.runId, turn)
         return () => void live.delete(turn.runId)

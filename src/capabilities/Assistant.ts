@@ -10,9 +10,10 @@ import { AnswerQuestion, FinishRun, RequestStop, ResolveApproval } from "../../a
 import { OPERATOR } from "../../actors/apikey/purposes.ts"
 import type { Json } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { slugsOf } from "../Auth.ts"
+import { accessFacts, slugsOf } from "../Auth.ts"
 import { type AnyCapability, Capabilities, defineCapability, type Invocation, invoke, type Role } from "../Capabilities.ts"
 import { Forbidden, NotFound } from "../Errors.ts"
+import { FailureDescriber } from "../Failures.ts"
 import { checkAssistantSpend } from "../assistant/Billing.ts"
 import { findApproval, findQuestion, findRun, findRunningTurn } from "../assistant/ChatQueries.ts"
 import { checkAttachments } from "../assistant/Files.ts"
@@ -24,6 +25,8 @@ import type { PreparedTurn } from "../assistant/Turn.ts"
 import { TurnRegistry } from "../assistant/TurnRegistry.ts"
 
 const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
+/** Spec 5 rule 6: the roles `ask_assistant` grants. */
+const askers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
 
 const common = {
   scope: "workspace",
@@ -70,11 +73,23 @@ export const ChatRequest = Schema.Struct({
 /** Fields the ask route refuses (spec 4.1: the model override fields). */
 export const MODEL_OVERRIDE_FIELDS = ["tier", "model", "effort"] as const
 
-/** The person a turn belongs to: the signed-in person, or the key's creator. */
+const noPrincipal = new Forbidden({
+  reason: "no_principal",
+  message: "this request resolves to no person: the assistant acts for a person, and a key acts for its creator while they are a member of the organization"
+})
+
+/** The person a turn belongs to: the signed-in person, or the key's creator while still a member
+ * (the checkpoint checks a key's own role, never its creator's standing). */
 const personOf = (invocation: Invocation) =>
-  invocation.principal.attributedTo === null || invocation.principal.attributedTo === OPERATOR
-    ? Effect.fail(new Forbidden({ reason: "no_principal", message: "this request resolves to no person: the assistant acts only for a person (a key acts for its creator)" }))
-    : Effect.succeed(invocation.principal.attributedTo)
+  Effect.gen(function* () {
+    const { attributedTo, credential } = invocation.principal
+    if (attributedTo === null || attributedTo === OPERATOR) return yield* noPrincipal
+    if (credential === "api_key") {
+      const { standing } = yield* accessFacts(invocation.orgId!, invocation.workspaceId, attributedTo, null)
+      if (standing.orgRole === null) return yield* noPrincipal
+    }
+    return attributedTo
+  })
 
 const pathOf = (invocation: Invocation) =>
   Effect.map(slugsOf(invocation.orgId!, invocation.workspaceId), (slugs) => {
@@ -85,6 +100,7 @@ const pathOf = (invocation: Invocation) =>
 export const askAssistant = defineCapability({
   ...common,
   name: "ask_assistant",
+  roles: askers,
   description: "Run one turn of the workspace assistant: as an SSE stream (chat/stream) or as one JSON result (assistant/ask).",
   rest: { method: "post", path: "chat/stream" },
   surfaces: ["api"],
@@ -168,8 +184,8 @@ export const resolveApproval = defineCapability({
         path: yield* pathOf(invocation),
         input: Effect.succeed(approval.input)
       }).pipe(Effect.exit)
-      const error = Exit.isFailure(exit) ? (exit.cause._tag === "Fail" ? (exit.cause.error as { _tag?: string; reason?: string; message?: string }) : undefined) : undefined
-      const reason = Exit.isFailure(exit) ? error?.reason ?? error?._tag ?? "internal" : undefined
+      const described = Exit.isFailure(exit) ? (yield* FailureDescriber)(exit.cause) : undefined
+      const reason = described === undefined ? undefined : described.reason ?? described.code
       const execution: { status: "succeeded" | "failed"; runId: string; reason?: string } = reason === undefined
         ? { status: "succeeded", runId: executionRunId }
         : { status: "failed", runId: executionRunId, reason }
@@ -183,7 +199,7 @@ export const resolveApproval = defineCapability({
           reply: "",
           result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: exit.value as Json } : {}) },
           usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-          error: reason === undefined ? null : { code: null, reason, message: error?.message ?? "the approved call failed" }
+          error: described === undefined ? null : { code: described.code, reason: described.reason ?? null, message: described.message }
         }),
         { ...invocation.meta, commandId: `${invocation.meta.commandId}:finish` }
       )

@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
-import { ApprovalExpired, ConversationNotFound, QuestionNotFound, RunNotFound, TurnNotFound } from "../../actors/conversation/errors.ts"
+import { ApprovalExpired, ConversationNotFound, QuestionNotFound, RunNotFound, TurnIdInUse, TurnNotFound } from "../../actors/conversation/errors.ts"
 import {
   ApprovalResolved,
   ConversationStarted,
@@ -154,9 +154,20 @@ describe("starting a turn", () =>
     [
       "a creating turn for a conversation that exists continues it (a retry)",
       opened,
-      new StartTurn({ ...turn, runId: "tse_2", userMessageId: "msg_u2" }),
+      new StartTurn({ ...turn, runId: "tse_2", userMessageId: "msg_u2", turnId: "turn-2" }),
       T1,
-      [new MessageSaved({ ...userSaved, messageId: "msg_u2", runId: "tse_2", savedAt: T1 }), new RunStarted({ ...runStarted, runId: "tse_2", startedAt: T1 })]
+      [
+        new MessageSaved({ ...userSaved, messageId: "msg_u2", runId: "tse_2", savedAt: T1 }),
+        new RunStarted({ ...runStarted, runId: "tse_2", turnId: "turn-2", startedAt: T1 })
+      ]
+    ],
+    ["a turn id of a turn still running here: a cancel could not tell them apart", opened, new StartTurn({ ...turn, runId: "tse_2", userMessageId: "msg_u2" }), T1, new TurnIdInUse({ turnId: turn.turnId! })],
+    [
+      "a turn id whose turn has ended may be used again",
+      [...opened, finished],
+      new StartTurn({ ...turn, create: false, runId: "tse_2", userMessageId: "msg_u2" }),
+      T3,
+      [new MessageSaved({ ...userSaved, messageId: "msg_u2", runId: "tse_2", savedAt: T3 }), new RunStarted({ ...runStarted, runId: "tse_2", startedAt: T3 })]
     ],
     ["a conversation that does not exist, without create", [], new StartTurn({ ...turn, create: false }), T0, new ConversationNotFound({ conversationId })],
     ["a conversation of another workspace", opened, new StartTurn({ ...turn, workspaceId: "wsp_2", create: false }), T1, new ConversationNotFound({ conversationId })],

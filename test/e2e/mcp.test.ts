@@ -8,12 +8,10 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { type CallToolResult, ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js"
 import { randomBytes } from "node:crypto"
-import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { auditRows, comparableAudit } from "../support/audit.ts"
 import { capability } from "../support/http.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { caughtUp } from "../support/projection.ts"
-import { EventLog } from "../../streams/EventLog.ts"
 
 let node: TestNode
 let workspaceClient: Client
@@ -132,24 +130,18 @@ describe("tools", () => {
 })
 
 describe("one checkpoint", () => {
-  const auditRows = async (capabilityName: string) => {
-    await Effect.runPromise(caughtUp(node.db).pipe(Effect.provideService(EventLog, node.log)))
-    return node.db.sql`select * from ${node.db.table("audit_log")} where capability = ${capabilityName} order by at`
-  }
-
   it("leaves the same audit record over REST and MCP, but for the surface", async () => {
     const input = { label: "Ticket", properties: { title: "Same either way" } }
-    const before = new Set((await auditRows("node.create")).map((r) => r.invocation_id))
+    const before = new Set((await auditRows(node, "node.create")).map((r) => r.invocation_id))
     const overRest = await rest("node.create", input)
     expect(overRest.status).toBe(200)
     const overMcp = await callTool(workspaceClient, "node.create", input)
     expect(overMcp.isError).toBeFalsy()
 
-    const rows = (await auditRows("node.create")).filter((r) => !before.has(r.invocation_id))
+    const rows = (await auditRows(node, "node.create")).filter((r) => !before.has(r.invocation_id))
     expect(rows.map((r) => r.surface)).toEqual(["api", "mcp"])
-    const comparable = ({ invocation_id, at, duration_ms, surface, ...rest }: Record<string, unknown>) => rest
-    expect(comparable(rows[1])).toEqual(comparable(rows[0]))
-    expect(comparable(rows[0])).toMatchObject({ outcome: "succeeded", workspace_id: expect.any(String), api_key_id: expect.any(String) })
+    expect(comparableAudit(rows[1])).toEqual(comparableAudit(rows[0]))
+    expect(comparableAudit(rows[0])).toMatchObject({ outcome: "succeeded", workspace_id: expect.any(String), api_key_id: expect.any(String) })
   })
 
   it("refuses what the credential may not do with REST's code and reason", async () => {

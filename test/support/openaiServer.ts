@@ -20,6 +20,8 @@ export interface RecordedRequest {
   readonly headers: IncomingHttpHeaders
   /** The parsed JSON body. */
   readonly body: any
+  /** The token usage the server reported for this request (streamed only when asked with `include_usage`); undefined for an error. */
+  readonly usage?: { readonly prompt_tokens: number; readonly completion_tokens: number; readonly total_tokens: number }
 }
 
 export interface OpenAiServer {
@@ -72,7 +74,8 @@ export const startOpenAiServer = async (): Promise<OpenAiServer> => {
         response.end(JSON.stringify({ error: { message: "the body is not JSON", type: "invalid_request_error" } }))
         return
       }
-      requests.push({ path, headers: request.headers, body })
+      const recorded: { -readonly [K in keyof RecordedRequest]: RecordedRequest[K] } = { path, headers: request.headers, body }
+      requests.push(recorded)
       if (request.method !== "POST" || !path.endsWith("/chat/completions")) {
         response.writeHead(404, { "content-type": "application/json" })
         response.end(JSON.stringify({ error: { message: `no route ${request.method} ${path}`, type: "invalid_request_error" } }))
@@ -94,6 +97,7 @@ export const startOpenAiServer = async (): Promise<OpenAiServer> => {
       const reasoning = scripted.kind === "text" ? scripted.reasoning ?? "" : ""
       const finishReason = toolCall === undefined ? "stop" : "tool_calls"
       const usage = usageOf(body, text.length + reasoning.length + (toolCall?.arguments.length ?? 0), reasoning.length)
+      recorded.usage = usage
 
       if (body.stream !== true) {
         response.writeHead(200, { "content-type": "application/json" })
