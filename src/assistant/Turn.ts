@@ -9,7 +9,7 @@ import { generateText, jsonSchema, type ModelMessage, stepCountIs, streamText, t
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
-import { AskQuestion, CloseQuestion, FinishRun, ParkToolCall, RewriteSummary, StartTurn } from "../../actors/conversation/protocol.ts"
+import { AskQuestion, CloseQuestion, type ConversationCommand, FinishRun, ParkToolCall, RewriteSummary, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type Invocation, invoke, type Registry } from "../Capabilities.ts"
@@ -119,7 +119,8 @@ const TEXT_TYPES = new Set(["text/plain", "text/markdown", "text/csv", "applicat
 /** The turn: runs to its end and tells the sink; never fails (a failure is the sink's `done`). */
 export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
   Effect.gen(function* () {
-    const runtime = yield* Effect.runtime<ActorHost | TurnRegistry | AssistantSettings | any>()
+    // the turn runs effects of many services (models, billing, files, the checkpoint): all the node provides
+    const runtime = yield* Effect.runtime<any>()
     const host = yield* ActorHost
     const registry = yield* TurnRegistry
     const settings = yield* AssistantSettings
@@ -135,11 +136,30 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
     const { invocation } = turn
     const { workspaceId } = invocation
     const orgId = invocation.orgId!
-    const meta = (): CommandMeta => ({ commandId: randomUUID(), at: new Date(now()).toISOString(), actor: invocation.meta.actor })
-    const send = (conversationId: string, command: Parameters<typeof host.send<any, any, any, any>>[2]) =>
-      run(host.send(ConversationActor, conversationId, command, meta()))
+    const meta = (commandId: string = randomUUID()): CommandMeta => ({ commandId, at: new Date(now()).toISOString(), actor: invocation.meta.actor })
+    const send = (conversationId: string, command: ConversationCommand, commandId?: string) =>
+      run(host.send(ConversationActor, conversationId, command, meta(commandId)))
 
-    yield* Effect.promise(async () => {
+    let ended = false
+    const once: TurnSink = {
+      event: (event) => {
+        if (!ended) sink.event(event)
+      },
+      done: (outcome) => {
+        if (ended) return
+        ended = true
+        sink.done(outcome)
+      }
+    }
+    yield* Effect.promise(() =>
+      turnProcess(once).catch((error) => {
+        // storage failed outside the model loop (loading the history, say): the stream still ends as 7.2 says
+        console.error("assistant: turn failed", error)
+        once.done({ failure: failure("engine_unavailable", "the assistant engine could not reach its storage; retry") })
+      })
+    )
+
+    async function turnProcess(sink: TurnSink): Promise<void> {
       if (!registry.accepting()) return sink.done({ failure: failure("engine_unavailable", "the assistant engine is shutting down; retry on another node") })
 
       // the conversation: an existing one of this workspace, or a new one
@@ -147,7 +167,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
       let conversationPublicId: string
       let create = false
       if (turn.conversationRef !== null) {
-        const found = await run(findConversation(workspaceId!, turn.conversationRef)).catch(() => undefined)
+        const found = await run(findConversation(workspaceId!, turn.conversationRef))
         if (found === undefined) {
           return sink.done({ failure: failure("conversation_not_found", `no conversation ${turn.conversationRef} in this workspace`) })
         }
@@ -186,7 +206,9 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
             tier: turn.model.tier,
             effort: turn.model.effort,
             carriedSummary: summary !== null
-          })
+          }),
+          // a retry under the same Idempotency-Key records the same run once
+          `${invocation.meta.commandId}:start`
         )
       } catch (error) {
         const tag = (error as { _tag?: string })._tag
@@ -448,7 +470,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
       if (failed !== undefined) return sink.done({ failure: failed })
       emit({ type: "usage", usage })
       sink.done({ result })
-    })
+    }
   })
 
 /** 7.2's code for what broke the turn. */
