@@ -7,9 +7,6 @@
  * Kafka the command line decides itself).
  */
 import { Cause, Effect, Either, Runtime } from "effect"
-import { execFile } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import postgres from "postgres"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { describeFailure } from "../../gateway/errors.ts"
@@ -20,6 +17,7 @@ import { grantCredits, setBillingSuspended } from "../../src/assistant/BillingOp
 import type { Db } from "../../src/Db.ts"
 import type { ActorHost } from "../../streams/ActorHost.ts"
 import { addPerson, bootstrapPlace, callWithCookie, signIn } from "../support/people.ts"
+import { runCli } from "../support/cli.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
 let node: TestNode
@@ -71,28 +69,8 @@ afterAll(async () => {
   if (!stopped) await node?.stop()
 })
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 
-/** Runs `svc` (src/cli.ts) against the test node's database and log. */
-const cli = (args: ReadonlyArray<string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      path.join(root, "node_modules/.bin/tsx"),
-      ["src/cli.ts", ...args],
-      {
-        cwd: root,
-        timeout: 60_000,
-        env: {
-          ...process.env,
-          DATABASE_URL: node.config.databaseUrl,
-          DB_SCHEMA: node.config.dbSchema,
-          LOG_PARTITIONS: String(node.config.partitions),
-          KAFKA_BROKERS: ""
-        }
-      },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
-    )
-  })
+const cli = (args: ReadonlyArray<string>) => runCli(node, args)
 
 describe("billing", () => {
   it("a new organization is unmetered and uncapped: every check passes", async () => {

@@ -6,9 +6,6 @@
  * non-mutating MCP capabilities; an unknown purpose is denied.
  */
 import { Effect, Either, Runtime } from "effect"
-import { execFile } from "node:child_process"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { keyOf } from "../../actors/kernel.ts"
@@ -16,6 +13,7 @@ import { issueCredential, type IssueCredentialRequest } from "../../src/IssueCre
 import type { Db } from "../../src/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { addPerson, callWithCookie, signIn } from "../support/people.ts"
+import { runCli } from "../support/cli.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, eventsOf, eventually, expectError, type Reply, send, sleep } from "./client.ts"
 
@@ -30,7 +28,6 @@ let memberCookie: string
 /** Keys issued in `beforeAll`. */
 const keys = { host: "", hostId: "", otherHost: "", gateway: "", telemetry: "", orgTelemetry: "" }
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
 
 const whoami = (key: string) => send(node, "/v1/auth/whoami", { headers: { authorization: `Bearer ${key}` } })
 
@@ -65,26 +62,7 @@ const auditOf = (keyId: string) =>
   node.db.sql`select capability, principal_kind, outcome, error_tag from ${node.db.table("audit_log")}
     where api_key_id = ${keyId} and kind = 'capability' order by at, invocation_id`
 
-/** Runs `svc` (src/cli.ts) against the test node's database and log. */
-const cli = (args: ReadonlyArray<string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      path.join(root, "node_modules/.bin/tsx"),
-      ["src/cli.ts", ...args],
-      {
-        cwd: root,
-        timeout: 60_000,
-        env: {
-          ...process.env,
-          DATABASE_URL: node.config.databaseUrl,
-          DB_SCHEMA: node.config.dbSchema,
-          LOG_PARTITIONS: String(node.config.partitions),
-          KAFKA_BROKERS: ""
-        }
-      },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
-    )
-  })
+const cli = (args: ReadonlyArray<string>) => runCli(node, args)
 
 beforeAll(async () => {
   node = await startTestNode()
