@@ -70,6 +70,12 @@ export interface PreparedTurn {
   readonly registry: Registry
 }
 
+/** A conversation's UUID from a generated id (`<prefix>_<32 hex>`), so a retry under the same Idempotency-Key names the same conversation. */
+const uuidOf = (id: string): string => {
+  const hex = id.slice(id.lastIndexOf("_") + 1).padEnd(32, "0").slice(0, 32)
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-8${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
 const failure = (code: string | null, message: string, reason: string | null = null): TurnFailure => ({ code, reason, message })
 
 const zeroUsage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
@@ -174,7 +180,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
         conversationId = found.conversationId
         conversationPublicId = found.publicId
       } else {
-        conversationId = randomUUID()
+        conversationId = uuidOf(invocation.newId("conversation"))
         conversationPublicId = invocation.newId("cnv")
         create = true
       }

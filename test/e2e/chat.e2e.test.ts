@@ -257,6 +257,26 @@ describe("the ask route", () => {
   })
 })
 
+describe("retries", () => {
+  it("the same Idempotency-Key names the same conversation and records the run once", async () => {
+    const idempotencyKey = randomUUID()
+    const ask = () =>
+      fetch(`${node.baseUrl}/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/assistant/ask`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${node.bootstrap.workspaceKey}`, "idempotency-key": idempotencyKey },
+        body: JSON.stringify({ content: "once" })
+      }).then((r) => r.json())
+    const first = await ask()
+    const again = await ask()
+    expect(again.conversationId).toBe(first.conversationId)
+    expect(again.runId).toBe(first.runId)
+    const runs = await node.db.sql`select count(*)::int as n from ${node.db.sql(node.db.schema)}.runs where run_id = ${first.runId}`
+    const conversations = await node.db.sql`select message_count from ${node.db.sql(node.db.schema)}.conversations where conversation_id = ${first.conversationId}`
+    expect(runs[0].n).toBe(1)
+    expect(conversations[0].message_count).toBe(2)
+  })
+})
+
 describe("goal", () => {
   it("rounds continue until the independent check finds the goal met", async () => {
     const turn = await streamChat(node, { content: "/goal-after 2", goal: { statement: "the plan is written", maxRounds: 3 } })
