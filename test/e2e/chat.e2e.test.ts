@@ -265,7 +265,7 @@ describe("retries", () => {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${node.bootstrap.workspaceKey}`, "idempotency-key": idempotencyKey },
         body: JSON.stringify({ content: "once" })
-      }).then((r) => r.json())
+      }).then((r) => r.json() as Promise<any>)
     const first = await ask()
     const again = await ask()
     expect(again.conversationId).toBe(first.conversationId)
