@@ -106,7 +106,13 @@ const table: Readonly<Record<string, Row>> = {
   ModelTierKeyCannotServe: conflict("model_tier_key_cannot_serve", (e) => `the organization's model keys cannot run ${e.model}, the model of tier '${e.slug}'`),
   ModelTierArchived: conflict("model_tier_archived", (e) => `model tier '${e.slug}' is archived`),
   ModelTierUnmapped: conflict("model_tier_unmapped", (e) => `model tier '${e.slug}' has no model`),
-  ModelFamilyUnknown: conflict("model_family_unknown", (e) => `'${e.model}' names no known model family; use openai:<model>, anthropic:<model> or offline:<model>`)
+  ModelFamilyUnknown: conflict("model_family_unknown", (e) => `'${e.model}' names no known model family; use openai:<model>, anthropic:<model> or offline:<model>`),
+  // a2a tasks
+  TaskNotFound: notFound("task_not_found", (e) => `no task ${e.taskId}`),
+  TaskNotCancelable: conflict("task_not_cancelable", (e) => `task ${e.taskId} is ${e.state} and can no longer be canceled`),
+  TaskTerminal: conflict("task_terminal", (e) => `task ${e.taskId} is ${e.state} and takes no more messages`),
+  TaskNotAwaitingInput: conflict("task_not_awaiting_input", (e) => `task ${e.taskId} is ${e.state}, not waiting for input`),
+  TaskAlreadyExists: conflict("task_exists", (e) => `task ${e.taskId} already exists`)
 }
 
 export type { FailureDescription }

@@ -5,6 +5,7 @@
 import { Effect, type Exit } from "effect"
 import uWS from "uWebSockets.js"
 import { invoke, type Registry } from "../src/Capabilities.ts"
+import { a2aRoutes } from "./a2a.ts"
 import { authRoutes } from "./auth.ts"
 import { chatRoutes } from "./chat.ts"
 import { deviceRoutes } from "./device.ts"
@@ -95,6 +96,9 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   uploadRoutes(app, options)
   ssoRoutes(app, options)
   chatRoutes(app, { run: options.run, limits })
+  // a node told to listen on any port (0) names itself by the port it got
+  let publicBase = options.baseUrl
+  a2aRoutes(app, { run: options.run, baseUrl: () => publicBase, limits })
   route(app, "post", "/v1/*", capabilityRoute("post"), limits)
   route(app, "del", "/v1/*", capabilityRoute("del"), limits)
 
@@ -111,7 +115,9 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   return new Promise((resolve, reject) => {
     app.listen(options.host, options.port, (socket) => {
       if (!socket) return reject(new Error(`cannot listen on ${options.host}:${options.port}`))
-      resolve({ port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) })
+      const port = uWS.us_socket_local_port(socket)
+      if (options.port === 0) publicBase = `http://${options.host === "0.0.0.0" ? "127.0.0.1" : options.host}:${port}`
+      resolve({ port, close: () => uWS.us_listen_socket_close(socket) })
     })
   })
 }

@@ -46,10 +46,12 @@ import { chatRateLimiterLayer } from "./assistant/RateLimit.ts"
 import * as TurnRegistry from "./assistant/TurnRegistry.ts"
 import { assistantCapabilities } from "./capabilities/Assistant.ts"
 import { codegraphCapabilities } from "./capabilities/Codegraph.ts"
+import { a2aCapabilities } from "./capabilities/A2a.ts"
+import { A2aTaskActor } from "../actors/a2atask/actor.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)

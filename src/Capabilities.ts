@@ -18,7 +18,7 @@ import { appendAudit } from "./AuditWriter.ts"
 import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "./Auth.ts"
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
 
-export type Surface = "api" | "mcp" | "agent"
+export type Surface = "api" | "mcp" | "agent" | "a2a"
 
 export type Role = "org:owner" | "org:member" | "workspace:admin" | "workspace:member" | "workspace:viewer"
 

@@ -61,6 +61,8 @@ export interface PreparedTurn {
   readonly userId: string
   /** A cnv_ id or UUID naming an existing conversation; null starts one. */
   readonly conversationRef: string | null
+  /** The public id of the conversation a first turn starts (A2A derives its context id from it); null: a new one. */
+  readonly newConversationPublicId: string | null
   readonly content: string
   readonly attachments: ReadonlyArray<string>
   readonly goal: Goal | null
@@ -181,7 +183,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
         conversationPublicId = found.publicId
       } else {
         conversationId = uuidOf(invocation.newId("conversation"))
-        conversationPublicId = invocation.newId("cnv")
+        conversationPublicId = turn.newConversationPublicId ?? invocation.newId("cnv")
         create = true
       }
       const history = create

@@ -26,7 +26,7 @@ import { TurnRegistry } from "../assistant/TurnRegistry.ts"
 
 const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
 /** Spec 5 rule 6: the roles `ask_assistant` grants. */
-const askers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
+export const askers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
 
 const common = {
   scope: "workspace",
@@ -109,37 +109,48 @@ export const askAssistant = defineCapability({
   output: Schema.Unknown,
   sensitivity: "medium",
   mutating: true,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const settings = yield* AssistantSettings
-      if (settings.killSwitch) return yield* new Forbidden({ reason: "kill_switch", message: "the operator has stopped the assistant" })
-      const userId = yield* personOf(invocation)
-      const orgId = invocation.orgId!
-      const workspaceId = invocation.workspaceId!
-      const limiter = yield* ChatRateLimiter
-      const taken = limiter.take(workspaceId, Date.parse(invocation.at))
-      if (!taken.ok) return yield* new RateLimited({ retryAfterSeconds: taken.retryAfterSeconds })
-      const model = yield* resolveTurnModel({ orgId, tier: input.tier, model: input.model, effort: input.effort })
-      yield* checkAssistantSpend({ orgId, workspaceId, paidBy: model.paidBy, now: new Date(invocation.at) })
-      const attachments = input.attachments ?? []
-      yield* checkAttachments(workspaceId, attachments)
-      const registry = yield* Capabilities
-      const prepared: PreparedTurn = {
-        invocation,
-        path: yield* pathOf(invocation),
-        userId,
-        conversationRef: input.conversationId ?? null,
-        content: input.content,
-        attachments,
-        goal: input.goal === undefined ? null : { statement: input.goal.statement, maxRounds: input.goal.maxRounds ?? 3 },
-        turnId: input.turnId ?? null,
-        model,
-        tools: agentToolsFor(registry, invocation),
-        registry
-      }
-      return prepared
-    })
+  handler: (invocation, input) => prepareTurn(invocation, input)
 })
+
+/** What a turn is asked with: the chat request's fields (A2A messages fill the first ones). */
+export type TurnRequest = Pick<typeof ChatRequest.Type, "content" | "conversationId" | "turnId" | "attachments" | "goal" | "tier" | "model" | "effort">
+
+/**
+ * Every check of spec 7.1 a turn passes before it may start, in one place for the chat routes and
+ * A2A: the kill switch, a person behind the caller, the workspace's rate, the model, the spend
+ * limits, the attachments. `newConversationPublicId` names the conversation a first turn creates.
+ */
+export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConversationPublicId: string | null = null) =>
+  Effect.gen(function* () {
+    const settings = yield* AssistantSettings
+    if (settings.killSwitch) return yield* new Forbidden({ reason: "kill_switch", message: "the operator has stopped the assistant" })
+    const userId = yield* personOf(invocation)
+    const orgId = invocation.orgId!
+    const workspaceId = invocation.workspaceId!
+    const limiter = yield* ChatRateLimiter
+    const taken = limiter.take(workspaceId, Date.parse(invocation.at))
+    if (!taken.ok) return yield* new RateLimited({ retryAfterSeconds: taken.retryAfterSeconds })
+    const model = yield* resolveTurnModel({ orgId, tier: input.tier, model: input.model, effort: input.effort })
+    yield* checkAssistantSpend({ orgId, workspaceId, paidBy: model.paidBy, now: new Date(invocation.at) })
+    const attachments = input.attachments ?? []
+    yield* checkAttachments(workspaceId, attachments)
+    const registry = yield* Capabilities
+    const prepared: PreparedTurn = {
+      invocation,
+      path: yield* pathOf(invocation),
+      userId,
+      conversationRef: input.conversationId ?? null,
+      newConversationPublicId,
+      content: input.content,
+      attachments,
+      goal: input.goal === undefined ? null : { statement: input.goal.statement, maxRounds: input.goal.maxRounds ?? 3 },
+      turnId: input.turnId ?? null,
+      model,
+      tools: agentToolsFor(registry, invocation),
+      registry
+    }
+    return prepared
+  })
 
 const Execution = Schema.Struct({
   status: Schema.Literal("succeeded", "dispatched", "failed", "indeterminate", "queued", "denied", "expired"),

@@ -1,0 +1,254 @@
+/**
+ * A2A v0.3 on one JSON-RPC 2.0 endpoint, `POST /a2a` (spec 4.3, 7.4), and the public Agent Card.
+ * Every method is a capability on the `a2a` surface, invoked through the checkpoint with the
+ * caller's Bearer credential. `message/stream` and `tasks/resubscribe` answer with SSE, one
+ * JSON-RPC response envelope per `data:` line. Batches (docs/decisions.md): every entry is answered
+ * in order; a streaming method in a batch, and an id repeated in a batch, get -32600.
+ */
+import { Cause, Effect, Exit, Option } from "effect"
+import type uWS from "uWebSockets.js"
+import { publicAgentCard } from "../src/a2a/Card.ts"
+import {
+  A2A_METHODS,
+  A2A_PUSH_NOT_SUPPORTED,
+  A2A_TASK_NOT_CANCELABLE,
+  A2A_TASK_NOT_FOUND,
+  FINAL_STATES,
+  JSONRPC_INTERNAL_ERROR,
+  JSONRPC_INVALID_PARAMS,
+  JSONRPC_INVALID_REQUEST,
+  JSONRPC_METHOD_NOT_FOUND,
+  JSONRPC_PARSE_ERROR,
+  JSONRPC_REFUSED,
+  PUSH_CONFIG_PREFIX,
+  STREAMING_METHODS,
+  type StatusUpdate,
+  type TaskState
+} from "../src/a2a/Protocol.ts"
+import { findTask, taskView } from "../src/a2a/TaskQueries.ts"
+import { startTask, type TaskEvent } from "../src/a2a/Tasks.ts"
+import { authenticate, type Principal } from "../src/Auth.ts"
+import { invoke } from "../src/Capabilities.ts"
+import type { MessageSendPlan } from "../src/capabilities/A2a.ts"
+import { describeFailure, replyForFailure } from "./errors.ts"
+import { type HttpReply, type HttpRequest, PayloadTooLarge, route, Streaming } from "./http.ts"
+import { openSse, type SseWriter } from "./sse.ts"
+
+export interface A2aRouteOptions {
+  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
+  /** The public base URL, once the gateway listens (a node on port 0 learns its port then). */
+  readonly baseUrl: () => string
+  readonly limits: { readonly maxBodyBytes: number }
+}
+
+type Id = string | number | null
+
+interface RpcError {
+  readonly code: number
+  readonly message: string
+  readonly data?: unknown
+}
+
+const failure = (id: Id, error: RpcError) => ({ jsonrpc: "2.0" as const, id, error })
+const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, result })
+
+/** How often a task another request (or node) runs is read again while a caller waits on it. */
+const POLL_MS = 100
+
+const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
+  "message/send": "a2a.message.send",
+  "message/stream": "a2a.message.send",
+  "tasks/get": "a2a.tasks.get",
+  "tasks/resubscribe": "a2a.tasks.get",
+  "tasks/cancel": "a2a.tasks.cancel",
+  "agent/getAuthenticatedExtendedCard": "a2a.card.extended"
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
+
+/** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
+const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
+  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; retryAfterSeconds?: number } | undefined
+  switch (error?._tag) {
+    case "TaskNotFound":
+      return { code: A2A_TASK_NOT_FOUND, message: "Task not found" }
+    case "TaskNotCancelable":
+      return { code: A2A_TASK_NOT_CANCELABLE, message: "Task cannot be canceled: it has already ended" }
+    case "RateLimited":
+      return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", retryAfterSeconds: error.retryAfterSeconds } }
+  }
+  const described = describeFailure(cause)
+  if (described.status === 500) return { code: JSONRPC_INTERNAL_ERROR, message: "Internal error" }
+  if (described.code === "bad_request" || error?._tag === "TaskTerminal" || error?._tag === "TaskNotAwaitingInput") {
+    return { code: JSONRPC_INVALID_PARAMS, message: `Invalid params: ${described.message}`, data: { reason: described.reason } }
+  }
+  return { code: JSONRPC_REFUSED, message: described.message, data: { status: described.status, code: described.code, reason: described.reason } }
+}
+
+/** A request object checked against JSON-RPC 2.0; an error when it is not a valid request. */
+const envelopeOf = (entry: unknown): { readonly id: Id; readonly notification: boolean; readonly method: string; readonly params: unknown } | { readonly id: Id; readonly error: RpcError } => {
+  if (!isObject(entry)) return { id: null, error: { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: not an object" } }
+  const rawId = entry.id
+  const idReadable = rawId === undefined || rawId === null || typeof rawId === "string" || (typeof rawId === "number" && Number.isFinite(rawId))
+  const id: Id = idReadable ? ((rawId ?? null) as Id) : null
+  if (!idReadable) return { id: null, error: { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: id must be a string, a number or null" } }
+  if (entry.jsonrpc !== "2.0") return { id, error: { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: jsonrpc must be \"2.0\"" } }
+  if (typeof entry.method !== "string") return { id, error: { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: method must be a string" } }
+  if (entry.params !== undefined && (typeof entry.params !== "object" || entry.params === null)) {
+    return { id, error: { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: params must be an object or an array" } }
+  }
+  return { id, notification: rawId === undefined, method: entry.method, params: entry.params }
+}
+
+export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
+  route(app, "get", "/.well-known/agent-card.json", async () => ({ status: 200, json: publicAgentCard(options.baseUrl()) }))
+
+  const call = (principal: Principal, method: string, params: unknown) =>
+    options.run(
+      invoke({
+        authorization: undefined,
+        principal,
+        surface: "a2a",
+        capability: METHOD_CAPABILITY[method],
+        path: null,
+        input: Effect.succeed(params ?? {})
+      })
+    )
+
+  /** Reads the task until its state is one a caller stops waiting at. */
+  const waitSettled = async (principal: Principal, taskId: string, onChange?: (state: TaskState) => void): Promise<void> => {
+    let last: TaskState | undefined
+    for (;;) {
+      const exit = await options.run(findTask(principal.workspaceId ?? "", taskId))
+      const state = Exit.isSuccess(exit) ? (exit.value?.state as TaskState | undefined) : undefined
+      if (state !== undefined && state !== last) {
+        last = state
+        onChange?.(state)
+      }
+      if (state === undefined || FINAL_STATES.has(state)) return
+      await new Promise((resolve) => setTimeout(resolve, POLL_MS))
+    }
+  }
+
+  const taskResult = async (principal: Principal, taskId: string, historyLength?: number) => {
+    const exit = await options.run(findTask(principal.workspaceId ?? "", taskId))
+    if (Exit.isFailure(exit) || exit.value === undefined) throw new Error(`task ${taskId} is not readable`)
+    return taskView(exit.value, historyLength)
+  }
+
+  /** A non-streaming method: its result, or its error. */
+  const answer = async (principal: Principal, method: string, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
+    const exit = await call(principal, method, params)
+    if (Exit.isFailure(exit)) return { error: rpcErrorOf(exit.cause) }
+    // the extended card names the endpoint this gateway serves, like the public one
+    if (method === "agent/getAuthenticatedExtendedCard") return { result: { ...(exit.value as object), url: publicAgentCard(options.baseUrl()).url } }
+    if (method !== "message/send") return { result: exit.value }
+    const plan = exit.value as MessageSendPlan
+    const historyLength = isObject(params) && isObject(params.configuration) && typeof params.configuration.historyLength === "number" ? params.configuration.historyLength : undefined
+    if (plan.kind === "new") {
+      const settled = new Promise<void>((resolve) => {
+        void options.run(startTask(plan.task, { event: () => {}, settled: () => resolve() })).then((started) => {
+          if (Exit.isFailure(started)) resolve()
+        })
+      })
+      await settled
+      return { result: await taskResult(principal, plan.task.taskId, historyLength) }
+    }
+    await waitSettled(principal, plan.taskId)
+    return { result: await taskResult(principal, plan.taskId, historyLength) }
+  }
+
+  const dispatch = async (principal: Principal, entry: unknown, inBatch: boolean): Promise<object | undefined> => {
+    const envelope = envelopeOf(entry)
+    if ("error" in envelope) return failure(envelope.id, envelope.error)
+    const { id, method, params } = envelope
+    const reply = (body: object) => (envelope.notification ? undefined : body)
+    if (method.startsWith(PUSH_CONFIG_PREFIX)) return reply(failure(id, { code: A2A_PUSH_NOT_SUPPORTED, message: "Push Notification is not supported" }))
+    if (!(A2A_METHODS as ReadonlyArray<string>).includes(method)) return reply(failure(id, { code: JSONRPC_METHOD_NOT_FOUND, message: `Method not found: ${method}` }))
+    if (params !== undefined && !isObject(params)) return reply(failure(id, { code: JSONRPC_INVALID_PARAMS, message: "Invalid params: A2A methods take named params (an object)" }))
+    if (inBatch && STREAMING_METHODS.has(method)) return reply(failure(id, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${method} streams and cannot be part of a batch` }))
+    try {
+      const outcome = await answer(principal, method, params)
+      return reply("result" in outcome ? success(id, outcome.result) : failure(id, outcome.error))
+    } catch (error) {
+      console.error("a2a: method failed", error)
+      return reply(failure(id, { code: JSONRPC_INTERNAL_ERROR, message: "Internal error" }))
+    }
+  }
+
+  /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
+  const stream = async (principal: Principal, res: uWS.HttpResponse, id: Id, method: string, params: unknown): Promise<HttpReply | typeof Streaming> => {
+    const exit = await call(principal, method, params)
+    if (Exit.isFailure(exit)) return { status: 200, json: failure(id, rpcErrorOf(exit.cause)) }
+    const sse = openSse(res)
+    const send = (result: unknown) => sse.data(success(id, result))
+    if (method === "message/stream" && (exit.value as MessageSendPlan).kind === "new") {
+      const plan = exit.value as Extract<MessageSendPlan, { kind: "new" }>
+      const started = await options.run(
+        startTask(plan.task, {
+          // the first event is the Task as submitted; the turn's own reports follow it in order
+          submitted: (task) => send(task),
+          event: (event: TaskEvent) => send(event),
+          settled: () => sse.end()
+        })
+      )
+      if (Exit.isFailure(started)) {
+        sse.data(failure(id, rpcErrorOf(started.cause)))
+        sse.end()
+      }
+      return Streaming
+    }
+    const taskId = method === "message/stream" ? (exit.value as Extract<MessageSendPlan, { kind: "resumed" }>).taskId : (params as { id: string }).id
+    void followTask(principal, sse, taskId, send)
+    return Streaming
+  }
+
+  /** Status updates of a task run elsewhere (another request, another node), read until it settles. */
+  const followTask = async (principal: Principal, sse: SseWriter, taskId: string, send: (result: unknown) => void) => {
+    const contextId = (await taskResult(principal, taskId).catch(() => undefined))?.contextId ?? ""
+    await waitSettled(principal, taskId, (state) => {
+      const update: StatusUpdate = { kind: "status-update", taskId, contextId, status: { state, timestamp: new Date().toISOString() }, final: FINAL_STATES.has(state) }
+      send(update)
+    })
+    sse.end()
+  }
+
+  const handler = async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {
+    const authenticated = await options.run(authenticate({ authorization: req.headers.authorization }))
+    if (Exit.isFailure(authenticated)) {
+      const reply = replyForFailure(authenticated.cause)
+      return { ...reply, headers: { "www-authenticate": `Bearer realm="a2a"` } }
+    }
+    const principal = authenticated.value
+    let body: unknown
+    try {
+      body = JSON.parse((await req.body()).toString("utf8"))
+    } catch (error) {
+      if (error instanceof PayloadTooLarge) return Streaming
+      return { status: 200, json: failure(null, { code: JSONRPC_PARSE_ERROR, message: "Parse error" }) }
+    }
+    if (Array.isArray(body)) {
+      if (body.length === 0) return { status: 200, json: failure(null, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: an empty batch" }) }
+      const seen = new Set<unknown>()
+      const answers: Array<object> = []
+      for (const entry of body) {
+        const id = isObject(entry) ? entry.id : undefined
+        if (id !== undefined && id !== null && seen.has(id)) {
+          answers.push(failure(id as Id, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: this id is used earlier in the batch" }))
+          continue
+        }
+        if (id !== undefined && id !== null) seen.add(id)
+        const answered = await dispatch(principal, entry, true)
+        if (answered !== undefined) answers.push(answered)
+      }
+      return answers.length === 0 ? { status: 204 } : { status: 200, json: answers }
+    }
+    const envelope = envelopeOf(body)
+    if (!("error" in envelope) && STREAMING_METHODS.has(envelope.method) && (envelope.params === undefined || isObject(envelope.params))) {
+      return stream(principal, res, envelope.id, envelope.method, envelope.params)
+    }
+    const answered = await dispatch(principal, body, false)
+    return answered === undefined ? { status: 204 } : { status: 200, json: answered }
+  }
+  route(app, "post", "/a2a", handler, options.limits)
+}

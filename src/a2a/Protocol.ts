@@ -1,0 +1,102 @@
+/**
+ * A2A v0.3 over JSON-RPC 2.0 (spec 2.7, 4.3, 7.4): the method names, the params the methods take,
+ * the error codes, and the shapes of the events a stream carries.
+ */
+import { Schema } from "effect"
+
+export const JSONRPC_PARSE_ERROR = -32700
+export const JSONRPC_INVALID_REQUEST = -32600
+export const JSONRPC_METHOD_NOT_FOUND = -32601
+export const JSONRPC_INVALID_PARAMS = -32602
+export const JSONRPC_INTERNAL_ERROR = -32603
+/** Implementation-defined server error: a refusal by the checkpoint (402, 403, 409, 429...), with its HTTP meaning in `data`. */
+export const JSONRPC_REFUSED = -32000
+export const A2A_TASK_NOT_FOUND = -32001
+export const A2A_TASK_NOT_CANCELABLE = -32002
+export const A2A_PUSH_NOT_SUPPORTED = -32003
+
+export const A2A_METHODS = [
+  "message/send",
+  "message/stream",
+  "tasks/get",
+  "tasks/cancel",
+  "tasks/resubscribe",
+  "agent/getAuthenticatedExtendedCard"
+] as const
+
+/** Every `tasks/pushNotificationConfig/*` method answers -32003: the card says pushNotifications false. */
+export const PUSH_CONFIG_PREFIX = "tasks/pushNotificationConfig/"
+
+export const STREAMING_METHODS: ReadonlySet<string> = new Set(["message/stream", "tasks/resubscribe"])
+
+const Metadata = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+
+export const TextPart = Schema.Struct({ kind: Schema.Literal("text"), text: Schema.String, metadata: Metadata })
+
+export const IncomingMessage = Schema.Struct({
+  kind: Schema.optional(Schema.Literal("message")),
+  role: Schema.Literal("user"),
+  parts: Schema.Array(TextPart).pipe(Schema.minItems(1)),
+  messageId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  taskId: Schema.optional(Schema.String),
+  contextId: Schema.optional(Schema.String),
+  referenceTaskIds: Schema.optional(Schema.Array(Schema.String)),
+  extensions: Schema.optional(Schema.Array(Schema.String)),
+  metadata: Metadata
+})
+export type IncomingMessage = typeof IncomingMessage.Type
+
+export const MessageSendParams = Schema.Struct({
+  message: IncomingMessage,
+  configuration: Schema.optional(
+    Schema.Struct({
+      acceptedOutputModes: Schema.optional(Schema.Array(Schema.String)),
+      historyLength: Schema.optional(Schema.NonNegativeInt),
+      blocking: Schema.optional(Schema.Boolean),
+      pushNotificationConfig: Schema.optional(Schema.Unknown)
+    })
+  ),
+  metadata: Metadata
+})
+export type MessageSendParams = typeof MessageSendParams.Type
+
+export const TaskQueryParams = Schema.Struct({
+  id: Schema.String,
+  historyLength: Schema.optional(Schema.NonNegativeInt),
+  metadata: Metadata
+})
+
+export const TaskIdParams = Schema.Struct({ id: Schema.String, metadata: Metadata })
+
+export const EmptyParams = Schema.Struct({ metadata: Metadata })
+
+export type TaskState = "submitted" | "working" | "input-required" | "auth-required" | "completed" | "canceled" | "failed" | "rejected" | "unknown"
+
+export interface A2aMessage {
+  readonly kind: "message"
+  readonly role: "user" | "agent"
+  readonly parts: ReadonlyArray<{ readonly kind: "text"; readonly text: string }>
+  readonly messageId: string
+  readonly taskId?: string
+  readonly contextId?: string
+}
+
+export interface StatusUpdate {
+  readonly kind: "status-update"
+  readonly taskId: string
+  readonly contextId: string
+  readonly status: { readonly state: TaskState; readonly timestamp?: string; readonly message?: A2aMessage }
+  readonly final: boolean
+}
+
+export interface ArtifactUpdate {
+  readonly kind: "artifact-update"
+  readonly taskId: string
+  readonly contextId: string
+  readonly artifact: { readonly artifactId: string; readonly name: string; readonly parts: ReadonlyArray<{ readonly kind: "text"; readonly text: string }> }
+  readonly append: boolean
+  readonly lastChunk: boolean
+}
+
+/** States after which a stream ends: terminal, or waiting for the caller. */
+export const FINAL_STATES: ReadonlySet<TaskState> = new Set(["completed", "canceled", "failed", "rejected", "input-required", "auth-required"])

@@ -1,0 +1,101 @@
+/**
+ * Read-model queries of A2A tasks (migration 0011, projected by the a2atask actor), and the A2A
+ * v0.3 `Task` a row is returned as. A malformed task id is simply not found, never a SQL error;
+ * a task is found within its workspace only.
+ */
+import { Effect } from "effect"
+import { type A2aMessage, type Artifact, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
+import { Db, type DbError, query } from "../Db.ts"
+
+export interface TaskRecord {
+  readonly taskId: string
+  readonly contextId: string
+  readonly orgId: string
+  readonly workspaceId: string
+  /** The person behind the caller: the only one who may continue it. */
+  readonly userId: string
+  readonly apiKeyId: string | null
+  /** The turn's conversation, `cnv_` public id or UUID. */
+  readonly conversationId: string
+  /** The turn's id (UUID). */
+  readonly turnId: string
+  /** Null until the turn's run starts. */
+  readonly runId: string | null
+  readonly state: TaskState
+  readonly statusMessage: A2aMessage | null
+  readonly history: ReadonlyArray<A2aMessage>
+  readonly artifacts: ReadonlyArray<Artifact>
+  /** While input-required: the conversation's question the caller's next message answers. */
+  readonly pendingQuestionId: string | null
+  /** ISO 8601. */
+  readonly createdAt: string
+  /** ISO 8601: when the status last changed. */
+  readonly updatedAt: string
+}
+
+export const findTask = (workspaceId: string, taskId: string): Effect.Effect<TaskRecord | undefined, DbError, Db> =>
+  Effect.gen(function* () {
+    if (!TASK_ID.test(taskId)) return undefined
+    const db = yield* Db
+    const [row] = yield* query("find a2a task", () => db.sql`
+      select task_id, context_id, org_id, workspace_id, user_id, api_key_id, conversation_id, turn_id, run_id, state,
+        status_message, history, artifacts, pending_question_id, created_at, updated_at
+      from ${db.table("a2a_tasks")}
+      where workspace_id = ${workspaceId} and task_id = ${taskId}`)
+    return row === undefined
+      ? undefined
+      : {
+          taskId: row.task_id,
+          contextId: row.context_id,
+          orgId: row.org_id,
+          workspaceId: row.workspace_id,
+          userId: row.user_id,
+          apiKeyId: row.api_key_id,
+          conversationId: row.conversation_id,
+          turnId: row.turn_id,
+          runId: row.run_id,
+          state: row.state,
+          statusMessage: row.status_message,
+          history: row.history,
+          artifacts: row.artifacts,
+          pendingQuestionId: row.pending_question_id,
+          createdAt: (row.created_at as Date).toISOString(),
+          updatedAt: (row.updated_at as Date).toISOString()
+        }
+  })
+
+/** The state of each known task among `taskIds` (a poller waits on those it follows). */
+export const taskStates = (taskIds: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, TaskState>, DbError, Db> =>
+  Effect.gen(function* () {
+    if (taskIds.length === 0) return new Map()
+    const db = yield* Db
+    const rows = yield* query("a2a task states", () => db.sql`
+      select task_id, state from ${db.table("a2a_tasks")}
+      where task_id = any(${taskIds as string[]}::text[])`)
+    return new Map(rows.map((r) => [r.task_id as string, r.state as TaskState]))
+  })
+
+/** An A2A v0.3 Task. */
+export interface A2aTask {
+  readonly kind: "task"
+  readonly id: string
+  readonly contextId: string
+  readonly status: { readonly state: TaskState; readonly timestamp: string; readonly message?: A2aMessage }
+  readonly artifacts: ReadonlyArray<Artifact>
+  readonly history: ReadonlyArray<A2aMessage>
+}
+
+/** The task as A2A returns it; `historyLength` keeps the last N messages of its history (0: none;
+ * absent: all). */
+export const taskView = (task: TaskRecord, historyLength?: number): A2aTask => ({
+  kind: "task",
+  id: task.taskId,
+  contextId: task.contextId,
+  status: {
+    state: task.state,
+    timestamp: task.updatedAt,
+    ...(task.statusMessage === null ? {} : { message: task.statusMessage })
+  },
+  artifacts: task.artifacts,
+  history: historyLength === undefined ? task.history : historyLength <= 0 ? [] : task.history.slice(-historyLength)
+})

@@ -1,0 +1,202 @@
+/**
+ * An A2A task is an assistant turn with a durable task around it (spec 3.1). The turn's events
+ * become the task's state changes (commands to its actor) and the stream's A2A events:
+ * `run` → working; text → artifact chunks; a question → input-required (the stream ends, the turn
+ * waits for the caller's next message); the turn's end → completed, failed or rejected. A task
+ * cancelled meanwhile stays cancelled: its actor ignores the turn's late reports.
+ */
+import { Cause, Effect, Exit, Option, Runtime } from "effect"
+import { randomUUID } from "node:crypto"
+import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
+import { type A2aTaskCommand, CompleteTask, FailTask, MarkWorking, RejectTask, RequireInput, SubmitTask } from "../../actors/a2atask/protocol.ts"
+import type { CommandMeta } from "../../actors/kernel.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { newPublicId } from "../ApiKeyToken.ts"
+import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
+import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
+import type { A2aMessage, ArtifactUpdate, IncomingMessage, StatusUpdate, TaskState } from "./Protocol.ts"
+
+/** A new task the checkpoint let through: its turn, and the ids it will be known by. */
+export interface NewTask {
+  readonly taskId: string
+  readonly contextId: string
+  readonly turn: PreparedTurn
+  readonly message: IncomingMessage
+}
+
+export type TaskEvent = StatusUpdate | ArtifactUpdate
+
+export interface TaskListener {
+  /** The task is recorded as submitted (before its turn starts): the Task a stream opens with. */
+  readonly submitted?: (task: object) => void
+  /** The stream's events after the submitted Task (status and artifact updates), in order. */
+  readonly event: (event: TaskEvent) => void
+  /** The task reached a state a caller stops waiting at: terminal, or waiting for input. */
+  readonly settled: (state: TaskState) => void
+}
+
+const agentMessage = (taskId: string, contextId: string, text: string): A2aMessage => ({
+  kind: "message",
+  role: "agent",
+  parts: [{ kind: "text", text }],
+  messageId: newPublicId("msg"),
+  taskId,
+  contextId
+})
+
+/** The caller's message as stored in the task's history. */
+export const userMessage = (taskId: string, contextId: string, message: IncomingMessage): A2aMessage => ({
+  kind: "message",
+  role: "user",
+  parts: message.parts.map((part) => ({ kind: "text", text: part.text })),
+  messageId: message.messageId,
+  taskId,
+  contextId
+})
+
+/** The text a turn is asked with: the message's text parts, one per paragraph. */
+export const contentOf = (message: IncomingMessage): string => message.parts.map((part) => part.text).join("\n\n")
+
+/** `ctx_<hex>` ↔ `cnv_<hex>`: a context is the conversation its turns share. */
+export const conversationOfContext = (contextId: string): string | null =>
+  /^ctx_[0-9a-f]{32}$/.test(contextId) ? `cnv_${contextId.slice(4)}` : null
+export const contextOfConversation = (publicId: string): string => `ctx_${publicId.slice(4)}`
+
+/**
+ * Submits the task, then runs its turn in the background; the listener hears the task's updates.
+ * Resolves once the task is submitted (the turn goes on after).
+ */
+export const startTask = (task: NewTask, listener: TaskListener) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const runtime = yield* Effect.runtime<any>()
+    const runExit = Runtime.runPromiseExit(runtime)
+    const { taskId, contextId } = task
+    const { invocation } = task.turn
+    const clock = yield* Effect.clock
+    const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
+    const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
+    yield* host.send(
+      A2aTaskActor,
+      taskId,
+      new SubmitTask({
+        taskId,
+        contextId,
+        orgId: invocation.orgId!,
+        workspaceId: invocation.workspaceId!,
+        userId: task.turn.userId,
+        apiKeyId: invocation.principal.apiKeyId,
+        conversationId: conversationOfContext(contextId)!,
+        turnId: task.turn.turnId!,
+        message: userMessage(taskId, contextId, task.message)
+      }),
+      { ...invocation.meta, commandId: `${invocation.meta.commandId}:submit` }
+    )
+
+    listener.submitted?.({
+      kind: "task",
+      id: taskId,
+      contextId,
+      status: { state: "submitted", timestamp: now() },
+      artifacts: [],
+      history: [userMessage(taskId, contextId, task.message)]
+    })
+
+    // reports reach the actor in the order the turn made them; the listener hears each after it is recorded
+    let queue: Promise<unknown> = Promise.resolve()
+    const report = (command: A2aTaskCommand | undefined, then: () => void) => {
+      queue = queue.then(async () => {
+        if (command !== undefined) {
+          const exit = await runExit(host.send(A2aTaskActor, taskId, command, meta()))
+          if (Exit.isFailure(exit)) console.error(`a2a: task ${taskId} report failed`, Option.getOrUndefined(Cause.failureOption(exit.cause)))
+        }
+        then()
+      })
+    }
+    const status = (state: TaskState, final: boolean, message?: A2aMessage): StatusUpdate => ({
+      kind: "status-update",
+      taskId,
+      contextId,
+      status: { state, timestamp: now(), ...(message === undefined ? {} : { message }) },
+      final
+    })
+    const artifactId = `art_${taskId.slice(4)}`
+    const chunk = (text: string, append: boolean, lastChunk: boolean): ArtifactUpdate => ({
+      kind: "artifact-update",
+      taskId,
+      contextId,
+      artifact: { artifactId, name: "response", parts: [{ kind: "text", text }] },
+      append,
+      lastChunk
+    })
+
+    // the last text chunk is held back until the next, so the final one can say lastChunk
+    let held: string | undefined
+    let sentChunks = 0
+    const flush = (lastChunk: boolean) => {
+      if (held === undefined) return
+      const text = held
+      held = undefined
+      const append = sentChunks++ > 0
+      report(undefined, () => listener.event(chunk(text, append, lastChunk)))
+    }
+
+    let runId = ""
+    const sink: TurnSink = {
+      event: (event: ChatEvent) => {
+        switch (event.type) {
+          case "run":
+            runId = event.runId
+            report(new MarkWorking({ taskId, runId: event.runId }), () => listener.event(status("working", false)))
+            break
+          case "text":
+            flush(false)
+            held = event.text
+            break
+          case "question": {
+            const options = event.options.length === 0 ? "" : ` (${event.options.join(" / ")})`
+            const asked = agentMessage(taskId, contextId, `${event.question}${options}`)
+            report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), () => {
+              listener.event(status("input-required", true, asked))
+              listener.settled("input-required")
+            })
+            break
+          }
+          case "question-end":
+            // unanswered, the agent goes on with its assumption: the task is working again
+            if (event.status === "closed" && event.reason === "timeout") report(new MarkWorking({ taskId, runId }), () => {})
+            break
+          default:
+            break
+        }
+      },
+      done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => {
+        if ("result" in outcome) {
+          // a stopped turn is a cancelled task: the cancel recorded it already
+          if (outcome.result.stopped) return report(undefined, () => listener.settled("canceled"))
+          flush(true)
+          const reply = agentMessage(taskId, contextId, outcome.result.reply)
+          report(
+            new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
+            () => {
+              listener.event(status("completed", true, reply))
+              listener.settled("completed")
+            }
+          )
+          return
+        }
+        const { code, message } = outcome.failure
+        const rejected = code === "conversation_not_found"
+        report(
+          rejected
+            ? new RejectTask({ taskId, reason: message })
+            : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
+          () => {
+            listener.event(status(rejected ? "rejected" : "failed", true, agentMessage(taskId, contextId, message)))
+            listener.settled(rejected ? "rejected" : "failed")
+          }
+        )
+      }
+    }
+    void runExit(executeTurn(task.turn, sink))
+  })
