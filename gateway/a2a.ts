@@ -146,8 +146,10 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     const plan = exit.value as MessageSendPlan
     const historyLength = isObject(params) && isObject(params.configuration) && typeof params.configuration.historyLength === "number" ? params.configuration.historyLength : undefined
     if (plan.kind === "new") {
+      // `configuration.blocking: false` answers once the task is submitted; by default, once it settles
+      const blocking = !(isObject(params) && isObject(params.configuration) && params.configuration.blocking === false)
       const settled = new Promise<void>((resolve) => {
-        void options.run(startTask(plan.task, { event: () => {}, settled: () => resolve() })).then((started) => {
+        void options.run(startTask(plan.task, { event: () => {}, settled: () => resolve(), ...(blocking ? {} : { submitted: () => resolve() }) })).then((started) => {
           if (Exit.isFailure(started)) resolve()
         })
       })
