@@ -173,7 +173,12 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => {
         if ("result" in outcome) {
           // a stopped turn is a cancelled task: the cancel recorded it already
-          if (outcome.result.stopped) return report(undefined, () => listener.settled("canceled"))
+          if (outcome.result.stopped) {
+            return report(undefined, () => {
+              listener.event(status("canceled", true))
+              listener.settled("canceled")
+            })
+          }
           flush(true)
           const reply = agentMessage(taskId, contextId, outcome.result.reply)
           report(
