@@ -79,7 +79,9 @@ const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
   }
   const described = describeFailure(cause)
   if (described.status === 500) return { code: JSONRPC_INTERNAL_ERROR, message: "Internal error" }
-  if (described.code === "bad_request" || error?._tag === "TaskTerminal" || error?._tag === "TaskNotAwaitingInput") {
+  // an organization-level credential names no workspace, and A2A has no way to name one: a refusal, not bad params
+  const badParams = described.code === "bad_request" && described.reason !== "workspace_required"
+  if (badParams || error?._tag === "TaskTerminal" || error?._tag === "TaskNotAwaitingInput") {
     return { code: JSONRPC_INVALID_PARAMS, message: `Invalid params: ${described.message}`, data: { reason: described.reason } }
   }
   return { code: JSONRPC_REFUSED, message: described.message, data: { status: described.status, code: described.code, reason: described.reason } }
@@ -181,8 +183,13 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
   const stream = async (principal: Principal, res: uWS.HttpResponse, id: Id, method: string, params: unknown): Promise<HttpReply | typeof Streaming> => {
     const exit = await call(principal, method, params)
-    if (Exit.isFailure(exit)) return { status: 200, json: failure(id, rpcErrorOf(exit.cause)) }
     const sse = openSse(res)
+    // a refusal is the stream's one event: streaming clients read every answer as SSE
+    if (Exit.isFailure(exit)) {
+      sse.data(failure(id, rpcErrorOf(exit.cause)))
+      sse.end()
+      return Streaming
+    }
     const send = (result: unknown) => sse.data(success(id, result))
     if (method === "message/stream" && (exit.value as MessageSendPlan).kind === "new") {
       const plan = exit.value as Extract<MessageSendPlan, { kind: "new" }>
@@ -234,12 +241,15 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       const seen = new Set<unknown>()
       const answers: Array<object> = []
       for (const entry of body) {
+        // only an id a response can carry (a string or a finite number) is one a repetition is told by;
+        // an id of a wrong type is answered by dispatch, with id null
         const id = isObject(entry) ? entry.id : undefined
-        if (id !== undefined && id !== null && seen.has(id)) {
-          answers.push(failure(id as Id, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: this id is used earlier in the batch" }))
+        const answerable = typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
+        if (answerable && seen.has(id)) {
+          answers.push(failure(id, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: this id is used earlier in the batch" }))
           continue
         }
-        if (id !== undefined && id !== null) seen.add(id)
+        if (answerable) seen.add(id)
         const answered = await dispatch(principal, entry, true)
         if (answered !== undefined) answers.push(answered)
       }

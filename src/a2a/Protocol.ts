@@ -3,6 +3,7 @@
  * the error codes, and the shapes of the events a stream carries.
  */
 import { Schema } from "effect"
+import { StorableString } from "../StorableText.ts"
 
 export const JSONRPC_PARSE_ERROR = -32700
 export const JSONRPC_INVALID_REQUEST = -32600
@@ -31,13 +32,13 @@ export const STREAMING_METHODS: ReadonlySet<string> = new Set(["message/stream",
 
 const Metadata = Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
 
-export const TextPart = Schema.Struct({ kind: Schema.Literal("text"), text: Schema.String, metadata: Metadata })
+export const TextPart = Schema.Struct({ kind: Schema.Literal("text"), text: StorableString, metadata: Metadata })
 
 export const IncomingMessage = Schema.Struct({
   kind: Schema.optional(Schema.Literal("message")),
   role: Schema.Literal("user"),
   parts: Schema.Array(TextPart).pipe(Schema.minItems(1)),
-  messageId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  messageId: StorableString.pipe(Schema.minLength(1), Schema.maxLength(200)),
   taskId: Schema.optional(Schema.String),
   contextId: Schema.optional(Schema.String),
   referenceTaskIds: Schema.optional(Schema.Array(Schema.String)),

@@ -14,6 +14,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { newPublicId } from "../ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
+import { TurnRegistry } from "../assistant/TurnRegistry.ts"
 import type { A2aMessage, ArtifactUpdate, IncomingMessage, StatusUpdate, TaskState } from "./Protocol.ts"
 
 /** A new task the checkpoint let through: its turn, and the ids it will be known by. */
@@ -69,6 +70,7 @@ export const contextOfConversation = (publicId: string): string => `ctx_${public
 export const startTask = (task: NewTask, listener: TaskListener) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
+    const registry = yield* TurnRegistry
     const runtime = yield* Effect.runtime<any>()
     const runExit = Runtime.runPromiseExit(runtime)
     const { taskId, contextId } = task
@@ -102,15 +104,18 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       history: [userMessage(taskId, contextId, task.message)]
     })
 
-    // reports reach the actor in the order the turn made them; the listener hears each after it is recorded
+    // reports reach the actor in the order the turn made them; the listener hears each after it is
+    // recorded, and `then` learns the state the task has after the report (undefined when unknown)
     let queue: Promise<unknown> = Promise.resolve()
-    const report = (command: A2aTaskCommand | undefined, then: () => void) => {
+    const report = (command: A2aTaskCommand | undefined, then: (recorded: TaskState | undefined) => void) => {
       queue = queue.then(async () => {
+        let recorded: TaskState | undefined
         if (command !== undefined) {
           const exit = await runExit(host.send(A2aTaskActor, taskId, command, meta()))
           if (Exit.isFailure(exit)) console.error(`a2a: task ${taskId} report failed`, Option.getOrUndefined(Cause.failureOption(exit.cause)))
+          else if (exit.value.state._tag === "Task") recorded = exit.value.state.state
         }
-        then()
+        then(recorded)
       })
     }
     const status = (state: TaskState, final: boolean, message?: A2aMessage): StatusUpdate => ({
@@ -141,13 +146,23 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       report(undefined, () => listener.event(chunk(text, append, lastChunk)))
     }
 
+    const endCanceled = () => {
+      listener.event(status("canceled", true))
+      listener.settled("canceled")
+    }
+
     let runId = ""
     const sink: TurnSink = {
       event: (event: ChatEvent) => {
         switch (event.type) {
           case "run":
             runId = event.runId
-            report(new MarkWorking({ taskId, runId: event.runId }), () => listener.event(status("working", false)))
+            report(new MarkWorking({ taskId, runId: event.runId }), (recorded) => {
+              // cancelled before its run started: the cancel found no run to stop, so the turn is stopped here
+              // (it runs in this process); its end reports the cancel
+              if (recorded === "canceled") return void registry.stop(event.runId)
+              listener.event(status("working", false))
+            })
             break
           case "text":
             flush(false)
@@ -156,7 +171,9 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
           case "question": {
             const options = event.options.length === 0 ? "" : ` (${event.options.join(" / ")})`
             const asked = agentMessage(taskId, contextId, `${event.question}${options}`)
-            report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), () => {
+            report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), (recorded) => {
+              // cancelled meanwhile: the turn is being stopped, and its end reports the cancel
+              if (recorded === "canceled") return
               listener.event(status("input-required", true, asked))
               listener.settled("input-required")
             })
@@ -173,17 +190,14 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => {
         if ("result" in outcome) {
           // a stopped turn is a cancelled task: the cancel recorded it already
-          if (outcome.result.stopped) {
-            return report(undefined, () => {
-              listener.event(status("canceled", true))
-              listener.settled("canceled")
-            })
-          }
+          if (outcome.result.stopped) return report(undefined, endCanceled)
           flush(true)
           const reply = agentMessage(taskId, contextId, outcome.result.reply)
           report(
             new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
-            () => {
+            (recorded) => {
+              // a cancel recorded first wins: the task stays canceled, and the stream says so
+              if (recorded === "canceled") return endCanceled()
               listener.event(status("completed", true, reply))
               listener.settled("completed")
             }
@@ -196,7 +210,8 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
           rejected
             ? new RejectTask({ taskId, reason: message })
             : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
-          () => {
+          (recorded) => {
+            if (recorded === "canceled") return endCanceled()
             listener.event(status(rejected ? "rejected" : "failed", true, agentMessage(taskId, contextId, message)))
             listener.settled(rejected ? "rejected" : "failed")
           }

@@ -13,6 +13,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { accessFacts, slugsOf } from "../Auth.ts"
 import { type AnyCapability, Capabilities, defineCapability, type Invocation, invoke, type Role } from "../Capabilities.ts"
 import { Forbidden, NotFound } from "../Errors.ts"
+import { StorableString } from "../StorableText.ts"
 import { FailureDescriber } from "../Failures.ts"
 import { checkAssistantSpend } from "../assistant/Billing.ts"
 import { findApproval, findQuestion, findRun, findRunningTurn } from "../assistant/ChatQueries.ts"
@@ -38,7 +39,7 @@ const common = {
 
 /** A string of `min` to `max` characters, counted as Unicode code points (what a person counts). */
 const Characters = (min: number, max: number) =>
-  Schema.String.pipe(
+  StorableString.pipe(
     Schema.filter((text) => {
       const length = [...text].length
       return (length >= min && length <= max) || `must be ${min} to ${max} characters, got ${length}`
