@@ -79,6 +79,8 @@ const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
   }
   const described = describeFailure(cause)
   if (described.status === 500) return { code: JSONRPC_INTERNAL_ERROR, message: "Internal error" }
+  // storage or the log did not answer: internal to the server, and worth a retry (the data says so)
+  if (described.status > 500) return { code: JSONRPC_INTERNAL_ERROR, message: `Internal error: ${described.message}`, data: { status: described.status, code: described.code, reason: described.reason } }
   // an organization-level credential names no workspace, and A2A has no way to name one: a refusal, not bad params
   const badParams = described.code === "bad_request" && described.reason !== "workspace_required"
   if (badParams || error?._tag === "TaskTerminal" || error?._tag === "TaskNotAwaitingInput") {
