@@ -6,86 +6,22 @@
  * `canceled` status-update.
  */
 import { createParser } from "eventsource-parser"
-import { type ChildProcess, spawn } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { createWriteStream } from "node:fs"
-import { mkdtemp } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { connect, service } from "../../src/Db.ts"
-import { freePort } from "../../src/ports.ts"
-import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
+import { type ClusterProcess as Proc, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
+import { databaseUrl, kafkaBrokers } from "../support/env.ts"
 import { call } from "../support/http.ts"
 
 const PARTITIONS = 6
 
-interface Proc {
-  readonly name: string
-  readonly child: ChildProcess
-  readonly baseUrl: string
-}
-
-const health = async (p: Proc) => (await call(p.baseUrl, undefined, "/healthz")).body as { partitions: { owned: number[]; ready: number[] } }
-
-const until = async <A>(what: string, probe: () => Promise<A | undefined>, timeoutMs = 60_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe().catch(() => undefined)
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
-
 describe.skipIf(kafkaBrokers.length === 0)("A2A on a two-process Kafka cluster", () => {
-  const schema = uniqueName("t")
-  const prefix = uniqueName("t")
-  const procs: Proc[] = []
-  let dataDir: string
-
-  const start = async (name: string): Promise<Proc> => {
-    const port = await freePort()
-    const logFile = createWriteStream(path.join(dataDir, `${name}.log`))
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        // vitest sets BASE_URL ("/", Vite's) in its own environment; the card names the process's real address
-        BASE_URL: `http://127.0.0.1:${port}`,
-        NODE_ID: name,
-        SVC_DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        DB_SCHEMA: schema,
-        KAFKA_BROKERS: kafkaBrokers.join(","),
-        KAFKA_TOPIC_PREFIX: prefix,
-        LOG_PARTITIONS: String(PARTITIONS),
-        KAFKA_SESSION_TIMEOUT_MS: "3000"
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    child.stdout!.pipe(logFile)
-    child.stderr!.pipe(logFile)
-    const proc = { name, child, baseUrl: `http://127.0.0.1:${port}` }
-    procs.push(proc)
-    await until(`${name} to serve`, async () => ((await health(proc)).partitions ? true : undefined))
-    return proc
-  }
-
-  afterAll(() => {
-    for (const p of procs) p.child.kill("SIGKILL")
-  })
+  let cluster: TwoProcessCluster | undefined
+  afterAll(() => cluster?.stop())
 
   it("a task running on one process is read and cancelled through the other, and its turn stops", { timeout: 180_000 }, async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), "svc-a2a-cluster-"))
-    const a = await start("node-a")
-    const b = await start("node-b")
-    const { workspaceKey } = (await import(path.join(dataDir, "bootstrap.json"), { with: { type: "json" } })).default as { workspaceKey: string }
-    await until("a split of the partitions", async () => {
-      const [x, y] = [await health(a), await health(b)]
-      return x.partitions.ready.length > 0 && y.partitions.ready.length > 0 && x.partitions.ready.length + y.partitions.ready.length === PARTITIONS ? true : undefined
-    })
+    cluster = await startTwoProcessCluster({ partitions: PARTITIONS, dirPrefix: "svc-a2a-cluster-" })
+    const { a, b, schema, bootstrap: { workspaceKey } } = cluster
 
     const rpc = async (p: Proc, method: string, params: unknown) => {
       const reply = await call(p.baseUrl, workspaceKey, "/a2a", { jsonrpc: "2.0", id: randomUUID(), method, params })

@@ -5,91 +5,29 @@
  * and the read models agree: nothing lost, nothing applied twice.
  */
 import { Chunk, Effect, Stream } from "effect"
-import { type ChildProcess, spawn } from "node:child_process"
-import { createWriteStream } from "node:fs"
-import { mkdtemp } from "node:fs/promises"
-import { tmpdir } from "node:os"
-import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
 import { connect, service } from "../../src/Db.ts"
 import { allPartitions } from "../../streams/EventLog.ts"
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
-import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
+import { type ClusterProcess as Proc, health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
+import { databaseUrl, kafkaBrokers } from "../support/env.ts"
 import { call } from "../support/http.ts"
-import { freePort } from "../../src/ports.ts"
 
 const PARTITIONS = 6
 
-interface Proc {
-  readonly name: string
-  readonly child: ChildProcess
-  readonly baseUrl: string
-}
-
-const health = async (p: Proc) => (await call(p.baseUrl, undefined, "/healthz")).body as { partitions: { owned: number[]; ready: number[] } }
-
-const until = async <A>(what: string, probe: () => Promise<A | undefined>, timeoutMs = 60_000): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe().catch(() => undefined)
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 200))
-  }
-}
-
 describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster", () => {
-  const schema = uniqueName("t")
-  const prefix = uniqueName("t")
-  const procs: Proc[] = []
-  let dataDir: string
-
-  const start = async (name: string): Promise<Proc> => {
-    const port = await freePort()
-    const logFile = createWriteStream(path.join(dataDir, `${name}.log`))
-    const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
-      env: {
-        ...process.env,
-        PORT: String(port),
-        HOST: "127.0.0.1",
-        NODE_ID: name,
-        SVC_DATA_DIR: dataDir,
-        DATABASE_URL: databaseUrl,
-        DB_SCHEMA: schema,
-        KAFKA_BROKERS: kafkaBrokers.join(","),
-        KAFKA_TOPIC_PREFIX: prefix,
-        LOG_PARTITIONS: String(PARTITIONS),
-        KAFKA_SESSION_TIMEOUT_MS: "3000"
-      },
-      stdio: ["ignore", "pipe", "pipe"]
-    })
-    child.stdout!.pipe(logFile)
-    child.stderr!.pipe(logFile)
-    const proc = { name, child, baseUrl: `http://127.0.0.1:${port}` }
-    procs.push(proc)
-    await until(`${name} to serve`, async () => ((await health(proc)).partitions ? true : undefined))
-    return proc
-  }
-
-  afterAll(() => {
-    for (const p of procs) p.child.kill("SIGKILL")
-  })
+  let cluster: TwoProcessCluster | undefined
+  afterAll(() => cluster?.stop())
 
   it("routes to owners, survives kill -9, and keeps log and read models in agreement", { timeout: 240_000 }, async () => {
-    dataDir = await mkdtemp(path.join(tmpdir(), "svc-cluster-"))
-    const a = await start("node-a")
-    const b = await start("node-b")
-    const { orgSlug, workspaceSlug, workspaceKey } = (await import(path.join(dataDir, "bootstrap.json"), { with: { type: "json" } })).default
+    cluster = await startTwoProcessCluster({ partitions: PARTITIONS, dirPrefix: "svc-cluster-" })
+    const { a, b, schema, prefix, bootstrap: { orgSlug, workspaceSlug, workspaceKey } } = cluster
     const invoke = (p: Proc, name: string, input: unknown, idempotencyKey?: string) =>
       call(p.baseUrl, workspaceKey, `/v1/${orgSlug}/${workspaceSlug}/${name.replaceAll(".", "/")}`, input, idempotencyKey ? { "idempotency-key": idempotencyKey } : {})
 
     // each process owns some partitions, together all of them
-    const [ha, hb] = await until("a split of the partitions", async () => {
-      const [x, y] = [await health(a), await health(b)]
-      const ready = x.partitions.ready.length > 0 && y.partitions.ready.length > 0 && x.partitions.ready.length + y.partitions.ready.length === PARTITIONS
-      return ready ? [x, y] : undefined
-    })
+    const [ha, hb] = cluster.split
     expect([...ha.partitions.owned, ...hb.partitions.owned].sort()).toEqual(allPartitions(PARTITIONS))
 
     expect((await invoke(a, "schema.define_label", { label: "Item", properties: { n: { type: "number", required: true } } })).status).toBe(200)

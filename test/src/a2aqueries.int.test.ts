@@ -5,7 +5,7 @@
  * scoping, malformed ids not found without a query, the states a poller reads, and terminal tasks
  * refusing a cancel.
  */
-import { Effect, Either, Exit, Layer, Scope } from "effect"
+import { Effect, Either } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
@@ -21,30 +21,13 @@ import {
   RequireInput,
   SubmitTask
 } from "../../actors/a2atask/protocol.ts"
-import { kindRegistry } from "../../actors/kernel.ts"
 import { findTask, taskStates, taskView } from "../../src/a2a/TaskQueries.ts"
 import * as Db from "../../src/Db.ts"
-import * as ActorHost from "../../streams/ActorHost.ts"
-import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
-import * as LocalCluster from "../../streams/LocalCluster.ts"
-import { databaseUrl, uniqueName } from "../support/env.ts"
+import { startActorHost, type TestActorHost } from "../support/host.ts"
 
 const PARTITIONS = 2
 
-const hostLayer = (schema: string) =>
-  ActorHost.layer({ commandTimeoutMs: 10_000, cachedKeysPerPartition: 16 }).pipe(
-    Layer.provideMerge(
-      Layer.mergeAll(
-        EmbeddedLog.layer({ logSchema: `${schema}_log`, partitions: PARTITIONS }),
-        LocalCluster.layer("node-a", PARTITIONS),
-        Layer.succeed(ActorHost.ActorKinds, kindRegistry([A2aTaskActor]))
-      ).pipe(Layer.provideMerge(Db.layer({ url: databaseUrl, schema, max: 4 })))
-    )
-  )
-
-let scope: Scope.CloseableScope
-let host: ActorHost.ActorHostService
-let db: Db.DbService
+let actors: TestActorHost
 
 const hex = () => randomUUID().replace(/-/g, "")
 const workspaceId = `wsp_${hex()}`
@@ -52,9 +35,9 @@ const contextId = `ctx_${hex()}`
 const carol = "usr_carol"
 
 const send = (taskId: string, command: A2aTaskCommand, at: string) =>
-  Effect.runPromise(host.send(A2aTaskActor, taskId, command, { commandId: randomUUID(), at, actor: `user:${carol}` }).pipe(Effect.either))
+  Effect.runPromise(actors.host.send(A2aTaskActor, taskId, command, { commandId: randomUUID(), at, actor: `user:${carol}` }).pipe(Effect.either))
 
-const read = <A>(effect: Effect.Effect<A, Db.DbError, Db.Db>) => Effect.runPromise(Effect.provideService(effect, Db.Db, db))
+const read: TestActorHost["read"] = (effect) => actors.read(effect)
 
 const text = (t: string) => [{ kind: "text" as const, text: t }]
 
@@ -76,15 +59,10 @@ const submit = (taskId: string, at: string) =>
   )
 
 beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(hostLayer(uniqueName("t")), scope))
-  host = context.unsafeMap.get(ActorHost.ActorHost.key) as ActorHost.ActorHostService
-  db = context.unsafeMap.get(Db.Db.key) as Db.DbService
+  actors = await startActorHost([A2aTaskActor], { partitions: PARTITIONS })
 })
 
-afterAll(async () => {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-})
+afterAll(() => actors.stop())
 
 describe("a task through its life", () => {
   const taskId = `a2a_${hex()}`

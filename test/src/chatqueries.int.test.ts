@@ -5,7 +5,7 @@
  * malformed ids not found, workspace scoping, history windows, and what the turn process and the
  * sweepers poll.
  */
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
@@ -33,29 +33,11 @@ import {
   staleRunningRuns,
   stopRequested
 } from "../../src/assistant/ChatQueries.ts"
-import { kindRegistry } from "../../actors/kernel.ts"
-import * as Db from "../../src/Db.ts"
-import * as ActorHost from "../../streams/ActorHost.ts"
-import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
-import * as LocalCluster from "../../streams/LocalCluster.ts"
-import { databaseUrl, uniqueName } from "../support/env.ts"
+import { startActorHost, type TestActorHost } from "../support/host.ts"
 
 const PARTITIONS = 2
 
-const hostLayer = (schema: string) =>
-  ActorHost.layer({ commandTimeoutMs: 10_000, cachedKeysPerPartition: 16 }).pipe(
-    Layer.provideMerge(
-      Layer.mergeAll(
-        EmbeddedLog.layer({ logSchema: `${schema}_log`, partitions: PARTITIONS }),
-        LocalCluster.layer("node-a", PARTITIONS),
-        Layer.succeed(ActorHost.ActorKinds, kindRegistry([ConversationActor]))
-      ).pipe(Layer.provideMerge(Db.layer({ url: databaseUrl, schema, max: 4 })))
-    )
-  )
-
-let scope: Scope.CloseableScope
-let host: ActorHost.ActorHostService
-let db: Db.DbService
+let actors: TestActorHost
 
 const hex = () => randomUUID().replace(/-/g, "")
 const workspaceId = `wsp_${hex()}`
@@ -65,9 +47,9 @@ const carol = "usr_carol"
 const usage = { promptTokens: 3, completionTokens: 2, totalTokens: 5 }
 
 const send = (command: ConversationCommand, at: string) =>
-  Effect.runPromise(host.send(ConversationActor, conversationId, command, { commandId: randomUUID(), at, actor: `user:${carol}` }))
+  Effect.runPromise(actors.host.send(ConversationActor, conversationId, command, { commandId: randomUUID(), at, actor: `user:${carol}` }))
 
-const read = <A>(effect: Effect.Effect<A, Db.DbError, Db.Db>) => Effect.runPromise(Effect.provideService(effect, Db.Db, db))
+const read: TestActorHost["read"] = (effect) => actors.read(effect)
 
 const turn = (n: number, at: string, turnId: string | null = null) =>
   send(
@@ -99,10 +81,7 @@ const finish = (n: number, at: string) =>
   )
 
 beforeAll(async () => {
-  scope = Effect.runSync(Scope.make())
-  const context = await Effect.runPromise(Layer.buildWithScope(hostLayer(uniqueName("t")), scope))
-  host = context.unsafeMap.get(ActorHost.ActorHost.key) as ActorHost.ActorHostService
-  db = context.unsafeMap.get(Db.Db.key) as Db.DbService
+  actors = await startActorHost([ConversationActor], { partitions: PARTITIONS })
   // three finished turns (six messages), then a fourth turn still running
   await turn(1, "2024-05-01T12:00:00.000Z")
   await finish(1, "2024-05-01T12:00:10.000Z")
@@ -113,9 +92,7 @@ beforeAll(async () => {
   await turn(4, "2024-05-01T12:03:00.000Z", "turn-4")
 })
 
-afterAll(async () => {
-  await Effect.runPromise(Scope.close(scope, Exit.void))
-})
+afterAll(() => actors.stop())
 
 describe("conversations", () => {
   it("are found by UUID (in any case) or cnv_ id, within their workspace only", async () => {
