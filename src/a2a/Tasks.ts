@@ -36,11 +36,11 @@ export interface TaskListener {
   readonly settled: (state: TaskState) => void
 }
 
-const agentMessage = (taskId: string, contextId: string, text: string): A2aMessage => ({
+const agentMessage = (taskId: string, contextId: string, text: string, messageId: string = newPublicId("msg")): A2aMessage => ({
   kind: "message",
   role: "agent",
   parts: [{ kind: "text", text }],
-  messageId: newPublicId("msg"),
+  messageId,
   taskId,
   contextId
 })
@@ -212,7 +212,9 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
             : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
           (recorded) => {
             if (recorded === "canceled") return endCanceled()
-            listener.event(status(rejected ? "rejected" : "failed", true, agentMessage(taskId, contextId, message)))
+            // the same status message tasks/get shows (the actor names it after the task)
+            const state = rejected ? "rejected" : "failed"
+            listener.event(status(state, true, agentMessage(taskId, contextId, message, `${taskId}-${state}`)))
             listener.settled(rejected ? "rejected" : "failed")
           }
         )
