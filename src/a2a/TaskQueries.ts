@@ -64,17 +64,6 @@ export const findTask = (workspaceId: string, taskId: string): Effect.Effect<Tas
         }
   })
 
-/** The state of each known task among `taskIds` (a poller waits on those it follows). */
-export const taskStates = (taskIds: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, TaskState>, DbError, Db> =>
-  Effect.gen(function* () {
-    if (taskIds.length === 0) return new Map()
-    const db = yield* Db
-    const rows = yield* query("a2a task states", () => db.sql`
-      select task_id, state from ${db.table("a2a_tasks")}
-      where task_id = any(${taskIds as string[]}::text[])`)
-    return new Map(rows.map((r) => [r.task_id as string, r.state as TaskState]))
-  })
-
 /** An A2A v0.3 Task. */
 export interface A2aTask {
   readonly kind: "task"
