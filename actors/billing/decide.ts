@@ -2,7 +2,8 @@ import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
 import { type BillingError, CreditsLimitExceeded, MAX_BALANCE } from "./errors.ts"
 import { type BillingEvent, CapsSet, CreditsGranted, SuspensionSet, TurnCharged, WorkspaceBudgetSet } from "./events.ts"
-import type { BillingCommand, ChargeTurn } from "./protocol.ts"
+import { evolve } from "./evolve.ts"
+import type { BillingCommand, ChargeTurns, TurnChargeEntry } from "./protocol.ts"
 import { type BillingState, dayOf, monthOf } from "./state.ts"
 
 /** Limits are checked before a turn, not here: metering records a turn that has already run. */
@@ -36,34 +37,45 @@ export const decide = (state: BillingState, command: BillingCommand, meta: Comma
       if ((state.workspaces[workspaceId]?.monthlyBudget ?? null) === monthlyBudget) return nothing
       return Either.right([new WorkspaceBudgetSet({ orgId, workspaceId, monthlyBudget, setAt: meta.at })])
     }
-    case "ChargeTurn":
-      return charge(state, command, meta)
+    case "ChargeTurns":
+      return chargeAll(state, command, meta)
   }
 }
 
-const charge = (state: BillingState, command: ChargeTurn, meta: CommandMeta): Decision => {
+/** Each charge sees the state the ones before it left. */
+const chargeAll = (state: BillingState, command: ChargeTurns, meta: CommandMeta): Decision => {
+  const events: Array<TurnCharged> = []
+  let current = state
+  for (const entry of command.charges) {
+    const charged = charge(current, command.orgId, entry, meta)
+    if (charged === undefined) continue
+    events.push(charged)
+    current = evolve(current, charged)
+  }
+  return Either.right(events)
+}
+
+const charge = (state: BillingState, orgId: string, entry: typeof TurnChargeEntry.Type, meta: CommandMeta): TurnCharged | undefined => {
   // a retried charge (the same run) is charged once
-  if (state.chargedRuns.includes(command.runId)) return nothing
-  const { orgId, workspaceId, runId, credits, paidBy } = command
+  if (state.chargedRuns.includes(entry.runId)) return undefined
+  const { workspaceId, runId, credits, paidBy } = entry
   const month = latest(monthOf(meta.at), state.assistantMonth)
   const day = latest(dayOf(meta.at), state.modelKeyDay)
   const workspace = state.workspaces[workspaceId]
   // the turn already ran: the balance may go below zero, and the next turn's check refuses
   const balance = paidBy === "operator" && state.credits !== null ? state.credits - credits : state.credits
-  return Either.right([
-    new TurnCharged({
-      orgId,
-      workspaceId,
-      runId,
-      credits,
-      paidBy,
-      balance,
-      month,
-      assistantSpent: (state.assistantMonth === month ? state.assistantSpent : 0) + credits,
-      workspaceSpent: (workspace?.month === month ? workspace.spent : 0) + credits,
-      day,
-      modelKeySpent: (state.modelKeyDay === day ? state.modelKeySpent : 0) + (paidBy === "organization" ? credits : 0),
-      chargedAt: meta.at
-    })
-  ])
+  return new TurnCharged({
+    orgId,
+    workspaceId,
+    runId,
+    credits,
+    paidBy,
+    balance,
+    month,
+    assistantSpent: (state.assistantMonth === month ? state.assistantSpent : 0) + credits,
+    workspaceSpent: (workspace?.month === month ? workspace.spent : 0) + credits,
+    day,
+    modelKeySpent: (state.modelKeyDay === day ? state.modelKeySpent : 0) + (paidBy === "organization" ? credits : 0),
+    chargedAt: meta.at
+  })
 }

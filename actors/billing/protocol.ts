@@ -31,13 +31,19 @@ export class SetWorkspaceBudget extends Schema.TaggedClass<SetWorkspaceBudget>()
 }) {}
 
 /** Metering after a turn: `credits` is what the turn cost (its total tokens). */
-export class ChargeTurn extends Schema.TaggedClass<ChargeTurn>()("ChargeTurn", {
-  orgId: Schema.NonEmptyString,
+export const TurnChargeEntry = Schema.Struct({
   workspaceId: Schema.NonEmptyString,
   runId: Schema.NonEmptyString,
   credits: Credits,
   paidBy: PaidBy
+})
+
+/** Metering of ended turns, in order: one process's charges for one organization go together, so
+ * the organization's actor decides once for many turns rather than once per turn. */
+export class ChargeTurns extends Schema.TaggedClass<ChargeTurns>()("ChargeTurns", {
+  orgId: Schema.NonEmptyString,
+  charges: Schema.Array(TurnChargeEntry).pipe(Schema.minItems(1))
 }) {}
 
-export const BillingCommand = Schema.Union(GrantCredits, SetBillingSuspended, SetSpendCaps, SetWorkspaceBudget, ChargeTurn)
+export const BillingCommand = Schema.Union(GrantCredits, SetBillingSuspended, SetSpendCaps, SetWorkspaceBudget, ChargeTurns)
 export type BillingCommand = typeof BillingCommand.Type

@@ -7,13 +7,13 @@
  * together all pass the same check, and the balance may go below zero by what they cost, which
  * the next check then refuses.
  */
-import { Effect, Schema } from "effect"
+import { Effect, type Exit, Runtime, Schema } from "effect"
 import { BillingActor } from "../../actors/billing/actor.ts"
 import type { PaidBy } from "../../actors/billing/events.ts"
-import { ChargeTurn } from "../../actors/billing/protocol.ts"
+import { ChargeTurns, TurnChargeEntry } from "../../actors/billing/protocol.ts"
 import { dayOf, monthOf } from "../../actors/billing/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
-import { ActorHost, type HostUnavailable } from "../../streams/ActorHost.ts"
+import { ActorHost, type ActorHostService, type HostUnavailable } from "../../streams/ActorHost.ts"
 import { Db, type DbError, query } from "../Db.ts"
 
 export class BillingSuspended extends Schema.TaggedError<BillingSuspended>()("BillingSuspended", {
@@ -166,19 +166,61 @@ export interface TurnCharge {
 const creditsFor = (usage: { readonly totalTokens: number }): number =>
   Number.isFinite(usage.totalTokens) ? Math.max(0, Math.ceil(usage.totalTokens)) : 0
 
-/** Meters a finished turn: its credits count against the balance (operator-paid, when metered),
- * the month's assistant spend, the workspace's budget and (organization-paid) the key's day. */
+/** At most this many turns in one charge: well within the runs the actor remembers for retries. */
+const MAX_CHARGES_PER_COMMAND = 100
+
+interface PendingCharge {
+  readonly entry: typeof TurnChargeEntry.Type
+  readonly meta: CommandMeta
+  readonly settle: (exit: Exit.Exit<void, HostUnavailable>) => void
+}
+
+/** Per node (its host) and organization: the charges waiting, and whether one command is on its way. */
+interface ChargeQueue {
+  readonly pending: Array<PendingCharge>
+  sending: boolean
+}
+
+const queues = new WeakMap<ActorHostService, Map<string, ChargeQueue>>()
+
+/**
+ * Meters a finished turn: its credits count against the balance (operator-paid, when metered),
+ * the month's assistant spend, the workspace's budget and (organization-paid) the key's day.
+ * While one charge of an organization is on its way, the next ones wait and then go as one
+ * command: with one actor per organization, charging turn by turn would cap an organization's
+ * turns per second at the actor's command rate (bench/chat.ts).
+ */
 export const chargeTurn = (charge: TurnCharge): Effect.Effect<void, HostUnavailable, ActorHost> =>
   Effect.gen(function* () {
     const host = yield* ActorHost
-    const { orgId, workspaceId, runId, paidBy } = charge
-    yield* host.send(
-      BillingActor,
-      orgId,
-      new ChargeTurn({ orgId, workspaceId, runId, credits: creditsFor(charge.usage), paidBy }),
-      { ...charge.meta, commandId: `charge_${runId}` }
-    ).pipe(
-      // the actor refuses grants only, never a charge
-      Effect.catchTag("CreditsLimitExceeded", (e) => Effect.die(e))
-    )
+    const runtime = yield* Effect.runtime<never>()
+    const entry = { workspaceId: charge.workspaceId, runId: charge.runId, credits: creditsFor(charge.usage), paidBy: charge.paidBy }
+    yield* Effect.async<void, HostUnavailable>((resume) => {
+      const byOrg = queues.get(host) ?? new Map<string, ChargeQueue>()
+      queues.set(host, byOrg)
+      const queue: ChargeQueue = byOrg.get(charge.orgId) ?? { pending: [], sending: false }
+      byOrg.set(charge.orgId, queue)
+      queue.pending.push({ entry, meta: charge.meta, settle: (exit) => resume(exit) })
+      if (queue.sending) return
+      const send = () => {
+        const batch = queue.pending.splice(0, MAX_CHARGES_PER_COMMAND)
+        queue.sending = true
+        const command = new ChargeTurns({ orgId: charge.orgId, charges: batch.map((pending) => pending.entry) })
+        // a retry of a lost command is safe whatever its id: the actor charges a run once
+        const meta = { ...batch[0].meta, commandId: `charge_${batch[0].entry.runId}_${batch.length}` }
+        void Runtime.runPromiseExit(runtime)(
+          host.send(BillingActor, charge.orgId, command, meta).pipe(
+            Effect.asVoid,
+            // the actor refuses grants only, never a charge
+            Effect.catchTag("CreditsLimitExceeded", (e) => Effect.die(e))
+          )
+        ).then((exit) => {
+          for (const pending of batch) pending.settle(exit)
+          if (queue.pending.length > 0) return send()
+          queue.sending = false
+          byOrg.delete(charge.orgId)
+        })
+      }
+      send()
+    })
   })

@@ -10,7 +10,7 @@ import { Effect } from "effect"
 import { BillingActor } from "../../actors/billing/actor.ts"
 import { CreditsLimitExceeded, MAX_BALANCE } from "../../actors/billing/errors.ts"
 import { type BillingEvent, CapsSet, CreditsGranted, SuspensionSet, TurnCharged, WorkspaceBudgetSet } from "../../actors/billing/events.ts"
-import { ChargeTurn, GrantCredits, SetBillingSuspended, SetSpendCaps, SetWorkspaceBudget } from "../../actors/billing/protocol.ts"
+import { ChargeTurns, GrantCredits, SetBillingSuspended, SetSpendCaps, SetWorkspaceBudget, TurnChargeEntry } from "../../actors/billing/protocol.ts"
 import { BillingState, CHARGED_RUNS_KEPT, dayOf, monthOf } from "../../actors/billing/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { jsonRoundTrip, meta, projectedRows, spec } from "../support/decider.ts"
@@ -48,8 +48,12 @@ const charged = (fields: Partial<ConstructorParameters<typeof TurnCharged>[0]>) 
     ...fields
   })
 
-const charge = (fields: Partial<ConstructorParameters<typeof ChargeTurn>[0]> = {}) =>
-  new ChargeTurn({ orgId, workspaceId: ws, runId: "tse_1", credits: 100, paidBy: "operator", ...fields })
+type Entry = typeof TurnChargeEntry.Type
+
+const entry = (fields: Partial<Entry> = {}): Entry => ({ workspaceId: ws, runId: "tse_1", credits: 100, paidBy: "operator", ...fields })
+
+/** One turn's charge. */
+const charge = (fields: Partial<Entry> = {}) => new ChargeTurns({ orgId, charges: [entry(fields)] })
 
 describe("periods", () => {
   it("are UTC months and days", () => {
@@ -131,7 +135,7 @@ describe("caps and budgets", () => {
 })
 
 describe("metering", () => {
-  const table: ReadonlyArray<readonly [string, ReadonlyArray<BillingEvent>, ChargeTurn, string, ReadonlyArray<BillingEvent>]> = [
+  const table: ReadonlyArray<readonly [string, ReadonlyArray<BillingEvent>, ChargeTurns, string, ReadonlyArray<BillingEvent>]> = [
     ["unmetered: the balance stays null, the month and workspace count", [], charge(), MAY_1, [charged({})]],
     ["metered, operator pays: credits go down", [granted(500, 500)], charge(), MAY_1, [charged({ balance: 400 })]],
     [
@@ -212,7 +216,14 @@ describe("metering", () => {
       "2024-05-31T23:59:59.000Z",
       [charged({ runId: "tse_2", credits: 5, assistantSpent: 35, workspaceSpent: 35, month: "2024-06", day: "2024-06-01", chargedAt: "2024-05-31T23:59:59.000Z" })]
     ],
-    ["a retried charge of the same run: nothing", [granted(500, 500), charged({ balance: 400 })], charge(), MAY_2, []]
+    ["a retried charge of the same run: nothing", [granted(500, 500), charged({ balance: 400 })], charge(), MAY_2, []],
+    [
+      "one command for several turns: each charge sees the ones before it, a run named twice is charged once",
+      [granted(500, 500)],
+      new ChargeTurns({ orgId, charges: [entry(), entry({ runId: "tse_2", workspaceId: other, credits: 30 }), entry()] }),
+      MAY_1,
+      [charged({ balance: 400 }), charged({ runId: "tse_2", workspaceId: other, credits: 30, balance: 370, assistantSpent: 130, workspaceSpent: 30 })]
+    ]
   ]
   for (const [name, given, command, time, outcome] of table) {
     it(name, () => billing.given(given).when(command, at(time)).then(outcome))
