@@ -13,7 +13,6 @@ import {
   A2A_PUSH_NOT_SUPPORTED,
   A2A_TASK_NOT_CANCELABLE,
   A2A_TASK_NOT_FOUND,
-  FINAL_STATES,
   JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_PARAMS,
   JSONRPC_INVALID_REQUEST,
@@ -21,18 +20,15 @@ import {
   JSONRPC_PARSE_ERROR,
   JSONRPC_REFUSED,
   PUSH_CONFIG_PREFIX,
-  STREAMING_METHODS,
-  type StatusUpdate,
-  type TaskState
+  STREAMING_METHODS
 } from "../src/a2a/Protocol.ts"
-import { findTask, taskView } from "../src/a2a/TaskQueries.ts"
-import { startTask, type TaskEvent } from "../src/a2a/Tasks.ts"
+import { followTask, sendAndSettle, startTask, type TaskEvent } from "../src/a2a/Tasks.ts"
 import { authenticate, type Principal } from "../src/Auth.ts"
 import { invoke } from "../src/Capabilities.ts"
 import type { MessageSendPlan } from "../src/capabilities/A2a.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, PayloadTooLarge, route, Streaming } from "./http.ts"
-import { openSse, type SseWriter } from "./sse.ts"
+import { openSse } from "./sse.ts"
 
 export interface A2aRouteOptions {
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
@@ -51,9 +47,6 @@ interface RpcError {
 
 const failure = (id: Id, error: RpcError) => ({ jsonrpc: "2.0" as const, id, error })
 const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, result })
-
-/** How often a task another request (or node) runs is read again while a caller waits on it. */
-const POLL_MS = 100
 
 const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
   "message/send": "a2a.message.send",
@@ -119,27 +112,6 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       })
     )
 
-  /** Reads the task until its state is one a caller stops waiting at. */
-  const waitSettled = async (principal: Principal, taskId: string, onChange?: (state: TaskState) => void): Promise<void> => {
-    let last: TaskState | undefined
-    for (;;) {
-      const exit = await options.run(findTask(principal.workspaceId ?? "", taskId))
-      const state = Exit.isSuccess(exit) ? (exit.value?.state as TaskState | undefined) : undefined
-      if (state !== undefined && state !== last) {
-        last = state
-        onChange?.(state)
-      }
-      if (state === undefined || FINAL_STATES.has(state)) return
-      await new Promise((resolve) => setTimeout(resolve, POLL_MS))
-    }
-  }
-
-  const taskResult = async (principal: Principal, taskId: string, historyLength?: number) => {
-    const exit = await options.run(findTask(principal.workspaceId ?? "", taskId))
-    if (Exit.isFailure(exit) || exit.value === undefined) throw new Error(`task ${taskId} is not readable`)
-    return taskView(exit.value, historyLength)
-  }
-
   /** A non-streaming method: its result, or its error. */
   const answer = async (principal: Principal, method: string, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
     const exit = await call(principal, method, params)
@@ -148,20 +120,15 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     if (method === "agent/getAuthenticatedExtendedCard") return { result: { ...(exit.value as object), url: publicAgentCard(options.baseUrl()).url } }
     if (method !== "message/send") return { result: exit.value }
     const plan = exit.value as MessageSendPlan
-    const historyLength = isObject(params) && isObject(params.configuration) && typeof params.configuration.historyLength === "number" ? params.configuration.historyLength : undefined
-    if (plan.kind === "new") {
-      // `configuration.blocking: false` answers once the task is submitted; by default, once it settles
-      const blocking = !(isObject(params) && isObject(params.configuration) && params.configuration.blocking === false)
-      const settled = new Promise<void>((resolve) => {
-        void options.run(startTask(plan.task, { event: () => {}, settled: () => resolve(), ...(blocking ? {} : { submitted: () => resolve() }) })).then((started) => {
-          if (Exit.isFailure(started)) resolve()
-        })
+    const configuration = isObject(params) && isObject(params.configuration) ? params.configuration : {}
+    const settled = await options.run(
+      sendAndSettle(principal.workspaceId ?? "", plan, {
+        // `configuration.blocking: false` answers once the task is submitted; by default, once it settles
+        blocking: configuration.blocking !== false,
+        historyLength: typeof configuration.historyLength === "number" ? configuration.historyLength : undefined
       })
-      await settled
-      return { result: await taskResult(principal, plan.task.taskId, historyLength) }
-    }
-    await waitSettled(principal, plan.taskId)
-    return { result: await taskResult(principal, plan.taskId, historyLength) }
+    )
+    return Exit.isSuccess(settled) ? { result: settled.value } : { error: rpcErrorOf(settled.cause) }
   }
 
   const dispatch = async (principal: Principal, entry: unknown, inBatch: boolean): Promise<object | undefined> => {
@@ -210,18 +177,8 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       return Streaming
     }
     const taskId = method === "message/stream" ? (exit.value as Extract<MessageSendPlan, { kind: "resumed" }>).taskId : (params as { id: string }).id
-    void followTask(principal, sse, taskId, send)
+    void options.run(followTask(principal.workspaceId ?? "", taskId, send).pipe(Effect.ensuring(Effect.sync(() => sse.end()))))
     return Streaming
-  }
-
-  /** Status updates of a task run elsewhere (another request, another node), read until it settles. */
-  const followTask = async (principal: Principal, sse: SseWriter, taskId: string, send: (result: unknown) => void) => {
-    const contextId = (await taskResult(principal, taskId).catch(() => undefined))?.contextId ?? ""
-    await waitSettled(principal, taskId, (state) => {
-      const update: StatusUpdate = { kind: "status-update", taskId, contextId, status: { state, timestamp: new Date().toISOString() }, final: FINAL_STATES.has(state) }
-      send(update)
-    })
-    sse.end()
   }
 
   const handler = async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {

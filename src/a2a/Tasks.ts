@@ -5,7 +5,7 @@
  * waits for the caller's next message); the turn's end → completed, failed or rejected. A task
  * cancelled meanwhile stays cancelled: its actor ignores the turn's late reports.
  */
-import { Cause, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { type A2aTaskCommand, CompleteTask, FailTask, MarkWorking, RejectTask, RequireInput, SubmitTask } from "../../actors/a2atask/protocol.ts"
@@ -15,7 +15,8 @@ import { newPublicId } from "../ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
 import { TurnRegistry } from "../assistant/TurnRegistry.ts"
-import type { A2aMessage, ArtifactUpdate, IncomingMessage, StatusUpdate, TaskState } from "./Protocol.ts"
+import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type IncomingMessage, type StatusUpdate, type TaskState } from "./Protocol.ts"
+import { findTask, taskView } from "./TaskQueries.ts"
 
 /** A new task the checkpoint let through: its turn, and the ids it will be known by. */
 export interface NewTask {
@@ -221,4 +222,46 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       }
     }
     void runExit(executeTurn(task.turn, sink))
+  })
+
+/** How often a task another request (or process) runs is read again while a caller follows it. */
+const FOLLOW_MS = 100
+
+/**
+ * Reads the task until it settles (terminal, or waiting for input); `onChange` hears each new
+ * state as a status update. Follows a task run elsewhere: another request, another process.
+ */
+export const followTask = (workspaceId: string, taskId: string, onChange: (update: StatusUpdate) => void = () => {}) =>
+  Effect.gen(function* () {
+    let last: TaskState | undefined
+    for (;;) {
+      const task = yield* findTask(workspaceId, taskId)
+      if (task === undefined) return
+      if (task.state !== last) {
+        last = task.state
+        onChange({ kind: "status-update", taskId, contextId: task.contextId, status: { state: task.state, timestamp: task.updatedAt }, final: FINAL_STATES.has(task.state) })
+      }
+      if (FINAL_STATES.has(task.state)) return
+      yield* Effect.sleep(FOLLOW_MS)
+    }
+  })
+
+/**
+ * `message/send`: runs a new task until it settles (or, not blocking, until it is submitted), or
+ * waits for a resumed one to settle; then the Task as it is.
+ */
+export const sendAndSettle = (workspaceId: string, plan: { readonly task: NewTask } | { readonly taskId: string }, options: { readonly blocking: boolean; readonly historyLength?: number }) =>
+  Effect.gen(function* () {
+    const taskId = "task" in plan ? plan.task.taskId : plan.taskId
+    if ("task" in plan) {
+      const settled = yield* Deferred.make<void>()
+      const done = () => void Deferred.unsafeDone(settled, Exit.void)
+      yield* startTask(plan.task, { event: () => {}, settled: done, ...(options.blocking ? {} : { submitted: done }) })
+      yield* Deferred.await(settled)
+    } else {
+      yield* followTask(workspaceId, taskId)
+    }
+    const task = yield* findTask(workspaceId, taskId)
+    if (task === undefined) return yield* Effect.dieMessage(`task ${taskId} is not readable after it was recorded`)
+    return taskView(task, options.historyLength)
   })

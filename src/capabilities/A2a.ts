@@ -9,8 +9,6 @@ import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { TaskNotFound } from "../../actors/a2atask/errors.ts"
 import { CancelTask, ReceiveMessage } from "../../actors/a2atask/protocol.ts"
-import { ConversationActor } from "../../actors/conversation/actor.ts"
-import { AnswerQuestion, RequestStop } from "../../actors/conversation/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { extendedAgentCard } from "../a2a/Card.ts"
 import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "../a2a/Protocol.ts"
@@ -18,7 +16,7 @@ import { findTask, taskView } from "../a2a/TaskQueries.ts"
 import { contentOf, contextOfConversation, conversationOfContext, type NewTask, userMessage } from "../a2a/Tasks.ts"
 import { findConversation } from "../assistant/ChatQueries.ts"
 import { agentToolsFor } from "../assistant/Tools.ts"
-import { TurnRegistry } from "../assistant/TurnRegistry.ts"
+import * as TurnControl from "../assistant/TurnControl.ts"
 import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, Capabilities, defineCapability } from "../Capabilities.ts"
 import { BadRequest } from "../Errors.ts"
@@ -64,11 +62,7 @@ export const sendMessage = defineCapability({
         )
         const conversation = yield* findConversation(workspaceId, task.conversationId)
         if (conversation !== undefined && questionId !== null) {
-          const answer = contentOf(message)
-          yield* host
-            .send(ConversationActor, conversation.conversationId, new AnswerQuestion({ questionId, userId: task.userId, answer }), { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
-            .pipe(Effect.catchTag("QuestionNotFound", () => Effect.void))
-          ;(yield* TurnRegistry).settleQuestion(questionId, { status: "answered", answer })
+          yield* TurnControl.answerQuestion(conversation.conversationId, questionId, task.userId, contentOf(message), { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
         }
         return { kind: "resumed", taskId: task.taskId } satisfies MessageSendPlan
       }
@@ -122,13 +116,10 @@ export const cancelTask = defineCapability({
       if ((yield* findTask(workspaceId, params.id)) === undefined) return yield* new TaskNotFound({ taskId: params.id })
       yield* host.send(A2aTaskActor, params.id, new CancelTask({ taskId: params.id, workspaceId }), invocation.meta)
       const task = (yield* findTask(workspaceId, params.id))!
-      // stop its turn: here at once, on another node through the conversation actor
-      if (task.runId !== null) (yield* TurnRegistry).stop(task.runId)
+      // stop its turn, wherever it runs (a task cancelled before its run started is stopped by its own process)
       const conversation = yield* findConversation(workspaceId, task.conversationId)
-      if (conversation !== undefined) {
-        yield* host
-          .send(ConversationActor, conversation.conversationId, new RequestStop({ turnId: task.turnId, userId: task.userId }), { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
-          .pipe(Effect.catchTag("TurnNotFound", () => Effect.void))
+      if (conversation !== undefined && task.runId !== null) {
+        yield* TurnControl.stopTurn(conversation.conversationId, task.runId, task.turnId, task.userId, { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
       }
       return taskView(task)
     })

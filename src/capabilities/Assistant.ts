@@ -6,7 +6,7 @@
  */
 import { Effect, Exit, Schema } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
-import { AnswerQuestion, FinishRun, RequestStop, ResolveApproval } from "../../actors/conversation/protocol.ts"
+import { FinishRun, ResolveApproval } from "../../actors/conversation/protocol.ts"
 import { OPERATOR } from "../../actors/apikey/purposes.ts"
 import type { Json } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
@@ -23,7 +23,7 @@ import { ChatRateLimiter, RateLimited } from "../assistant/RateLimit.ts"
 import { AssistantSettings } from "../assistant/Settings.ts"
 import { agentToolsFor, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "../assistant/Tools.ts"
 import type { PreparedTurn } from "../assistant/Turn.ts"
-import { TurnRegistry } from "../assistant/TurnRegistry.ts"
+import * as TurnControl from "../assistant/TurnControl.ts"
 
 const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
 /** Spec 5 rule 6: the roles `ask_assistant` grants. */
@@ -234,12 +234,7 @@ export const answerQuestion = defineCapability({
       const userId = yield* personOf(invocation)
       const question = yield* findQuestion(invocation.workspaceId!, input.questionId)
       if (question === undefined) return { found: false }
-      const host = yield* ActorHost
-      const answered = yield* host
-        .send(ConversationActor, question.conversationId, new AnswerQuestion({ questionId: input.questionId, userId, answer: input.answer }), invocation.meta)
-        .pipe(Effect.as(true), Effect.catchTag("QuestionNotFound", () => Effect.succeed(false)))
-      if (answered) (yield* TurnRegistry).settleQuestion(input.questionId, { status: "answered", answer: input.answer })
-      return { found: answered }
+      return { found: yield* TurnControl.answerQuestion(question.conversationId, input.questionId, userId, input.answer, invocation.meta) }
     })
 })
 
@@ -280,12 +275,7 @@ export const cancelTurn = defineCapability({
       const userId = yield* personOf(invocation)
       const running = yield* findRunningTurn(invocation.workspaceId!, input.turnId, userId)
       if (running === undefined) return { found: false }
-      const host = yield* ActorHost
-      const stopped = yield* host
-        .send(ConversationActor, running.conversationId, new RequestStop({ turnId: input.turnId, userId }), invocation.meta)
-        .pipe(Effect.as(true), Effect.catchTag("TurnNotFound", () => Effect.succeed(false)))
-      if (stopped) (yield* TurnRegistry).stop(running.runId)
-      return { found: stopped }
+      return { found: yield* TurnControl.stopTurn(running.conversationId, running.runId, input.turnId, userId, invocation.meta) }
     })
 })
 

@@ -9,7 +9,6 @@ import { Effect, Either } from "effect"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { TaskAlreadyExists, TaskNotAwaitingInput, TaskNotCancelable, TaskNotFound, TaskTerminal } from "../../actors/a2atask/errors.ts"
 import {
-  type A2aMessage,
   type A2aTaskEvent,
   TaskCanceled,
   TaskCompleted,
@@ -33,6 +32,7 @@ import {
 } from "../../actors/a2atask/protocol.ts"
 import { A2aTaskState } from "../../actors/a2atask/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
+import { messagesOf, text } from "../support/a2aFixtures.ts"
 import { jsonRoundTrip, meta, projectedRows, spec } from "../support/decider.ts"
 
 const T0 = "2024-05-01T12:00:00.000Z"
@@ -46,8 +46,7 @@ const carol = "usr_carol"
 const dave = "usr_dave"
 const at = (time: string) => meta({ at: time })
 
-const text = (t: string) => [{ kind: "text" as const, text: t }]
-const message = (role: "user" | "agent", messageId: string, t: string): A2aMessage => ({ kind: "message", role, parts: text(t), messageId, taskId, contextId })
+const message = messagesOf({ taskId, contextId })
 
 const header = {
   taskId,

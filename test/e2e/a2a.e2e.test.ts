@@ -6,17 +6,12 @@
  */
 import type { AgentCard, Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from "@a2a-js/sdk"
 import { A2AClient, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, TaskNotFoundError } from "@a2a-js/sdk/client"
-import { Effect, Runtime } from "effect"
+import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ApiKeyActor } from "../../actors/apikey/actor.ts"
-import { CreateApiKey } from "../../actors/apikey/protocol.ts"
-import { OrgActor } from "../../actors/org/actor.ts"
-import { CreateWorkspace, SetWorkspaceRole } from "../../actors/org/protocol.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
 import { loadConfig } from "../../src/Config.ts"
 import { EventLog } from "../../streams/EventLog.ts"
-import { addPerson } from "../support/people.ts"
+import { otherWorkspaceWithKey } from "../support/places.ts"
 import { sseEnvelopes } from "../support/sse.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { caughtUp } from "../support/projection.ts"
@@ -30,8 +25,6 @@ let client: A2AClient
 let stranger: A2AClient
 let strangerKey: string
 
-const meta = () => ({ commandId: randomUUID(), at: new Date().toISOString(), actor: "system" })
-const run = <A, E>(effect: Effect.Effect<A, E, any>): Promise<A> => Runtime.runPromise(node.runtime)(effect as Effect.Effect<A, E, never>)
 
 /** A fetch that sends the key as `Authorization: Bearer <key>` (spec 5, rule 13). */
 const fetchWithKey = (key: string): typeof fetch => (input, init) => {
@@ -44,37 +37,10 @@ const cardUrl = () => `${node.baseUrl}/.well-known/agent-card.json`
 
 /** A second workspace of the bootstrap organization, and a workspace key of a member of it. */
 const otherWorkspaceKey = async (): Promise<string> => {
-  const [org] = await node.db.sql`select org_id from ${node.db.table("organizations")} where slug = ${node.bootstrap.orgSlug}`
-  const orgId = org.org_id as string
   const slug = `other-${randomUUID().slice(0, 8)}`
-  const workspaceId = `wsp_other_${randomUUID().slice(0, 8)}`
-  await run(node.host.send(OrgActor, orgId, new CreateWorkspace({ orgId, workspaceId, slug, name: slug }), meta()))
-  const member = await addPerson(node, "other-member", { org: "member" })
-  await run(node.host.send(OrgActor, orgId, new SetWorkspaceRole({ orgId, workspaceId, userId: member.userId, role: "member" }), meta()))
-  const token = mintApiKey()
-  const keyId = newPublicId("aky")
-  await run(
-    node.host.send(
-      ApiKeyActor,
-      keyId,
-      new CreateApiKey({
-        keyId,
-        orgId,
-        workspaceId,
-        createdBy: member.userId,
-        name: "a2a other workspace",
-        lookupId: token.lookupId,
-        secretHash: token.secretHash,
-        scopes: {},
-        expiresAt: null,
-        customRole: null,
-        machineId: null,
-        supersedes: null
-      }),
-      meta()
-    )
-  )
-  return token.raw
+  const workspace = { slug, workspaceId: `wsp_other_${randomUUID().slice(0, 8)}`, name: slug }
+  const { key } = await otherWorkspaceWithKey(node, { workspace, person: "other-member", workspaceRole: "member", keyName: "a2a other workspace" })
+  return key
 }
 
 beforeAll(async () => {

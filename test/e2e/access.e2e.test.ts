@@ -9,16 +9,15 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { ApiKeyCreated } from "../../actors/apikey/events.ts"
-import { CreateApiKey, IssueCredential, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
+import { IssueCredential, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
 import { encodeEvent, keyOf } from "../../actors/kernel.ts"
-import { OrgActor } from "../../actors/org/actor.ts"
-import { CreateWorkspace } from "../../actors/org/protocol.ts"
 import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
 import { issueCredential } from "../../src/IssueCredential.ts"
 import { sessionCookie, startSession } from "../../src/Sessions.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { call } from "../support/http.ts"
 import { addPerson, bootstrapPlace, type Person, signIn } from "../support/people.ts"
+import { addKey, addWorkspace } from "../support/places.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { caughtUp } from "../support/projection.ts"
 
@@ -34,26 +33,7 @@ const credentials = new Map<string, Credential>()
 const meta = () => ({ commandId: randomUUID(), at: new Date().toISOString(), actor: "system" })
 
 /** An ordinary key of the `main` workspace, created by the admin, through the actor. */
-const ordinaryKey = async (overrides: Partial<ConstructorParameters<typeof CreateApiKey>[0]> = {}) => {
-  const token = mintApiKey()
-  const keyId = newPublicId("aky")
-  await run(node.host.send(ApiKeyActor, keyId, new CreateApiKey({
-    keyId,
-    orgId: place.orgId,
-    workspaceId: place.workspaceId,
-    createdBy: admin.userId,
-    name: "table key",
-    lookupId: token.lookupId,
-    secretHash: token.secretHash,
-    scopes: {},
-    expiresAt: null,
-    customRole: null,
-    machineId: null,
-    supersedes: null,
-    ...overrides
-  }), meta()))
-  return { keyId, raw: token.raw }
-}
+const ordinaryKey = (overrides: Parameters<typeof addKey>[4] = {}) => addKey(node, place, admin.userId, "table key", overrides)
 
 const cookieOf = (token: string) => sessionCookie({ sessionId: "", userId: "", token, expiresAt: new Date(Date.now() + 3600_000).toISOString() }, false).split(";")[0]
 
@@ -61,7 +41,7 @@ beforeAll(async () => {
   node = await startTestNode()
   run = (effect) => Runtime.runPromise(node.runtime)(effect as Effect.Effect<any, any, never>)
   place = await bootstrapPlace(node)
-  await run(node.host.send(OrgActor, place.orgId, new CreateWorkspace({ orgId: place.orgId, workspaceId: "wsp_other", slug: "other", name: "Other" }), meta()))
+  await addWorkspace(node)
 
   admin = await addPerson(node, "admin", { org: "member", workspace: "admin" })
   const owner = await addPerson(node, "owner", { org: "owner" })

@@ -8,15 +8,11 @@
 import { Effect, Runtime } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ApiKeyActor } from "../../actors/apikey/actor.ts"
-import { CreateApiKey } from "../../actors/apikey/protocol.ts"
-import { OrgActor } from "../../actors/org/actor.ts"
-import { CreateWorkspace } from "../../actors/org/protocol.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
 import { type AttachmentRefused, checkAttachments, filesSchemaOf, readAttachments } from "../../src/assistant/Files.ts"
 import { loadConfig } from "../../src/Config.ts"
 import type { DbError } from "../../src/Db.ts"
 import { addPerson, bootstrapPlace, signIn } from "../support/people.ts"
+import { otherWorkspaceWithKey } from "../support/places.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { eventsOf, expectError, type Reply, send } from "./client.ts"
 
@@ -27,8 +23,6 @@ let run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<A>
 let place: { orgId: string; workspaceId: string }
 /** A workspace key of the `other` workspace. */
 let otherKey: string
-
-const meta = () => ({ commandId: randomUUID(), at: new Date().toISOString(), actor: "system" })
 
 interface Sample {
   readonly name: string
@@ -117,25 +111,7 @@ beforeAll(async () => {
   node = await startTestNode({ assistant: { ...loadConfig({}).assistant, maxAttachmentBytes: MAX_BYTES } })
   run = (effect) => Runtime.runPromise(node.runtime)(effect as Effect.Effect<any, any, never>)
   place = await bootstrapPlace(node)
-  await run(node.host.send(OrgActor, place.orgId, new CreateWorkspace({ orgId: place.orgId, workspaceId: "wsp_other", slug: "other", name: "Other" }), meta()))
-  const bob = await addPerson(node, "bob", { org: "member" })
-  const token = mintApiKey()
-  const keyId = newPublicId("aky")
-  await run(node.host.send(ApiKeyActor, keyId, new CreateApiKey({
-    keyId,
-    orgId: place.orgId,
-    workspaceId: "wsp_other",
-    createdBy: bob.userId,
-    name: "other workspace key",
-    lookupId: token.lookupId,
-    secretHash: token.secretHash,
-    scopes: {},
-    expiresAt: null,
-    customRole: null,
-    machineId: null,
-    supersedes: null
-  }), meta()))
-  otherKey = token.raw
+  otherKey = (await otherWorkspaceWithKey(node, { person: "bob", keyName: "other workspace key" })).key
 }, 120_000)
 
 afterAll(async () => {

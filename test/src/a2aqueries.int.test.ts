@@ -9,7 +9,6 @@ import { Effect, Either } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
-import type { A2aMessage } from "../../actors/a2atask/events.ts"
 import {
   type A2aTaskCommand,
   CancelTask,
@@ -23,13 +22,14 @@ import {
 } from "../../actors/a2atask/protocol.ts"
 import { findTask, taskView } from "../../src/a2a/TaskQueries.ts"
 import * as Db from "../../src/Db.ts"
+import { messagesOf, text } from "../support/a2aFixtures.ts"
+import { hex } from "../support/env.ts"
 import { startActorHost, type TestActorHost } from "../support/host.ts"
 
 const PARTITIONS = 2
 
 let actors: TestActorHost
 
-const hex = () => randomUUID().replace(/-/g, "")
 const workspaceId = `wsp_${hex()}`
 const contextId = `ctx_${hex()}`
 const carol = "usr_carol"
@@ -39,19 +39,22 @@ const send = (taskId: string, command: A2aTaskCommand, at: string) =>
 
 const read: TestActorHost["read"] = (effect) => actors.read(effect)
 
-const text = (t: string) => [{ kind: "text" as const, text: t }]
+/** Who and where a task of this file is: what it is submitted with, and its record then carries. */
+const header = (taskId: string) => ({
+  taskId,
+  contextId,
+  orgId: "org_a2a",
+  workspaceId,
+  userId: carol,
+  apiKeyId: "aky_1",
+  conversationId: `cnv_${contextId.slice(4)}`
+})
 
 const submit = (taskId: string, at: string) =>
   send(
     taskId,
     new SubmitTask({
-      taskId,
-      contextId,
-      orgId: "org_a2a",
-      workspaceId,
-      userId: carol,
-      apiKeyId: "aky_1",
-      conversationId: `cnv_${contextId.slice(4)}`,
+      ...header(taskId),
       turnId: randomUUID(),
       message: { messageId: `${taskId}-ask`, parts: text("plan the release") }
     }),
@@ -66,7 +69,7 @@ afterAll(() => actors.stop())
 
 describe("a task through its life", () => {
   const taskId = `a2a_${hex()}`
-  const message = (role: "user" | "agent", messageId: string, t: string): A2aMessage => ({ kind: "message", role, parts: text(t), messageId, taskId, contextId })
+  const message = messagesOf({ taskId, contextId })
   const ask = message("user", `${taskId}-ask`, "plan the release")
   const question = message("agent", "msg_q", "which branch?")
   const answer = message("user", "m-2", "main")
@@ -77,13 +80,7 @@ describe("a task through its life", () => {
     expect(Either.isRight(await submit(taskId, "2024-05-01T12:00:00.000Z"))).toBe(true)
     const record = await read(findTask(workspaceId, taskId))
     expect(record).toMatchObject({
-      taskId,
-      contextId,
-      orgId: "org_a2a",
-      workspaceId,
-      userId: carol,
-      apiKeyId: "aky_1",
-      conversationId: `cnv_${contextId.slice(4)}`,
+      ...header(taskId),
       runId: null,
       state: "submitted",
       statusMessage: null,

@@ -33,13 +33,13 @@ import {
   staleRunningRuns,
   stopRequested
 } from "../../src/assistant/ChatQueries.ts"
+import { hex } from "../support/env.ts"
 import { startActorHost, type TestActorHost } from "../support/host.ts"
 
 const PARTITIONS = 2
 
 let actors: TestActorHost
 
-const hex = () => randomUUID().replace(/-/g, "")
 const workspaceId = `wsp_${hex()}`
 const conversationId = randomUUID()
 const publicId = `cnv_${hex()}`
