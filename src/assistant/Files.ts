@@ -68,6 +68,9 @@ const contentChecks: Readonly<Record<string, { readonly expected: string; readon
 
 const ALLOWED_MEDIA_TYPES: ReadonlyArray<string> = Object.keys(contentChecks)
 
+/** A type whose bytes are UTF-8 text, which a turn hands the model as text. */
+export const isTextType = (mediaType: string): boolean => contentChecks[mediaType] === text
+
 /** A file as the upload route hands it over. */
 export interface UploadedFile {
   readonly name: string

@@ -26,7 +26,7 @@ import {
   type TurnSink,
   type Usage
 } from "./ChatEvents.ts"
-import { readAttachments } from "./Files.ts"
+import { isTextType, readAttachments } from "./Files.ts"
 import { classifyModelError } from "./models/errors.ts"
 import { OfflineCannotReadFile } from "./models/offline.ts"
 import type { ResolvedModel } from "./models/resolve.ts"
@@ -121,8 +121,6 @@ const parseVerdict = (text: string): { readonly met: boolean; readonly reason: s
     return { met: true, reason: "the goal check gave no verdict" }
   }
 }
-
-const TEXT_TYPES = new Set(["text/plain", "text/markdown", "text/csv", "application/json"])
 
 /** The turn: runs to its end and tells the sink; never fails (a failure is the sink's `done`). */
 export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
@@ -341,7 +339,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
         const files = await run(readAttachments(workspaceId!, turn.attachments))
         const userContent: Array<any> = [{ type: "text", text: turn.content }]
         for (const file of files) {
-          if (TEXT_TYPES.has(file.mediaType)) userContent.push({ type: "text", text: `Attachment ${file.name}:\n${Buffer.from(file.bytes).toString("utf8")}` })
+          if (isTextType(file.mediaType)) userContent.push({ type: "text", text: `Attachment ${file.name}:\n${Buffer.from(file.bytes).toString("utf8")}` })
           else userContent.push({ type: "file", data: file.bytes, mediaType: file.mediaType, filename: file.name })
         }
         const messages: Array<ModelMessage> = [
