@@ -30,25 +30,19 @@
  * `a2a-get.cpuprofile` there, and their top costs are printed after the tables.
  * Writes Markdown tables to stdout.
  */
-import { Effect, Exit, Scope } from "effect"
-import { type ChildProcess, fork } from "node:child_process"
-import { randomBytes, randomUUID } from "node:crypto"
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises"
-import http from "node:http"
+import { randomUUID } from "node:crypto"
+import { mkdir, writeFile } from "node:fs/promises"
 import { Session } from "node:inspector/promises"
 import { findSourceMap } from "node:module"
-import { cpus, tmpdir, totalmem } from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
 import uWS from "uWebSockets.js"
+import { ascending, ask, brokers, type Bench, cpuMsPer, database, kindIs, machine, platformLabel, portOf, post, progressOf, quantile, row, runBench, serveCeiling, settle, startNode, table, tally } from "./harness.ts"
 
-const databaseUrl = process.env.DATABASE_URL || undefined
-const brokers = (process.env.KAFKA_BROKERS ?? "").split(",").filter((b) => b !== "")
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10)
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 3)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64)
-const PARTITIONS = Number(process.env.LOG_PARTITIONS ?? 12)
 const PROFILE_DIR = process.env.BENCH_PROFILE || undefined
 /** A request gives up after this long. */
 const REQUEST_TIMEOUT_MS = 60_000
@@ -72,7 +66,6 @@ const usageNow = (): Usage => {
 // The ceiling (child process): a bare uWS JSON-RPC route answering a fixed Task.
 
 const startCeiling = () => {
-  process.on("disconnect", () => process.exit(1))
   let result: unknown = null
   const app = uWS.App()
   app.post(PATHNAME, (res) => {
@@ -92,18 +85,10 @@ const startCeiling = () => {
       })
     })
   })
-  app.listen("127.0.0.1", 0, (socket) => {
-    if (!socket) {
-      console.error("the ceiling app cannot listen")
-      process.exit(1)
-    }
-    process.on("message", (message: { kind: "usage" } | { kind: "result"; result: unknown }) => {
-      if (message.kind === "result") {
-        result = message.result
-        process.send!({ kind: "result" })
-      } else process.send!({ kind: "usage", usage: usageNow() })
-    })
-    process.send!({ kind: "port", port: uWS.us_socket_local_port(socket) })
+  void serveCeiling(app, async (message: { kind: "usage" } | { kind: "result"; result: unknown }) => {
+    if (message.kind === "usage") return { kind: "usage", usage: usageNow() }
+    result = message.result
+    return { kind: "result" }
   })
 }
 
@@ -134,8 +119,6 @@ interface LoadResult {
   readonly failures: ReadonlyArray<string>
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 4096 })
-
 let nextId = 1
 
 /** The request body of `method`, with a fresh JSON-RPC id (and, for message/send, a fresh messageId). */
@@ -153,23 +136,12 @@ const rpc = (port: number, key: string, method: Method, taskId: string) =>
   new Promise<{ ms: number; failure?: string }>((resolve) => {
     const { id, body } = bodyOf(method, taskId)
     const started = performance.now()
-    let settled = false
-    const settle = (failure?: string) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      resolve({ ms: performance.now() - started, failure })
-    }
-    const request = http.request(
-      {
-        host: "127.0.0.1",
-        port,
-        path: PATHNAME,
-        method: "POST",
-        agent,
-        headers: { authorization: `Bearer ${key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
-      },
-      (response) => {
+    post(
+      { port, path: PATHNAME, key },
+      body,
+      REQUEST_TIMEOUT_MS,
+      `no answer within ${REQUEST_TIMEOUT_MS} ms`,
+      (response, settle) => {
         const chunks: Buffer[] = []
         response.on("data", (chunk: Buffer) => chunks.push(chunk))
         response.on("error", (error) => settle(error.message))
@@ -188,26 +160,21 @@ const rpc = (port: number, key: string, method: Method, taskId: string) =>
           if (method === "message/send" && answer.result.status?.state !== "completed") return settle(`task ${answer.result.status?.state}`)
           settle()
         })
-      }
+      },
+      (failure) => resolve({ ms: performance.now() - started, failure })
     )
-    const timer = setTimeout(() => {
-      settle(`no answer within ${REQUEST_TIMEOUT_MS} ms`)
-      request.destroy()
-    }, REQUEST_TIMEOUT_MS)
-    request.on("error", (error: NodeJS.ErrnoException) => settle(error.code ?? error.message))
-    request.end(body)
   })
 
 const generateLoad = async ({ port, key, method, taskId, concurrency, seconds }: Load): Promise<LoadResult> => {
   const latencies: number[] = []
-  const failures = new Map<string, number>()
+  const failures: string[] = []
   const loopBefore = performance.eventLoopUtilization()
   const started = performance.now()
   const deadline = started + seconds * 1000
   const worker = async () => {
     while (performance.now() < deadline) {
       const { ms, failure } = await rpc(port, key, method, taskId)
-      if (failure !== undefined) failures.set(failure, (failures.get(failure) ?? 0) + 1)
+      if (failure !== undefined) failures.push(failure)
       latencies.push(ms)
     }
   }
@@ -219,22 +186,8 @@ const generateLoad = async ({ port, key, method, taskId, concurrency, seconds }:
     seconds: (ended - started) / 1000,
     drainSeconds: Math.max(0, ended - deadline) / 1000,
     clientBusy: performance.eventLoopUtilization(loopBefore).utilization,
-    failures: [...failures].map(([failure, n]) => `${n} × ${failure}`)
+    failures: tally(failures)
   }
-}
-
-if (process.argv[2] === "load") {
-  // the bench process is gone (it failed): stop, instead of writing to a closed channel
-  process.on("disconnect", () => process.exit(1))
-  process.on("message", (load: Load) => {
-    generateLoad(load).then(
-      (result) => process.send!(result),
-      (error) => {
-        console.error(error)
-        process.exit(1)
-      }
-    )
-  })
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,64 +279,16 @@ const summarize = (profile: CpuProfile, top = 15) => {
 // ---------------------------------------------------------------------------------------------
 // The bench (this process): a node, the two children, the measurements, the tables.
 
-/** Sends `message` to `child` and resolves with its next message of a kind `accept` takes. */
-const ask = <A>(child: ChildProcess, message: unknown, accept: (reply: any) => reply is A) =>
-  new Promise<A>((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`a bench child exited with ${code}`))
-    const onMessage = (reply: unknown) => {
-      if (!accept(reply)) return
-      child.off("exit", onExit)
-      child.off("message", onMessage)
-      resolve(reply)
-    }
-    child.once("exit", onExit)
-    child.on("message", onMessage)
-    if (message !== undefined) child.send(message as object)
-  })
+const progress = progressOf("bench:a2a")
 
-const kindIs =
-  <A>(kind: string) =>
-  (m: any): m is A =>
-    m?.kind === kind
-
-const benchStarted = performance.now()
-/** A line on stderr, so that a long run shows where it is. */
-const progress = (what: string) => console.error(`bench:a2a ${((performance.now() - benchStarted) / 1000).toFixed(1)} s: ${what}`)
-
-const quantile = (sorted: ReadonlyArray<number>, q: number) => (sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))])
-
-const bench = async (dataDir: string, scope: Scope.CloseableScope, children: ChildProcess[]) => {
-  // imported here, so that the two children load none of the platform
-  const { loadConfig } = await import("../src/Config.ts")
-  const { startNode } = await import("../src/Node.ts")
-  const { allPartitions } = await import("../streams/EventLog.ts")
-  const { readCheckpoints } = await import("../streams/Projector.ts")
-  const name = `bench_${randomBytes(4).toString("hex")}`
-  const base = loadConfig({})
-  const config = {
-    ...base,
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    databaseUrl,
-    dbSchema: databaseUrl === undefined ? "public" : name,
-    kafkaBrokers: brokers,
-    topicPrefix: name,
-    partitions: PARTITIONS,
-    secureCookies: false,
-    // the limiter would refuse all but 120 turns a minute of the one workspace
-    assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 }
-  }
-  progress(`starting a node (${databaseUrl === undefined ? "PGlite" : "Postgres"}, ${brokers.length === 0 ? "embedded" : "Kafka"} log)`)
-  const node = await Effect.runPromise(Scope.extend(startNode(config), scope))
+const bench = async (context: Bench) => {
+  progress(`starting a node (${database}, ${brokers.length === 0 ? "embedded" : "Kafka"} log)`)
+  const node = await startNode(context, { unlimitedChat: true })
   const key = node.bootstrap.workspaceKey
 
-  const here = fileURLToPath(import.meta.url)
-  const ceiling = fork(here, ["ceiling"], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  children.push(ceiling)
-  const ceilingPort = (await ask<{ port: number }>(ceiling, undefined, kindIs("port"))).port
-  const load = fork(here, ["load"], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  children.push(load)
+  const ceiling = context.fork("ceiling")
+  const ceilingPort = await portOf(ceiling)
+  const load = context.fork("load")
   const ports = { ceiling: ceilingPort, platform: node.port }
   type Which = keyof typeof ports
 
@@ -404,17 +309,6 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
   const task = await call("tasks/get", { id: sent.id })
   await ask(ceiling, { kind: "result", result: task }, kindIs("result"))
 
-  /** Waits until the projection has folded everything appended so far. */
-  const settle = async () => {
-    const partitions = allPartitions(node.log.partitions)
-    const ends = await Effect.runPromise(node.log.endOffsets(partitions))
-    for (;;) {
-      const applied = await Effect.runPromise(readCheckpoints(node.db, partitions))
-      if (partitions.every((p) => applied.get(p)! >= ends.get(p)!)) return
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
-
   const usage = (which: Which) =>
     which === "platform" ? Promise.resolve(usageNow()) : ask<{ usage: Usage }>(ceiling, { kind: "usage" }, kindIs("usage")).then((m) => m.usage)
 
@@ -428,7 +322,7 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
 
   const measure = async (which: Which, method: Method, seconds: number, profiled = false) => {
     progress(`${which}: ${method}, ${CONCURRENCY} in flight, ${seconds} s`)
-    if (which === "platform") await settle()
+    if (which === "platform") await settle(node)
     const profiling = profiled && which === "platform" && session !== undefined
     if (profiling) await session.post("Profiler.start")
     const before = await usage(which)
@@ -444,10 +338,10 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
       await writeFile(path.join(PROFILE_DIR!, `a2a-${method === "message/send" ? "send" : "get"}.cpuprofile`), JSON.stringify(profile))
     }
     if (result.failures.length > 0) throw new Error(`${which}, ${method}: ${result.failures.join("; ")}`)
-    const cpuMs = (after.cpu.user - before.cpu.user + after.cpu.system - before.cpu.system) / 1000 / result.latencies.length
+    const cpuMs = cpuMsPer(before.cpu, after.cpu, result.latencies.length)
     const active = after.loop.active - before.loop.active
     const busy = active / (active + after.loop.idle - before.loop.idle)
-    return { ...result, cpuMs, busy, sorted: [...result.latencies].sort((a, b) => a - b) }
+    return { ...result, cpuMs, busy, sorted: ascending(result.latencies) }
   }
 
   // warm both up, then measure each in turn
@@ -463,10 +357,20 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
   const rate = (r: Measured) => r.latencies.length / r.seconds
   const int = (n: number) => Math.round(n).toLocaleString("en-US")
   const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1))
-  const platformLabel = `platform (${databaseUrl === undefined ? "PGlite" : "Postgres"}, ${node.log.mode} log)`
-  const row = (method: Method, what: string, r: Measured) =>
-    `| ${method} | ${what} | ${int(r.latencies.length)} | ${r.seconds.toFixed(1)} | ${int(rate(r))} | ${ms(quantile(r.sorted, 0.5))} | ${ms(quantile(r.sorted, 0.99))} | ` +
-    `${r.cpuMs.toFixed(r.cpuMs >= 10 ? 1 : 3)} | ${(100 * r.busy).toFixed(0)} % | ${(100 * r.clientBusy).toFixed(0)} % |`
+  const platform = platformLabel(node.log.mode)
+  const methodRow = (method: Method, what: string, r: Measured) =>
+    row([
+      method,
+      what,
+      int(r.latencies.length),
+      r.seconds.toFixed(1),
+      int(rate(r)),
+      ms(quantile(r.sorted, 0.5)),
+      ms(quantile(r.sorted, 0.99)),
+      r.cpuMs.toFixed(r.cpuMs >= 10 ? 1 : 3),
+      `${(100 * r.busy).toFixed(0)} %`,
+      `${(100 * r.clientBusy).toFixed(0)} %`
+    ])
   const ratio = (platform: number, ceiling: number) => {
     const x = platform / ceiling
     return x >= 10 ? x.toFixed(0) : x >= 0.1 ? x.toFixed(2) : x.toFixed(4)
@@ -484,30 +388,28 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
       "",
       `CPU profile of the platform's ${method} window (main thread ${(100 * busyShare).toFixed(0)} % busy; shares of the busy time, self time):`,
       "",
-      "| place | self | on the stack |",
-      "|---|---:|---:|",
-      ...places,
+      ...table(["place", "self", "on the stack"], "lrr", places),
       "",
-      "| function | self |",
-      "|---|---:|",
-      ...functions
+      ...table(["function", "self"], "lr", functions)
     ]
   })
 
   console.log([
-    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; ` +
-      `Postgres ${databaseUrl === undefined ? "embedded (PGlite)" : `at ${new URL(databaseUrl).host}`}; log ${node.log.mode}; offline model; ` +
-      `${CONCURRENCY} in flight, ${SECONDS} s per window${PROFILE_DIR === undefined ? "" : "; the platform's windows CPU-profiled (slower)"}.`,
+    `${machine(node.log.mode)}; offline model; ${CONCURRENCY} in flight, ${SECONDS} s per window${PROFILE_DIR === undefined ? "" : "; the platform's windows CPU-profiled (slower)"}.`,
     "",
     `\`POST ${PATHNAME}\` (s: from the first request to the last answer, the answers in flight at the window's end included; latency in ms; ` +
       "CPU: the serving process's, all threads, per request; busy: the event-loop utilization of the serving process and of the load generator):",
     "",
-    "| method | server | answers | s | requests/s | p50 ms | p99 ms | CPU ms per request | server busy | client busy |",
-    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    row("message/send", "ceiling (bare uWS)", send.ceiling),
-    row("message/send", platformLabel, send.platform),
-    row("tasks/get", "ceiling (bare uWS)", get.ceiling),
-    row("tasks/get", platformLabel, get.platform),
+    ...table(
+      ["method", "server", "answers", "s", "requests/s", "p50 ms", "p99 ms", "CPU ms per request", "server busy", "client busy"],
+      "llrrrrrrrr",
+      [
+        methodRow("message/send", "ceiling (bare uWS)", send.ceiling),
+        methodRow("message/send", platform, send.platform),
+        methodRow("tasks/get", "ceiling (bare uWS)", get.ceiling),
+        methodRow("tasks/get", platform, get.platform)
+      ]
+    ),
     "",
     `Ratios, platform ÷ ceiling: ${ratios("message/send", send)}; ${ratios("tasks/get", get)}.`,
     "",
@@ -518,26 +420,4 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
   ].join("\n"))
 }
 
-const main = async () => {
-  const dataDir = await mkdtemp(path.join(tmpdir(), "svc-bench-"))
-  const scope = Effect.runSync(Scope.make())
-  const children: ChildProcess[] = []
-  try {
-    await bench(dataDir, scope, children)
-  } finally {
-    for (const child of children) child.kill()
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-    await rm(dataDir, { recursive: true, force: true })
-  }
-}
-
-if (process.argv[2] === "ceiling") startCeiling()
-else if (process.argv[2] !== "load") {
-  main().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
-}
+runBench(import.meta.url, { bench, load: generateLoad, ceiling: startCeiling })

@@ -17,31 +17,19 @@
  * baseline ignores it. Before each round the projection catches up with the log, so one route's
  * audit backlog is not folded during the other's turn.
  */
-import { Effect, Exit, Runtime, Schema, Scope } from "effect"
-import { type ChildProcess, fork } from "node:child_process"
-import { randomBytes } from "node:crypto"
-import { mkdtemp, rm } from "node:fs/promises"
+import { Effect, type Exit, Runtime, Schema } from "effect"
 import { connect } from "node:net"
-import { cpus, tmpdir, totalmem } from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import uWS from "uWebSockets.js"
 import { replyForExit } from "../gateway/errors.ts"
 import { type HttpRequest, jsonBody, jsonError, route } from "../gateway/http.ts"
 import { registry } from "../src/App.ts"
 import type { Invocation } from "../src/Capabilities.ts"
-import { loadConfig } from "../src/Config.ts"
-import { startNode } from "../src/Node.ts"
-import { allPartitions } from "../streams/EventLog.ts"
-import { readCheckpoints } from "../streams/Projector.ts"
+import { ascending, ask, type Bench, listen, machine, quantile, row, runBench, settle, startNode, table } from "./harness.ts"
 
-const databaseUrl = process.env.DATABASE_URL || undefined
-const brokers = (process.env.KAFKA_BROKERS ?? "").split(",").filter((b) => b !== "")
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
-const PARTITIONS = Number(process.env.LOG_PARTITIONS ?? 12)
 const CAPABILITY = "system.ping"
 
 // ---------------------------------------------------------------------------------------------
@@ -106,30 +94,6 @@ const generateLoad = async ({ port, request, connections, seconds }: Load): Prom
   return { failures, seconds: (performance.now() - started) / 1000, latencies }
 }
 
-if (process.argv[2] === "load") {
-  process.on("message", (load: Load) => {
-    generateLoad(load).then(
-      (result) => process.send!(result),
-      (error) => {
-        console.error(error)
-        process.exit(1)
-      }
-    )
-  })
-}
-
-/** Runs one load in the child and returns what it measured. */
-const measure = (child: ChildProcess, load: Load) =>
-  new Promise<LoadResult>((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`load generator exited with ${code}`))
-    child.once("exit", onExit)
-    child.once("message", (result) => {
-      child.off("exit", onExit)
-      resolve(result as LoadResult)
-    })
-    child.send(load)
-  })
-
 // ---------------------------------------------------------------------------------------------
 // The bench (this process): a node, the baseline app beside it, then the loads.
 
@@ -186,12 +150,7 @@ const startBaseline = (run: <A, E>(effect: Effect.Effect<A, E, never>) => Promis
     )
     return replyForExit(exit)
   })
-  return new Promise<{ port: number; close: () => void }>((resolve, reject) =>
-    app.listen("127.0.0.1", 0, (socket) => {
-      if (!socket) return reject(new Error("the baseline app cannot listen"))
-      resolve({ port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) })
-    })
-  )
+  return listen(app, "the baseline app")
 }
 
 const requestFor = (port: number, pathname: string, key: string) => {
@@ -207,22 +166,9 @@ const requestFor = (port: number, pathname: string, key: string) => {
   ].join("\r\n")
 }
 
-/** Runs the node in `scope`, its data in `dataDir`, and prints the table. */
-const bench = async (dataDir: string, scope: Scope.CloseableScope) => {
-  const name = `bench_${randomBytes(4).toString("hex")}`
-  const config = {
-    ...loadConfig({}),
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    databaseUrl,
-    dbSchema: databaseUrl === undefined ? "public" : name,
-    kafkaBrokers: brokers,
-    topicPrefix: name,
-    partitions: PARTITIONS,
-    secureCookies: false
-  }
-  const node = await Effect.runPromise(Scope.extend(startNode(config), scope))
+/** Runs the node, the baseline and the load generator, and prints the table. */
+const bench = async (context: Bench) => {
+  const node = await startNode(context)
   const run = Runtime.runPromiseExit(node.runtime)
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
   const place = await fetch(`http://127.0.0.1:${node.port}/v1/auth/whoami`, { headers: { authorization: `Bearer ${workspaceKey}` } })
@@ -237,21 +183,11 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope) => {
     if (reply.status !== 200 || text !== '{"pong":true}') throw new Error(`port ${port} answered ${reply.status} ${text}`)
   }
 
-  /** Waits until the projection has folded everything appended so far (the audit events of the last load). */
-  const settle = async () => {
-    const partitions = allPartitions(node.log.partitions)
-    const ends = await Effect.runPromise(node.log.endOffsets(partitions))
-    for (;;) {
-      const applied = await Effect.runPromise(readCheckpoints(node.db, partitions))
-      if (partitions.every((p) => applied.get(p)! >= ends.get(p)!)) return
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
-
-  const child = fork(fileURLToPath(import.meta.url), ["load"], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  const child = context.fork("load")
   const load = async (port: number, seconds: number) => {
-    await settle()
-    const result = await measure(child, { port, request: requestFor(port, pathname, workspaceKey), connections: CONNECTIONS, seconds })
+    // the projection folds the audit events of the last load first
+    await settle(node)
+    const result = await ask<LoadResult>(child, { port, request: requestFor(port, pathname, workspaceKey), connections: CONNECTIONS, seconds } satisfies Load)
     if (result.failures > 0) throw new Error(`${result.failures} of ${result.latencies.length} requests to port ${port} failed`)
     return result
   }
@@ -265,48 +201,25 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope) => {
       checked.push(await load(node.port, SECONDS))
     }
     const rate = (rs: ReadonlyArray<LoadResult>) => rs.reduce((n, r) => n + r.latencies.length, 0) / rs.reduce((t, r) => t + r.seconds, 0)
-    const row = (what: string, rs: ReadonlyArray<LoadResult>) => {
-      const latencies = rs.flatMap((r) => r.latencies).sort((a, b) => a - b)
-      const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(2)
-      return `| ${what} | ${Math.round(rate(rs))} | ${at(0.5)} | ${at(0.99)} |`
+    const routeRow = (what: string, rs: ReadonlyArray<LoadResult>) => {
+      const latencies = ascending(rs.flatMap((r) => r.latencies))
+      return row([what, Math.round(rate(rs)), quantile(latencies, 0.5).toFixed(2), quantile(latencies, 0.99).toFixed(2)])
     }
     const ratios = checked.map((r, i) => rate([r]) / rate([open[i]]))
     console.log([
-      `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; ` +
-        `Postgres ${databaseUrl === undefined ? "embedded (PGlite)" : `at ${new URL(databaseUrl).host}`}; log ${node.log.mode}; ` +
-        `${CONNECTIONS} connections; ${ROUNDS} rounds of ${SECONDS} s per route.`,
+      `${machine(node.log.mode)}; ${CONNECTIONS} connections; ${ROUNDS} rounds of ${SECONDS} s per route.`,
       "",
-      "| route | requests/s | p50 ms | p99 ms |",
-      "|---|---:|---:|---:|",
-      row(`${pathname}, no checkpoint (bench-only app)`, open),
-      row(`${pathname}, through the checkpoint`, checked),
+      ...table(["route", "requests/s", "p50 ms", "p99 ms"], "lrrr", [
+        routeRow(`${pathname}, no checkpoint (bench-only app)`, open),
+        routeRow(`${pathname}, through the checkpoint`, checked)
+      ]),
       "",
       `Ratio (checkpoint ÷ no checkpoint): ${(rate(checked) / rate(open)).toFixed(2)} ` +
         `(rounds: ${Math.min(...ratios).toFixed(2)} – ${Math.max(...ratios).toFixed(2)})`
     ].join("\n"))
   } finally {
-    child.kill()
     baseline.close()
   }
 }
 
-const main = async () => {
-  const dataDir = await mkdtemp(path.join(tmpdir(), "svc-bench-"))
-  const scope = Effect.runSync(Scope.make())
-  try {
-    await bench(dataDir, scope)
-  } finally {
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-    await rm(dataDir, { recursive: true, force: true })
-  }
-}
-
-if (process.argv[2] !== "load") {
-  main().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
-}
+runBench(import.meta.url, { bench, load: generateLoad })

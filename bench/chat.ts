@@ -25,27 +25,19 @@
  * socket limit, one socket per stream in flight. Neither child loads the platform's modules.
  * Writes Markdown tables to stdout.
  */
-import { Effect, Exit, Scope } from "effect"
-import { type ChildProcess, fork } from "node:child_process"
 import { randomBytes } from "node:crypto"
-import { mkdtemp, readFile, rm } from "node:fs/promises"
-import http from "node:http"
-import { cpus, tmpdir, totalmem } from "node:os"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
+import { readFile } from "node:fs/promises"
 import v8 from "node:v8"
 import vm from "node:vm"
 import uWS from "uWebSockets.js"
+import { ascending, ask, type Bench, cpuMsPer, kindIs, machine, platformLabel, portOf, post, progressOf, quantile, row, runBench, serveCeiling, settle, startNode, table, type Target, tally } from "./harness.ts"
 
-const databaseUrl = process.env.DATABASE_URL || undefined
-const brokers = (process.env.KAFKA_BROKERS ?? "").split(",").filter((b) => b !== "")
 const TURNS = Number(process.env.BENCH_TURNS ?? 200)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
 const CONCURRENT_TURNS = Number(process.env.BENCH_CONCURRENT_TURNS ?? 400)
 const WARMUP_TURNS = Number(process.env.BENCH_WARMUP_TURNS ?? 30)
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000)
 const HOLD_MS = Number(process.env.BENCH_HOLD_MS ?? 20_000)
-const PARTITIONS = Number(process.env.LOG_PARTITIONS ?? 12)
 /** Latency turns give up after this long; held streams after BENCH_HOLD_MS plus this. */
 const STREAM_TIMEOUT_MS = 120_000
 const KEEP_ALIVE_MS = 15_000
@@ -139,7 +131,6 @@ const offlineAnswer = (content: string) => {
 }
 
 const startCeiling = () => {
-  process.on("disconnect", () => process.exit(1))
   const app = uWS.App()
   app.post("/v1/*", (res) => {
     /** The client went away, or the response ended. */
@@ -192,27 +183,12 @@ const startCeiling = () => {
       step()
     })
   })
-  app.listen("127.0.0.1", 0, (socket) => {
-    if (!socket) {
-      console.error("the ceiling app cannot listen")
-      process.exit(1)
-    }
-    const probe = localProbe()
-    process.on("message", (message: { kind: "probe"; op: ProbeOp }) => {
-      void probe[message.op]().then((value) => process.send!({ kind: "probe", value: value ?? null }))
-    })
-    process.send!({ kind: "port", port: uWS.us_socket_local_port(socket) })
-  })
+  const probe = localProbe()
+  void serveCeiling(app, async (message: { kind: "probe"; op: ProbeOp }) => ({ kind: "probe", value: (await probe[message.op]()) ?? null }))
 }
 
 // ---------------------------------------------------------------------------------------------
 // The load generator (child process): node:http, one socket per stream in flight.
-
-interface Target {
-  readonly port: number
-  readonly pathname: string
-  readonly key: string
-}
 
 interface Latency {
   readonly kind: "latency"
@@ -247,33 +223,18 @@ interface HoldResult extends LatencyResult {
   readonly allRunMs: number
 }
 
-const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity, maxFreeSockets: 4096 })
-
 /** One turn: POST, read the SSE stream to its `done` event. */
 const streamTurn = (target: Target, content: string, timeoutMs: number, hooks: { onRun?: () => void; onEnd?: () => void } = {}) =>
   new Promise<Turn>((resolve) => {
     const body = JSON.stringify({ content })
     const turn: Turn = { keepAlives: 0 }
     const started = performance.now()
-    let settled = false
-    const settle = (failure?: string) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      if (failure !== undefined && turn.failure === undefined) turn.failure = failure
-      if (turn.runMs !== undefined) hooks.onEnd?.()
-      resolve(turn)
-    }
-    const request = http.request(
-      {
-        host: "127.0.0.1",
-        port: target.port,
-        path: target.pathname,
-        method: "POST",
-        agent,
-        headers: { authorization: `Bearer ${target.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
-      },
-      (response) => {
+    post(
+      target,
+      body,
+      timeoutMs,
+      `no done within ${timeoutMs} ms`,
+      (response, settle) => {
         response.setEncoding("utf8")
         let buffered = ""
         if (response.statusCode !== 200 || !(response.headers["content-type"] ?? "").startsWith("text/event-stream")) {
@@ -305,14 +266,13 @@ const streamTurn = (target: Target, content: string, timeoutMs: number, hooks: {
         })
         response.on("end", () => settle(turn.doneMs === undefined ? "the stream ended without done" : undefined))
         response.on("error", (error) => settle(error.message))
+      },
+      (failure) => {
+        if (failure !== undefined && turn.failure === undefined) turn.failure = failure
+        if (turn.runMs !== undefined) hooks.onEnd?.()
+        resolve(turn)
       }
     )
-    const timer = setTimeout(() => {
-      settle(`no done within ${timeoutMs} ms`)
-      request.destroy()
-    }, timeoutMs)
-    request.on("error", (error: NodeJS.ErrnoException) => settle(error.code ?? error.message))
-    request.end(body)
   })
 
 const runLatency = async ({ target, turns, concurrency }: Latency): Promise<LatencyResult> => {
@@ -358,61 +318,22 @@ const runHold = async ({ target, streams }: Hold): Promise<HoldResult> => {
   return { seconds: (performance.now() - started) / 1000, turns, peakOpen, allRunMs: lastRun === 0 ? NaN : lastRun - started }
 }
 
-if (process.argv[2] === "load") {
-  // the bench process is gone (it failed): stop, instead of writing to a closed channel
-  process.on("disconnect", () => process.exit(1))
-  process.on("message", (message: Latency | Hold) => {
-    ;(message.kind === "latency" ? runLatency(message) : runHold(message)).then(
-      (result) => process.send!(result),
-      (error) => {
-        console.error(error)
-        process.exit(1)
-      }
-    )
-  })
-}
+const generateLoad = (message: Latency | Hold) => (message.kind === "latency" ? runLatency(message) : runHold(message))
 
 // ---------------------------------------------------------------------------------------------
 // The bench (this process): a node, the two children, the measurements, the tables.
 
-/** Sends `message` to `child` and resolves with its next message of a kind `accept` takes. */
-const ask = <A>(child: ChildProcess, message: unknown, accept: (reply: any) => reply is A = (_): _ is A => true) =>
-  new Promise<A>((resolve, reject) => {
-    const onExit = (code: number | null) => reject(new Error(`a bench child exited with ${code}`))
-    const onMessage = (reply: unknown) => {
-      if (!accept(reply)) return
-      child.off("exit", onExit)
-      child.off("message", onMessage)
-      resolve(reply)
-    }
-    child.once("exit", onExit)
-    child.on("message", onMessage)
-    if (message !== undefined) child.send(message as object)
-  })
+const progress = progressOf("bench:chat")
 
-const benchStarted = performance.now()
-/** A line on stderr, so that a long run shows where it is. */
-const progress = (what: string) => console.error(`bench:chat ${((performance.now() - benchStarted) / 1000).toFixed(1)} s: ${what}`)
+/** The `q` quantile of `values`, to a tenth; a dash when there is none. */
+const at = (values: ReadonlyArray<number>, q: number) => (values.length === 0 ? "–" : quantile(ascending(values), q).toFixed(1))
 
-const quantile = (values: ReadonlyArray<number>, q: number) => {
-  if (values.length === 0) return "–"
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))].toFixed(1)
-}
-
-const median = (values: ReadonlyArray<number>) => {
-  const sorted = [...values].sort((a, b) => a - b)
-  return sorted[Math.floor(sorted.length / 2)]
-}
+const median = (values: ReadonlyArray<number>) => quantile(ascending(values), 0.5)
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(1)
 
 /** The failures of a run, counted by message. */
-const failuresOf = (turns: ReadonlyArray<Turn>) => {
-  const counts = new Map<string, number>()
-  for (const turn of turns) if (turn.failure !== undefined) counts.set(turn.failure, (counts.get(turn.failure) ?? 0) + 1)
-  return [...counts].map(([failure, n]) => `${n} × ${failure}`)
-}
+const failuresOf = (turns: ReadonlyArray<Turn>) => tally(turns.flatMap((turn) => (turn.failure === undefined ? [] : [turn.failure])))
 
 const fdLimit = async () => {
   try {
@@ -423,69 +344,33 @@ const fdLimit = async () => {
   }
 }
 
-const bench = async (dataDir: string, scope: Scope.CloseableScope, children: ChildProcess[]) => {
-  // imported here, so that the two children load none of the platform
-  const { loadConfig } = await import("../src/Config.ts")
-  const { startNode } = await import("../src/Node.ts")
-  const { allPartitions } = await import("../streams/EventLog.ts")
-  const { readCheckpoints } = await import("../streams/Projector.ts")
-  const name = `bench_${randomBytes(4).toString("hex")}`
-  const base = loadConfig({})
-  const config = {
-    ...base,
-    port: 0,
-    host: "127.0.0.1",
-    dataDir,
-    databaseUrl,
-    dbSchema: databaseUrl === undefined ? "public" : name,
-    kafkaBrokers: brokers,
-    topicPrefix: name,
-    partitions: PARTITIONS,
-    secureCookies: false,
-    // the limiter would refuse all but 120 turns a minute of the one workspace
-    assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 }
-  }
-  const node = await Effect.runPromise(Scope.extend(startNode(config), scope))
+const bench = async (context: Bench) => {
+  const node = await startNode(context, { unlimitedChat: true })
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
   const pathname = `/v1/${encodeURIComponent(orgSlug)}/${encodeURIComponent(workspaceSlug)}/chat/stream`
 
-  const here = fileURLToPath(import.meta.url)
-  const ceiling = fork(here, ["ceiling"], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  children.push(ceiling)
-  const ceilingPort = (await ask<{ kind: "port"; port: number }>(ceiling, undefined, (m): m is { kind: "port"; port: number } => m?.kind === "port")).port
-  const load = fork(here, ["load"], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
-  children.push(load)
+  const ceiling = context.fork("ceiling")
+  const ceilingPort = await portOf(ceiling)
+  const load = context.fork("load")
 
   const targets = {
-    ceiling: { port: ceilingPort, pathname, key: workspaceKey },
-    platform: { port: node.port, pathname, key: workspaceKey }
+    ceiling: { port: ceilingPort, path: pathname, key: workspaceKey },
+    platform: { port: node.port, path: pathname, key: workspaceKey }
   }
 
-  /** Waits until the projection has folded everything appended so far. */
-  const settle = async () => {
-    const partitions = allPartitions(node.log.partitions)
-    const ends = await Effect.runPromise(node.log.endOffsets(partitions))
-    for (;;) {
-      const applied = await Effect.runPromise(readCheckpoints(node.db, partitions))
-      if (partitions.every((p) => applied.get(p)! >= ends.get(p)!)) return
-      await new Promise((resolve) => setTimeout(resolve, 50))
-    }
-  }
-
-  const probeCeiling = (op: ProbeOp) =>
-    ask<{ value: any }>(ceiling, { kind: "probe", op }, (m): m is { value: any } => m?.kind === "probe").then((m) => m.value)
+  const probeCeiling = (op: ProbeOp) => ask<{ value: any }>(ceiling, { kind: "probe", op }, kindIs("probe")).then((m) => m.value)
   const isResult = (m: any): m is any => Array.isArray(m?.turns)
 
   const latency = async (which: keyof typeof targets, turns: number, concurrency: number) => {
     progress(`${which}: ${turns} turns, ${concurrency} in flight`)
-    if (which === "platform") await settle()
+    if (which === "platform") await settle(node)
     const cpuBefore = await probes[which].cpu()
     const result = await ask<LatencyResult>(load, { kind: "latency", target: targets[which], turns, concurrency } satisfies Latency, isResult)
     const cpu = await probes[which].cpu()
     const failures = failuresOf(result.turns)
     if (failures.length > 0) throw new Error(`${which}, ${concurrency} at a time: ${failures.join("; ")}`)
     /** CPU milliseconds of the serving process (all its threads) per turn. */
-    const cpuMs = (cpu.user - cpuBefore.user + cpu.system - cpuBefore.system) / 1000 / turns
+    const cpuMs = cpuMsPer(cpuBefore, cpu, turns)
     return { ...result, cpuMs }
   }
 
@@ -501,7 +386,7 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
 
   const hold = async (which: keyof typeof targets) => {
     progress(`${which}: ${STREAMS} streams at once`)
-    if (which === "platform") await settle()
+    if (which === "platform") await settle(node)
     await new Promise((resolve) => setTimeout(resolve, 1000))
     const probe = probes[which]
     await probe.startMemory()
@@ -535,10 +420,17 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
   const latencyRow = (what: string, mode: string, r: Measured) => {
     const run = r.turns.map((t) => t.runMs!)
     const done = r.turns.map((t) => t.doneMs!)
-    return (
-      `| ${what} | ${mode} | ${r.turns.length} | ${(r.turns.length / r.seconds).toFixed(0)} | ${quantile(run, 0.5)} | ${quantile(run, 0.99)} | ` +
-      `${quantile(done, 0.5)} | ${quantile(done, 0.99)} | ${r.cpuMs.toFixed(2)} |`
-    )
+    return row([
+      what,
+      mode,
+      r.turns.length,
+      (r.turns.length / r.seconds).toFixed(0),
+      at(run, 0.5),
+      at(run, 0.99),
+      at(done, 0.5),
+      at(done, 0.99),
+      r.cpuMs.toFixed(2)
+    ])
   }
   const kib = (bytes: number, streams: number) => (bytes / Math.max(1, streams) / 1024).toFixed(1)
   const holdRow = (what: string, { result, memory }: { result: HoldResult; memory: MemoryWindow }) => {
@@ -548,12 +440,20 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
     const completed = result.turns.filter((t) => t.doneMs !== undefined && t.failure === undefined).length
     const keepAlive = result.turns.filter((t) => t.keepAlives > 0).length
     const { before, open, peak } = memory
-    return (
-      `| ${what} | ${STREAMS} | ${result.peakOpen} | ${gotRun} | ${completed} | ${keepAlive} | ` +
-      `${(result.allRunMs / 1000).toFixed(1)} | ${quantile(run, 0.5)} / ${quantile(run, 0.99)} | ${quantile(done, 0.5)} / ${quantile(done, 0.99)} | ` +
-      `${mib(before.rss)} → ${mib(open.rss)} (${mib(peak.rss)}) | ${mib(before.heapUsed)} → ${mib(open.heapUsed)} (${mib(peak.heapUsed)}) | ` +
-      `${kib(open.rss - before.rss, result.peakOpen)} / ${kib(open.heapUsed - before.heapUsed, result.peakOpen)} |`
-    )
+    return row([
+      what,
+      STREAMS,
+      result.peakOpen,
+      gotRun,
+      completed,
+      keepAlive,
+      (result.allRunMs / 1000).toFixed(1),
+      `${at(run, 0.5)} / ${at(run, 0.99)}`,
+      `${at(done, 0.5)} / ${at(done, 0.99)}`,
+      `${mib(before.rss)} → ${mib(open.rss)} (${mib(peak.rss)})`,
+      `${mib(before.heapUsed)} → ${mib(open.heapUsed)} (${mib(peak.heapUsed)})`,
+      `${kib(open.rss - before.rss, result.peakOpen)} / ${kib(open.heapUsed - before.heapUsed, result.peakOpen)}`
+    ])
   }
   const medianOf = (r: LatencyResult, field: "runMs" | "doneMs") => median(r.turns.map((t) => t[field]!))
   // a memory figure can shrink over a run (RSS after a collection): no ratio then
@@ -561,29 +461,41 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
     ceiling <= 0 || platform <= 0 ? "–" : (platform / ceiling).toFixed(platform / ceiling >= 10 ? 0 : 2)
   const growth = (which: keyof typeof targets, field: keyof Memory) => held[which].memory.open[field] - held[which].memory.before[field]
   const holdFailures = (["ceiling", "platform"] as const).flatMap((which) => failuresOf(held[which].result.turns).map((f) => `${which}: ${f}`))
-  const platformLabel = `platform (${databaseUrl === undefined ? "PGlite" : "Postgres"}, ${node.log.mode} log)`
+  const platform = platformLabel(node.log.mode)
 
   console.log([
-    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; ` +
-      `Postgres ${databaseUrl === undefined ? "embedded (PGlite)" : `at ${new URL(databaseUrl).host}`}; log ${node.log.mode}; ` +
-      `open files limit ${await fdLimit()}; offline model.`,
+    `${machine(node.log.mode)}; open files limit ${await fdLimit()}; offline model.`,
     "",
     `Latency, content \`${HELLO}\`, a new conversation per turn (ms from the request's start; CPU: the serving process's, all threads):`,
     "",
-    "| server | in flight | turns | turns/s | run p50 | run p99 | done p50 | done p99 | CPU ms per turn |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
-    latencyRow("ceiling (bare uWS)", "1", sequential.ceiling),
-    latencyRow(platformLabel, "1", sequential.platform),
-    latencyRow("ceiling (bare uWS)", String(CONCURRENCY), concurrent.ceiling),
-    latencyRow(platformLabel, String(CONCURRENCY), concurrent.platform),
+    ...table(["server", "in flight", "turns", "turns/s", "run p50", "run p99", "done p50", "done p99", "CPU ms per turn"], "lrrrrrrrr", [
+      latencyRow("ceiling (bare uWS)", "1", sequential.ceiling),
+      latencyRow(platform, "1", sequential.platform),
+      latencyRow("ceiling (bare uWS)", String(CONCURRENCY), concurrent.ceiling),
+      latencyRow(platform, String(CONCURRENCY), concurrent.platform)
+    ]),
     "",
     `Open streams, ${STREAMS} sent at once, content \`${HOLD_CONTENT.replace("\n", "\\n")}\`. Memory of the serving process in MiB, ` +
       "after a full collection before the streams → after one once all had their run event (in brackets: the highest 250 ms sample, garbage included):",
     "",
-    "| server | sent | open at once | got run | ended with a result | saw a keep-alive | s to the last run | run ms p50 / p99 | done s p50 / p99 | RSS | heap used | KiB per open stream: RSS / heap |",
-    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|",
-    holdRow("ceiling (bare uWS)", held.ceiling),
-    holdRow(platformLabel, held.platform),
+    ...table(
+      [
+        "server",
+        "sent",
+        "open at once",
+        "got run",
+        "ended with a result",
+        "saw a keep-alive",
+        "s to the last run",
+        "run ms p50 / p99",
+        "done s p50 / p99",
+        "RSS",
+        "heap used",
+        "KiB per open stream: RSS / heap"
+      ],
+      "lrrrrrrrrllr",
+      [holdRow("ceiling (bare uWS)", held.ceiling), holdRow(platform, held.platform)]
+    ),
     ...(holdFailures.length === 0 ? [] : ["", `Failures: ${holdFailures.join("; ")}`]),
     "",
     "Ratios, platform ÷ ceiling: " +
@@ -601,26 +513,4 @@ const bench = async (dataDir: string, scope: Scope.CloseableScope, children: Chi
   ].join("\n"))
 }
 
-const main = async () => {
-  const dataDir = await mkdtemp(path.join(tmpdir(), "svc-bench-"))
-  const scope = Effect.runSync(Scope.make())
-  const children: ChildProcess[] = []
-  try {
-    await bench(dataDir, scope, children)
-  } finally {
-    for (const child of children) child.kill()
-    await Effect.runPromise(Scope.close(scope, Exit.void))
-    await rm(dataDir, { recursive: true, force: true })
-  }
-}
-
-if (process.argv[2] === "ceiling") startCeiling()
-else if (process.argv[2] !== "load") {
-  main().then(
-    () => process.exit(0),
-    (error) => {
-      console.error(error)
-      process.exit(1)
-    }
-  )
-}
+runBench(import.meta.url, { bench, load: generateLoad, ceiling: startCeiling })
