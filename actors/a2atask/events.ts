@@ -60,7 +60,8 @@ export const TaskFailure = Schema.Struct({
   message: Schema.String
 })
 
-export class TaskSubmitted extends Schema.TaggedClass<TaskSubmitted>()("a2a.task.submitted", {
+/** What a task is, fixed when it is submitted: the submit command, its event and the state share it. */
+export const TaskHeader = {
   taskId: TaskId,
   contextId: ContextId,
   orgId: Schema.NonEmptyString,
@@ -70,7 +71,11 @@ export class TaskSubmitted extends Schema.TaggedClass<TaskSubmitted>()("a2a.task
   apiKeyId: Schema.NullOr(Schema.NonEmptyString),
   /** The conversation the turn runs in (its `cnv_` public id or UUID, as the gateway names it). */
   conversationId: Schema.NonEmptyString,
-  turnId: Schema.UUID,
+  turnId: Schema.UUID
+}
+
+export class TaskSubmitted extends Schema.TaggedClass<TaskSubmitted>()("a2a.task.submitted", {
+  ...TaskHeader,
   /** The caller's first message. */
   message: A2aMessage,
   submittedAt: Schema.String

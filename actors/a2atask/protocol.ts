@@ -3,18 +3,11 @@
  * only: the decider makes it an A2A message of this task (kind, role, task and context ids). Time
  * comes from the command's metadata. */
 import { Schema } from "effect"
-import { Artifact, ContextId, MessageContent, TaskFailure, TaskId } from "./events.ts"
+import { Artifact, MessageContent, TaskFailure, TaskHeader, TaskId } from "./events.ts"
 
 /** A new task, from the caller's first message. */
 export class SubmitTask extends Schema.TaggedClass<SubmitTask>()("SubmitTask", {
-  taskId: TaskId,
-  contextId: ContextId,
-  orgId: Schema.NonEmptyString,
-  workspaceId: Schema.NonEmptyString,
-  userId: Schema.NonEmptyString,
-  apiKeyId: Schema.NullOr(Schema.NonEmptyString),
-  conversationId: Schema.NonEmptyString,
-  turnId: Schema.UUID,
+  ...TaskHeader,
   message: MessageContent
 }) {}
 

@@ -1,17 +1,10 @@
 /** A task is absent until it is submitted; then it keeps everything its read-model row holds: the
  * projection writes the full row from it. */
 import { Schema } from "effect"
-import { A2aMessage, Artifact, ContextId, TaskId, TaskState } from "./events.ts"
+import { A2aMessage, Artifact, TaskHeader, TaskState } from "./events.ts"
 
 export const Task = Schema.TaggedStruct("Task", {
-  taskId: TaskId,
-  contextId: ContextId,
-  orgId: Schema.NonEmptyString,
-  workspaceId: Schema.NonEmptyString,
-  userId: Schema.NonEmptyString,
-  apiKeyId: Schema.NullOr(Schema.NonEmptyString),
-  conversationId: Schema.NonEmptyString,
-  turnId: Schema.UUID,
+  ...TaskHeader,
   /** Set once the turn's run starts. */
   runId: Schema.NullOr(Schema.NonEmptyString),
   state: TaskState,

@@ -1,8 +1,8 @@
 /** Commands of the conversation actor. The engine mints every id (conversation, run, message,
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
-import { Schema } from "effect"
-import { CloseReason, Decision, Json, RunEnd, RunError, Usage } from "./events.ts"
+import { Schema, Struct } from "effect"
+import { CloseReason, Decision, Json, ParkedCall, RunEnd, RunError, Usage } from "./events.ts"
 
 /** Saves the user's message and starts a turn run; creates the conversation when `create`. */
 export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {
@@ -27,15 +27,8 @@ export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {
 
 /** A tool call that needs approval: recorded instead of run. */
 export class ParkToolCall extends Schema.TaggedClass<ParkToolCall>()("ParkToolCall", {
-  runId: Schema.NonEmptyString,
   approvalId: Schema.NonEmptyString,
-  publicId: Schema.NonEmptyString,
-  toolCallId: Schema.NonEmptyString,
-  capability: Schema.NonEmptyString,
-  input: Json,
-  inputPreview: Schema.String,
-  userId: Schema.NonEmptyString,
-  expiresAt: Schema.String
+  ...Struct.omit(ParkedCall.fields, "parkedAt")
 }) {}
 
 /** The asking person's decision; an approval starts the execution run `executionRunId` at once. */
