@@ -16,6 +16,16 @@ export const isObject = (value: unknown): value is JsonObject => typeof value ==
  * `$defs` stays at the root, where those references point.
  */
 export const objectSchemaOf = (schema: AnyCapability["input"]): JsonObject | undefined => {
+  // schemas are fixed at start: derived once each, not on every turn or MCP request that lists tools
+  if (derived.has(schema)) return derived.get(schema)
+  const objectSchema = derive(schema)
+  derived.set(schema, objectSchema)
+  return objectSchema
+}
+
+const derived = new WeakMap<AnyCapability["input"], JsonObject | undefined>()
+
+const derive = (schema: AnyCapability["input"]): JsonObject | undefined => {
   let root: JsonObject
   try {
     root = { ...(JSONSchema.make(schema, { target: "jsonSchema2020-12" }) as unknown as JsonObject) }
