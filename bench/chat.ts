@@ -30,7 +30,7 @@ import { readFile } from "node:fs/promises"
 import v8 from "node:v8"
 import vm from "node:vm"
 import uWS from "uWebSockets.js"
-import { ascending, ask, type Bench, cpuMsPer, kindIs, machine, platformLabel, portOf, post, progressOf, quantile, row, runBench, serveCeiling, settle, startNode, table, type Target, tally } from "./harness.ts"
+import { ascending, ask, type Bench, cpuMsPer, kindIs, machine, offlineAnswer, platformLabel, portOf, post, progressOf, quantile, row, runBench, serveCeiling, settle, startNode, table, type Target, tally } from "./harness.ts"
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -109,26 +109,6 @@ const localProbe = (): Probe => {
 
 // ---------------------------------------------------------------------------------------------
 // The ceiling (child process): a bare uWS SSE route answering like the offline model.
-
-const VOCABULARY = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
-
-/** The offline model's answer to `content`, in its chunks of three words, and its wait between them. */
-const offlineAnswer = (content: string) => {
-  let slowMs = 0
-  let long: number | undefined
-  const lines: string[] = []
-  for (const line of content.split("\n")) {
-    const directive = /^\/(slow|long)\s+(\d+)$/.exec(line.trim())
-    if (directive === null) lines.push(line)
-    else if (directive[1] === "slow") slowMs = Number(directive[2])
-    else long = Number(directive[2])
-  }
-  const text = long === undefined ? `You said: ${lines.join("\n").trim()}` : Array.from({ length: long }, (_, i) => VOCABULARY[i % VOCABULARY.length]).join(" ")
-  const words = text.split(/(?<=\s)/)
-  const chunks: string[] = []
-  for (let i = 0; i < words.length; i += 3) chunks.push(words.slice(i, i + 3).join(""))
-  return { chunks, slowMs }
-}
 
 const startCeiling = () => {
   const app = uWS.App()
@@ -513,4 +493,4 @@ const bench = async (context: Bench) => {
   ].join("\n"))
 }
 
-runBench(import.meta.url, { bench, load: generateLoad, ceiling: startCeiling })
+runBench(import.meta.url, { bench, load: generateLoad, servers: { ceiling: startCeiling } })

@@ -1,8 +1,9 @@
 /**
- * What bench/auth.ts, bench/chat.ts and bench/a2a.ts share: the environment they read, the node
- * they start and clean up after, their child processes (a load generator and, for some, a ceiling
- * server: the bench file again, with the argument `load` or `ceiling`) and the messages between
- * them, the quantiles, and the Markdown they print.
+ * What the benches (bench/*.ts) share: the environment they read, the node they start and clean up
+ * after, their child processes (a load generator and, for some, servers measured beside the
+ * platform, a ceiling or a peer: the bench file again, with the argument `load` or the server's
+ * name) and the messages between them, the load generator's windows of requests, the serving
+ * processes' CPU and event-loop time, the quantiles, and the Markdown they print.
  *
  * This module imports none of the platform's modules at its top (only inside the functions the
  * bench process alone calls), so that a child that imports it loads none of the platform.
@@ -12,6 +13,7 @@ import { type ChildProcess, fork } from "node:child_process"
 import { randomBytes } from "node:crypto"
 import { mkdtemp, rm } from "node:fs/promises"
 import http from "node:http"
+import type { AddressInfo } from "node:net"
 import { cpus, tmpdir, totalmem } from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
@@ -31,7 +33,7 @@ export interface Bench {
   readonly dataDir: string
   readonly scope: Scope.CloseableScope
   /** Starts the bench file again as a child process with the argument `role`; it is killed when the bench ends. */
-  readonly fork: (role: "load" | "ceiling") => ChildProcess
+  readonly fork: (role: string) => ChildProcess
 }
 
 export interface Roles {
@@ -39,22 +41,23 @@ export interface Roles {
   readonly bench: (bench: Bench) => Promise<void>
   /** The load generator: its answer to each message of the bench process. */
   readonly load: (message: any) => Promise<unknown>
-  /** The ceiling server, where there is one. */
-  readonly ceiling?: () => void
+  /** The servers measured beside the platform (a ceiling, peers), each started by the argument of its name. */
+  readonly servers?: Readonly<Record<string, () => void>>
 }
 
 /**
- * Runs the role of this process, by its argument: in a child, the load generator or the ceiling,
+ * Runs the role of this process, by its argument: in a child, the load generator or a server,
  * which stop once the bench process is gone (instead of writing to a closed channel); otherwise the
  * bench, after which (whether it succeeds or fails) its children are killed, its node is stopped and
  * its data directory removed, and the process exits, 1 on failure.
  */
 export const runBench = (moduleUrl: string, roles: Roles) => {
   const role = process.argv[2]
-  if (role === "load" || (role === "ceiling" && roles.ceiling !== undefined)) {
+  const server = role === undefined || role === "load" ? undefined : roles.servers?.[role]
+  if (role === "load" || server !== undefined) {
     process.on("disconnect", () => process.exit(1))
-    if (role === "load") serve(roles.load)
-    else roles.ceiling!()
+    if (server === undefined) serve(roles.load)
+    else server()
     return
   }
   const main = async () => {
@@ -62,7 +65,7 @@ export const runBench = (moduleUrl: string, roles: Roles) => {
     const scope = Effect.runSync(Scope.make())
     const children: ChildProcess[] = []
     const here = fileURLToPath(moduleUrl)
-    const start = (role: "load" | "ceiling") => {
+    const start = (role: string) => {
       const child = fork(here, [role], { stdio: ["ignore", "inherit", "inherit", "ipc"] })
       children.push(child)
       return child
@@ -92,7 +95,7 @@ export const runBench = (moduleUrl: string, roles: Roles) => {
  */
 export const startNode = async (bench: Bench, { unlimitedChat = false } = {}) => {
   const { loadConfig } = await import("../src/Config.ts")
-  const Node = await import("../src/Node.ts")
+  const Node = await import("../bin/node.ts")
   const name = `bench_${randomBytes(4).toString("hex")}`
   const base = loadConfig({})
   const config = {
@@ -157,10 +160,20 @@ export const listen = (app: uWS.TemplatedApp, what: string) =>
     })
   )
 
-/** In the ceiling child: listens with `app`, answers the bench process with `handle`, and tells it the port. */
-export const serveCeiling = (app: uWS.TemplatedApp, handle: (message: any) => Promise<unknown>) =>
-  listen(app, "the ceiling app").then(
-    ({ port }) => {
+/** Listens with `server` on a free port of 127.0.0.1; resolves with the port. */
+export const listenHttp = (server: http.Server) =>
+  new Promise<number>((resolve, reject) => {
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port))
+  })
+
+/**
+ * In a server child: once it listens on `port`, answers the bench process with `handle` and tells
+ * it the port; if it cannot listen, the child ends.
+ */
+export const announce = (port: Promise<number>, handle: (message: any) => Promise<unknown>) =>
+  port.then(
+    (port) => {
       serve(handle)
       process.send!({ kind: "port", port })
     },
@@ -168,6 +181,13 @@ export const serveCeiling = (app: uWS.TemplatedApp, handle: (message: any) => Pr
       console.error(error.message)
       process.exit(1)
     }
+  )
+
+/** In the ceiling child: listens with `app`, answers the bench process with `handle`, and tells it the port. */
+export const serveCeiling = (app: uWS.TemplatedApp, handle: (message: any) => Promise<unknown>) =>
+  announce(
+    listen(app, "the ceiling app").then(({ port }) => port),
+    handle
   )
 
 /** Sends `message` (none if undefined) to `child` and resolves with its next message that `accept` takes. */
@@ -190,8 +210,8 @@ export const kindIs =
   (m: any): m is A =>
     m?.kind === kind
 
-/** The port the ceiling child listens on. */
-export const portOf = async (ceiling: ChildProcess) => (await ask<{ port: number }>(ceiling, undefined, kindIs("port"))).port
+/** The port a server child listens on. */
+export const portOf = async (server: ChildProcess) => (await ask<{ port: number }>(server, undefined, kindIs("port"))).port
 
 // ---------------------------------------------------------------------------------------------
 // The load generators' requests: node:http, one socket per request in flight.
@@ -245,6 +265,109 @@ export const post = (
   request.end(body)
 }
 
+/**
+ * POSTs `body` (JSON) to `target` and reads the whole answer; resolves with the failure `check`
+ * finds in its status and text, or with none; a failure of the request, or no answer within
+ * `timeoutMs`, is a failure too.
+ */
+export const postForText = (target: Target, body: string, timeoutMs: number, check: (status: number, text: string) => string | undefined) =>
+  new Promise<string | undefined>((resolve) =>
+    post(
+      target,
+      body,
+      timeoutMs,
+      `no answer within ${timeoutMs} ms`,
+      (response, end) => {
+        const chunks: Buffer[] = []
+        response.on("data", (chunk: Buffer) => chunks.push(chunk))
+        response.on("error", (error) => end(error.message))
+        response.on("end", () => end(check(response.statusCode ?? 0, Buffer.concat(chunks).toString("utf8"))))
+      },
+      resolve
+    )
+  )
+
+/** What a load generator measured over one window of requests. */
+export interface Window {
+  readonly kind: "window"
+  /** Milliseconds from each request's start to its answer's last byte, every answer. */
+  readonly latencies: ReadonlyArray<number>
+  /** From the first request to the last answer. */
+  readonly seconds: number
+  /** How long the requests in flight at the window's end took to finish. */
+  readonly drainSeconds: number
+  /** The load generator's own event-loop utilization over the window. */
+  readonly clientBusy: number
+  readonly failures: ReadonlyArray<string>
+}
+
+/**
+ * In a load generator: `concurrency` requests in flight for `seconds`, each sending its next as soon
+ * as its answer is in, none after the window; `request` resolves with its failure, or none.
+ */
+export const loadWindow = async (concurrency: number, seconds: number, request: () => Promise<string | undefined>): Promise<Window> => {
+  const latencies: number[] = []
+  const failures: string[] = []
+  const loopBefore = performance.eventLoopUtilization()
+  const started = performance.now()
+  const deadline = started + seconds * 1000
+  const worker = async () => {
+    while (performance.now() < deadline) {
+      const sent = performance.now()
+      const failure = await request()
+      latencies.push(performance.now() - sent)
+      if (failure !== undefined) failures.push(failure)
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker))
+  const ended = performance.now()
+  return {
+    kind: "window",
+    latencies,
+    seconds: (ended - started) / 1000,
+    drainSeconds: Math.max(0, ended - deadline) / 1000,
+    clientBusy: performance.eventLoopUtilization(loopBefore).utilization,
+    failures: tally(failures)
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The serving processes' CPU and event-loop time, and a window's figures.
+
+/** What the bench reads of a serving process: CPU time of all its threads, and its event loop's time. */
+export interface Usage {
+  readonly cpu: NodeJS.CpuUsage
+  readonly loop: { readonly idle: number; readonly active: number }
+}
+
+export const usageNow = (): Usage => {
+  const { idle, active } = performance.eventLoopUtilization()
+  return { cpu: process.cpuUsage(), loop: { idle, active } }
+}
+
+/** In a server child: the answer to the bench process's `{ kind: "usage" }`. */
+export const usageReply = () => ({ kind: "usage", usage: usageNow() })
+
+/** A server child's usage now. */
+export const usageOf = (server: ChildProcess) => ask<{ usage: Usage }>(server, { kind: "usage" }, kindIs("usage")).then((m) => m.usage)
+
+/** A window with the serving process's usage over it; `what` names it when a request failed. */
+export const measured = (what: string, window: Window, before: Usage, after: Usage) => {
+  if (window.failures.length > 0) throw new Error(`${what}: ${window.failures.join("; ")}`)
+  const active = after.loop.active - before.loop.active
+  return {
+    ...window,
+    rate: window.latencies.length / window.seconds,
+    sorted: ascending(window.latencies),
+    /** CPU milliseconds of the serving process (all threads) per answer. */
+    cpuMs: cpuMsPer(before.cpu, after.cpu, window.latencies.length),
+    /** The serving process's event-loop utilization. */
+    busy: active / (active + after.loop.idle - before.loop.idle)
+  }
+}
+
+export type Measured = ReturnType<typeof measured>
+
 // ---------------------------------------------------------------------------------------------
 // Figures.
 
@@ -264,6 +387,68 @@ export const tally = (failures: Iterable<string>) => {
   const counts = new Map<string, number>()
   for (const failure of failures) counts.set(failure, (counts.get(failure) ?? 0) + 1)
   return [...counts].map(([failure, n]) => `${n} × ${failure}`)
+}
+
+/** `a ÷ b`, with two significant decimals below 10 (four below 0.1). */
+export const ratio = (a: number, b: number) => {
+  const x = a / b
+  return x >= 10 ? x.toFixed(0) : x >= 0.1 ? x.toFixed(2) : x.toFixed(4)
+}
+
+/** The ratios of two windows (`a ÷ b`): requests/s, p50, p99, CPU per request. */
+export const ratios = (a: Measured, b: Measured) =>
+  `requests/s ${ratio(a.rate, b.rate)}, p50 ${ratio(quantile(a.sorted, 0.5), quantile(b.sorted, 0.5))}, ` +
+  `p99 ${ratio(quantile(a.sorted, 0.99), quantile(b.sorted, 0.99))}, CPU per request ${ratio(a.cpuMs, b.cpuMs)}`
+
+/** A count or rate, rounded, with thousands separators. */
+export const int = (n: number) => Math.round(n).toLocaleString("en-US")
+
+/** Milliseconds, one decimal below 100. */
+export const ms = (n: number) => (n >= 100 ? n.toFixed(0) : n.toFixed(1))
+
+/** The columns of `windowCells`, and their alignment. */
+export const WINDOW_COLUMNS = ["answers", "s", "requests/s", "p50 ms", "p99 ms", "CPU ms per request", "server busy", "client busy"]
+export const WINDOW_ALIGN = "rrrrrrrr"
+
+/** A window's cells in a table row. */
+export const windowCells = (r: Measured) => [
+  int(r.latencies.length),
+  r.seconds.toFixed(1),
+  int(r.rate),
+  ms(quantile(r.sorted, 0.5)),
+  ms(quantile(r.sorted, 0.99)),
+  r.cpuMs.toFixed(r.cpuMs >= 10 ? 1 : 3),
+  `${(100 * r.busy).toFixed(0)} %`,
+  `${(100 * r.clientBusy).toFixed(0)} %`
+]
+
+/** What the columns of `windowCells` mean, for the line above the table. */
+export const WINDOW_LEGEND =
+  "s: from the first request to the last answer, the answers in flight at the window's end included; latency in ms; " +
+  "CPU: the serving process's, all threads, per request; busy: the event-loop utilization of the serving process and of the load generator"
+
+const VOCABULARY = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"]
+
+/**
+ * The built-in offline model's answer to `content` (src/assistant/models/offline.ts: `/slow` and
+ * `/long` understood, else `You said: <content>`), in its chunks of three words, and its wait
+ * between them; and the reasoning it opens with.
+ */
+export const offlineAnswer = (content: string) => {
+  let slowMs = 0
+  let long: number | undefined
+  const lines: string[] = []
+  for (const line of content.split("\n")) {
+    const directive = /^\/(slow|long)\s+(\d+)$/.exec(line.trim())
+    if (directive === null) lines.push(line)
+    else if (directive[1] === "slow") slowMs = Number(directive[2])
+    else long = Number(directive[2])
+  }
+  const text = long === undefined ? `You said: ${lines.join("\n").trim()}` : Array.from({ length: long }, (_, i) => VOCABULARY[i % VOCABULARY.length]).join(" ")
+  const words = text.split(/(?<=\s)/)
+  const chunks: string[] = []
+  for (let i = 0; i < words.length; i += 3) chunks.push(words.slice(i, i + 3).join(""))
+  return { reasoning: "Reading the message.", chunks, slowMs }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -286,3 +471,13 @@ export const table = (columns: ReadonlyArray<string>, align: string, rows: Reado
   `|${[...align].map((a) => (a === "r" ? "---:" : "---")).join("|")}|`,
   ...rows
 ]
+
+/** The knobs of a bench that loads servers in windows: BENCH_SECONDS, BENCH_WARMUP_SECONDS, BENCH_CONCURRENCY. */
+export const windowSettings = (concurrency: number) => ({
+  seconds: Number(process.env.BENCH_SECONDS ?? 10),
+  warmupSeconds: Number(process.env.BENCH_WARMUP_SECONDS ?? 3),
+  concurrency: Number(process.env.BENCH_CONCURRENCY ?? concurrency),
+  /** A request gives up after this long. */
+  requestTimeoutMs: 60_000
+})
+

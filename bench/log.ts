@@ -13,10 +13,11 @@ import { encodeEvent, keyOf } from "../actors/kernel.ts"
 import { NodeActor } from "../actors/node/actor.ts"
 import { NodeCreated } from "../actors/node/events.ts"
 import { actorKinds } from "../src/App.ts"
-import { connect, type DbService, migrate, service } from "../src/Db.ts"
+import { connect, type DbService, migrate, service } from "../streams/Db.ts"
 import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
 import { allPartitions, EventLog, type EventRecord } from "../streams/EventLog.ts"
 import * as KafkaLog from "../streams/KafkaLog.ts"
+import { partitionFor } from "../streams/partitioner.ts"
 import { project, readCheckpoints } from "../streams/Projector.ts"
 import { replay } from "../streams/Replay.ts"
 
@@ -40,13 +41,19 @@ const nodeCreated = (i: number, run: string): EventRecord => {
 
 const pool = (schema: string) => service(connect({ url: databaseUrl, schema, max: 8 }), schema)
 
-/** Appends EVENTS events (`perAppend` per call, CONCURRENCY calls in flight) while projecting them; events/s until all are projected. */
-const appendAndProject = (db: DbService, perAppend: number) =>
+/**
+ * Appends EVENTS events (`perAppend` per call, CONCURRENCY calls in flight) while projecting them;
+ * events/s until all are projected. `through`: the log's shared append, or each partition's
+ * fenced writer (Kafka: one transaction per group of appends), as the actor host appends.
+ */
+const appendAndProject = (db: DbService, perAppend: number, through: "log" | "writers") =>
   Effect.gen(function* () {
     const log = yield* EventLog
     const run = randomBytes(3).toString("hex")
     const partitions = allPartitions(log.partitions)
-    const before = yield* log.endOffsets(partitions)
+    const writers = through === "writers" ? yield* Effect.forEach(partitions, (p) => log.openWriter(p)) : []
+    const appendTo = (key: string, records: ReadonlyArray<EventRecord>) =>
+      through === "writers" ? writers[partitionFor(key, log.partitions)].append(records) : log.append(key, records)
     const projector = yield* Effect.fork(project(db, actorKinds, partitions, () => {}))
     const started = performance.now()
     const calls = Array.from({ length: Math.ceil(EVENTS / perAppend) }, (_, c) => c)
@@ -56,7 +63,7 @@ const appendAndProject = (db: DbService, perAppend: number) =>
       (c) => {
         const records = Array.from({ length: perAppend }, (_, j) => nodeCreated(c * perAppend + j, run))
         const batchKey = records[0].key
-        return log.append(batchKey, perAppend === 1 ? records : records.map((r, j) => ({ ...r, key: `${batchKey}:${j}` })))
+        return appendTo(batchKey, perAppend === 1 ? records : records.map((r, j) => ({ ...r, key: `${batchKey}:${j}` })))
       },
       { concurrency: CONCURRENCY, discard: true }
     )
@@ -69,20 +76,24 @@ const appendAndProject = (db: DbService, perAppend: number) =>
     }
     const projected = performance.now()
     yield* Fiber.interrupt(projector)
-    const total = partitions.reduce((n, p) => n + ends.get(p)! - before.get(p)!, 0)
+    const total = calls.length * perAppend
     return { appendRate: total / ((appended - started) / 1000), projectedRate: total / ((projected - started) / 1000) }
-  })
+  }).pipe(Effect.scoped)
 
 const measure = (mode: string, logLayer: Layer.Layer<EventLog, unknown>, db: DbService) =>
   Effect.gen(function* () {
-    const single = yield* appendAndProject(db, 1)
-    const batched = yield* appendAndProject(db, BATCH)
+    const single = yield* appendAndProject(db, 1, "log")
+    const batched = yield* appendAndProject(db, BATCH, "log")
+    const singleFenced = yield* appendAndProject(db, 1, "writers")
+    const batchedFenced = yield* appendAndProject(db, BATCH, "writers")
     const target = pool(name())
     const replayed = yield* replay(target, actorKinds)
     yield* Effect.promise(() => target.sql.end())
     return [
       `| ${mode} | 1 per append, ${CONCURRENCY} in flight | ${Math.round(single.appendRate)} | ${Math.round(single.projectedRate)} |`,
       `| ${mode} | ${BATCH} per append, ${CONCURRENCY} in flight | ${Math.round(batched.appendRate)} | ${Math.round(batched.projectedRate)} |`,
+      `| ${mode} | 1 per append, partition writers, ${CONCURRENCY} in flight | ${Math.round(singleFenced.appendRate)} | ${Math.round(singleFenced.projectedRate)} |`,
+      `| ${mode} | ${BATCH} per append, partition writers, ${CONCURRENCY} in flight | ${Math.round(batchedFenced.appendRate)} | ${Math.round(batchedFenced.projectedRate)} |`,
       `| ${mode} | replay of ${replayed.events} events | | ${Math.round((replayed.events * 1000) / replayed.millis)} |`
     ]
   }).pipe(Effect.provide(logLayer))
@@ -97,7 +108,7 @@ const main = Effect.gen(function* () {
   ]
   const rows: string[] = []
   const modes: Array<[string, (schema: string, db: DbService) => Layer.Layer<EventLog, unknown>]> = [
-    ["embedded", (schema, db) => Layer.effect(EventLog, EmbeddedLog.make(db.sql, { logSchema: `${schema}_log`, partitions: PARTITIONS }))],
+    ["embedded", (schema, db) => Layer.scoped(EventLog, EmbeddedLog.make(db.sql, { logSchema: `${schema}_log`, partitions: PARTITIONS }))],
     ...(brokers.length > 0
       ? [["kafka", (schema: string) => KafkaLog.layer({ brokers, prefix: schema, partitions: PARTITIONS, clientId: schema })] as [string, (schema: string) => Layer.Layer<EventLog, unknown>]]
       : [])

@@ -11,8 +11,8 @@ type Tagged = { readonly _tag: string } & Record<string, any>
 interface Row {
   readonly status: number
   readonly code: string
-  /** A fixed reason, or the error's own `reason` field when omitted. */
-  readonly reason?: string
+  /** A fixed reason, one derived from the error, or the error's own `reason` field when omitted. */
+  readonly reason?: string | ((e: Tagged) => string)
   readonly message: (e: Tagged) => string
 }
 
@@ -29,7 +29,12 @@ const table: Readonly<Record<string, Row>> = {
   NotFound: own(404, "not_found"),
   MalformedJson: badRequest("invalid_json", (e) => e.message),
   Unavailable: { status: 503, code: "unavailable", reason: "owner_unreachable", message: (e) => e.message },
-  DbError: { status: 503, code: "unavailable", reason: "database_unavailable", message: () => "the database did not answer; retry" },
+  DbError: {
+    status: 503,
+    code: "unavailable",
+    reason: (e) => e.reason ?? "database_unavailable",
+    message: (e) => (e.reason === "read_model_behind" ? e.message : "the database did not answer; retry")
+  },
   LogError: { status: 503, code: "unavailable", reason: "log_unavailable", message: () => "the event log did not answer; retry" },
   // schema registry
   InvalidLabelName: badRequest("invalid_label_name", (e) => `'${e.label}' is not a valid label name`),
@@ -125,7 +130,7 @@ export const describeFailure = <E>(cause: Cause.Cause<E>): FailureDescription =>
   if (Option.isSome(failure)) {
     const error = failure.value as Tagged
     const row = table[error?._tag]
-    if (row !== undefined) return { status: row.status, code: row.code, reason: row.reason ?? error.reason, message: row.message(error) }
+    if (row !== undefined) return { status: row.status, code: row.code, reason: typeof row.reason === "function" ? row.reason(error) : row.reason ?? error.reason, message: row.message(error) }
   }
   console.error("request failed unexpectedly:", Cause.pretty(cause))
   return internal

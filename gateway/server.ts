@@ -4,7 +4,8 @@
  */
 import { Effect, type Exit } from "effect"
 import uWS from "uWebSockets.js"
-import { invoke, type Registry } from "../src/Capabilities.ts"
+import { formatPositions, invoke, type Registry } from "../src/Capabilities.ts"
+
 import { a2aRoutes } from "./a2a.ts"
 import { authRoutes } from "./auth.ts"
 import { chatRoutes } from "./chat.ts"
@@ -38,6 +39,9 @@ export interface GatewayOptions {
   readonly secureCookies: boolean
 }
 
+/** Read-your-writes across nodes: a write's answer names its log positions; a read sends them back. */
+const POSITION_HEADER = "svc-position"
+
 const WORKSPACE_ROUTE = /^\/v1\/([^/]+)\/([^/]+)\/(.+)$/
 
 const decodeSlugs = (orgSlug: string, workspaceSlug: string) => {
@@ -56,10 +60,14 @@ export interface Gateway {
 export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   const app = uWS.App()
   const limits = { maxBodyBytes: options.maxBodyBytes }
-  const answer = async <A, E>(effect: Effect.Effect<A, E, any>) => {
+  /** `written`: the positions of the call's writes, answered as `Svc-Position`. */
+  const answer = async <A, E>(effect: Effect.Effect<A, E, any>, written?: ReadonlyMap<number, number>) => {
     const exit = await options.run(effect)
     if (exit._tag === "Failure" && exit.cause._tag === "Fail" && exit.cause.error instanceof PayloadTooLarge) return Streaming
-    return replyForExit(exit)
+    const reply = replyForExit(exit)
+    return written === undefined || written.size === 0
+      ? reply
+      : { ...reply, headers: { ...reply.headers, [POSITION_HEADER]: formatPositions(written) } }
   }
 
   route(app, "get", "/healthz", async () => ({ status: 200, json: options.health() }))
@@ -79,6 +87,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     }
     const path = match === null ? null : decodeSlugs(match[1], match[2])
     if (path === undefined) return Promise.resolve(jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path"))
+    const written = new Map<number, number>()
     return answer(
       invoke({
         authorization: req.headers.authorization,
@@ -87,8 +96,11 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
         capability: own ?? (match === null ? undefined : options.registry.placeRoutes.get(`${method} ${match[3]}`)),
         path,
         input: jsonBody(req),
-        idempotencyKey: req.headers["idempotency-key"]
-      })
+        idempotencyKey: req.headers["idempotency-key"],
+        position: req.headers[POSITION_HEADER],
+        written
+      }),
+      written
     )
   }
   authRoutes(app, { ...options, limits })

@@ -24,6 +24,8 @@ import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
 import * as KafkaCluster from "../streams/KafkaCluster.ts"
 import * as KafkaLog from "../streams/KafkaLog.ts"
 import * as LocalCluster from "../streams/LocalCluster.ts"
+import * as LogSignals from "../streams/LogSignals.ts"
+import * as AccessCache from "./AccessCache.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { accountCapabilities } from "./capabilities/Account.ts"
 import { attachmentCapabilities } from "./capabilities/Attachments.ts"
@@ -38,10 +40,12 @@ import { nodeCapabilities } from "./capabilities/Nodes.ts"
 import { organizationCapabilities, PublicUrl } from "./capabilities/Organization.ts"
 import { systemCapabilities } from "./capabilities/System.ts"
 import type { AppConfig } from "./Config.ts"
-import * as Db from "./Db.ts"
+import * as Db from "../streams/Db.ts"
 import { secretsLayer } from "./Secrets.ts"
 import { AssistantSettings } from "./assistant/Settings.ts"
 import { fileContentsLayer } from "./assistant/Files.ts"
+import * as AuditLog from "./AuditLog.ts"
+import { chargesLayer } from "./assistant/Billing.ts"
 import { chatRateLimiterLayer } from "./assistant/RateLimit.ts"
 import * as TurnRegistry from "./assistant/TurnRegistry.ts"
 import { assistantCapabilities } from "./capabilities/Assistant.ts"
@@ -86,9 +90,15 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(PublicUrl, config.baseUrl),
     Layer.succeed(AssistantSettings, config.assistant),
     secretsLayer(config.secretKey, config.dataDir),
-    fileContentsLayer
+    fileContentsLayer,
+    AccessCache.layer
   ).pipe(Layer.provideMerge(db))
-  const host = ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(Layer.provideMerge(base))
+  const host = Layer.mergeAll(
+    ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }),
+    AuditLog.layer({ windowMs: config.auditWindowMs }),
+    LogSignals.layer
+  ).pipe(Layer.provideMerge(base))
   // the assistant's turns stop (and record how they ended) before the host they report to
-  return Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer).pipe(Layer.provideMerge(host))
+  const charged = chargesLayer.pipe(Layer.provideMerge(host))
+  return Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer).pipe(Layer.provideMerge(charged))
 }

@@ -4,9 +4,10 @@
  * models; and what the caller may do in the place a path names (spec 5).
  */
 import { Clock, Effect } from "effect"
-import { cachedAccessFactRows, cachedKeyRows, cachedPlaceRows, cachedSlugRows } from "./AccessCache.ts"
+import type postgres from "postgres"
+import { AccessCache, type Owner, type Table } from "./AccessCache.ts"
 import { parseBearer, parseSessionToken, verifySecret } from "./ApiKeyToken.ts"
-import { Db, query } from "./Db.ts"
+import { Db, type DbError, type DbService } from "../streams/Db.ts"
 import { Unauthorized } from "./Errors.ts"
 
 /** Credential kinds of spec 5 rule 8, plus browser sessions (rule 7). */
@@ -72,31 +73,59 @@ export interface Credentials {
   readonly cookie?: string | undefined
 }
 
-export const authenticate = (credentials: Credentials) =>
-  Effect.gen(function* () {
-    const token = credentials.authorization === undefined || credentials.authorization.trim() === ""
-      ? sessionCookieOf(credentials.cookie)
-      : undefined
-    if (token !== undefined) return yield* authenticateSession(token)
-    const bearer = parseBearer(credentials.authorization)
-    if (bearer._tag === "Missing") return yield* unauthorized("missing_credential", "Authorization: Bearer <API key> or a sign-in session is required")
-    if (bearer._tag === "Malformed") return yield* unauthorized("malformed_credential", "the bearer credential is not an API key")
-    const db = yield* Db
-    // AccessCache: the row may be a second old; the secret, status and expiry are checked below every time
-    const [key] = yield* cachedKeyRows(db, bearer.lookupId, query("find api key", () => db.sql`
+/** A credential as the cache keeps it: what is checked on every use, and whom it makes the caller. */
+interface CredentialRecord {
+  readonly secretHash: string
+  /** Revoked (a key) or ended (a session). */
+  readonly void: boolean
+  readonly expiresAt: number | null
+  readonly principal: Principal
+}
+
+const credentialOwner = (record: CredentialRecord | undefined) =>
+  record === undefined ? undefined : { orgId: record.principal.orgId, credentialId: record.principal.apiKeyId ?? record.principal.sessionId }
+
+/** `load` through this node's access cache. */
+const cachedLookup = <A>(table: Table, key: string, what: string, load: (db: DbService) => Promise<A>, ownerOf: (value: A) => Owner | undefined) =>
+  Effect.flatMap(Db, (db) => Effect.flatMap(AccessCache, (cache) => cache.lookup(table, key, what, () => load(db), ownerOf)))
+
+/** The key or session whose token has this lookup id, if any. */
+const findCredential = (table: "keys" | "sessions", what: string, lookupId: string, load: (db: DbService) => Promise<CredentialRecord | undefined>) =>
+  cachedLookup(table, lookupId, what, load, credentialOwner)
+
+/** The decision made afresh on every use of a (possibly cached) credential. */
+const admit = (record: CredentialRecord | undefined, raw: string, invalid: string, expired: string) =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    // the same answer for an unknown, a wrong and a revoked credential: nothing to learn by probing
+    if (record === undefined || !verifySecret(raw, record.secretHash) || record.void) return Effect.fail(unauthorized("invalid_credential", invalid))
+    if (record.expiresAt !== null && record.expiresAt <= now) return Effect.fail(unauthorized("expired_credential", expired))
+    return Effect.succeed(record.principal)
+  })
+
+export const authenticate = (credentials: Credentials): Effect.Effect<Principal, Unauthorized | DbError, Db | AccessCache> => {
+  const token = credentials.authorization === undefined || credentials.authorization.trim() === ""
+    ? sessionCookieOf(credentials.cookie)
+    : undefined
+  if (token !== undefined) return authenticateSession(token)
+  const bearer = parseBearer(credentials.authorization)
+  if (bearer._tag === "Missing") return Effect.fail(unauthorized("missing_credential", "Authorization: Bearer <API key> or a sign-in session is required"))
+  if (bearer._tag === "Malformed") return Effect.fail(unauthorized("malformed_credential", "the bearer credential is not an API key"))
+  return findCredential("keys", "find api key", bearer.lookupId, async (db) => {
+    const [key] = await db.sql`
       select key_id, org_id, workspace_id, created_by, secret_hash, status, expires_at, purpose, custom_role, machine_id
-      from ${db.table("api_keys")} where lookup_id = ${bearer.lookupId}`))
-    // the same answer for an unknown, a wrong and a revoked key: nothing to learn by probing
-    if (key === undefined || !verifySecret(bearer.raw, key.secret_hash) || key.status === "revoked") {
-      return yield* unauthorized("invalid_credential", "the API key is not valid")
-    }
-    const now = yield* Clock.currentTimeMillis
-    if (key.expires_at !== null && (key.expires_at as Date).getTime() <= now) {
-      return yield* unauthorized("expired_credential", "the API key has expired")
-    }
-    const purpose: string | null = key.purpose
-    const credential: CredentialKind = purpose === null ? "api_key" : isPurpose(purpose) ? PURPOSES[purpose] : "unknown_purpose"
-    return {
+      from ${db.table("api_keys")} where lookup_id = ${bearer.lookupId}`
+    return key === undefined ? undefined : keyRecord(key)
+  }).pipe(Effect.flatMap((record) => admit(record, bearer.raw, "the API key is not valid", "the API key has expired")))
+}
+
+const keyRecord = (key: postgres.Row): CredentialRecord => {
+  const purpose: string | null = key.purpose
+  const credential: CredentialKind = purpose === null ? "api_key" : isPurpose(purpose) ? PURPOSES[purpose] : "unknown_purpose"
+  return {
+    secretHash: key.secret_hash,
+    void: key.status === "revoked",
+    expiresAt: key.expires_at === null ? null : (key.expires_at as Date).getTime(),
+    principal: {
       credential,
       apiKeyId: key.key_id,
       sessionId: null,
@@ -108,37 +137,39 @@ export const authenticate = (credentials: Credentials) =>
       machineId: key.machine_id,
       purpose,
       sso: null
-    } satisfies Principal as Principal
-  })
+    }
+  }
+}
 
-const authenticateSession = (token: string) =>
-  Effect.gen(function* () {
-    const parsed = parseSessionToken(token)
-    if (parsed === undefined) return yield* unauthorized("malformed_credential", "the session cookie is not valid")
-    const db = yield* Db
-    const [session] = yield* query("find session", () => db.sql`
+const authenticateSession = (token: string) => {
+  const parsed = parseSessionToken(token)
+  if (parsed === undefined) return Effect.fail(unauthorized("malformed_credential", "the session cookie is not valid"))
+  return findCredential("sessions", "find session", parsed.lookupId, async (db) => {
+    const [session] = await db.sql`
       select session_id, secret_hash, user_id, sso_org_id, sso_provider_id, expires_at, ended_at
-      from ${db.table("sessions")} where lookup_id = ${parsed.lookupId}`)
-    if (session === undefined || !verifySecret(parsed.raw, session.secret_hash) || session.ended_at !== null) {
-      return yield* unauthorized("invalid_credential", "the session is not valid; sign in again")
-    }
-    if ((session.expires_at as Date).getTime() <= (yield* Clock.currentTimeMillis)) {
-      return yield* unauthorized("expired_credential", "the session has expired; sign in again")
-    }
-    return {
-      credential: "session",
-      apiKeyId: null,
-      sessionId: session.session_id,
-      orgId: null,
-      workspaceId: null,
-      userId: session.user_id,
-      attributedTo: session.user_id,
-      customRole: null,
-      machineId: null,
-      purpose: null,
-      sso: session.sso_org_id === null ? null : { orgId: session.sso_org_id, providerId: session.sso_provider_id }
-    } satisfies Principal as Principal
-  })
+      from ${db.table("sessions")} where lookup_id = ${parsed.lookupId}`
+    return session === undefined ? undefined : sessionRecord(session)
+  }).pipe(Effect.flatMap((record) => admit(record, parsed.raw, "the session is not valid; sign in again", "the session has expired; sign in again")))
+}
+
+const sessionRecord = (session: postgres.Row): CredentialRecord => ({
+  secretHash: session.secret_hash,
+  void: session.ended_at !== null,
+  expiresAt: (session.expires_at as Date).getTime(),
+  principal: {
+    credential: "session",
+    apiKeyId: null,
+    sessionId: session.session_id,
+    orgId: null,
+    workspaceId: null,
+    userId: session.user_id,
+    attributedTo: session.user_id,
+    customRole: null,
+    machineId: null,
+    purpose: null,
+    sso: session.sso_org_id === null ? null : { orgId: session.sso_org_id, providerId: session.sso_provider_id }
+  }
+})
 
 export interface Place {
   readonly orgId: string
@@ -149,31 +180,30 @@ export interface Place {
 
 /** The organization and workspace a path names, if both exist. */
 export const findPlace = (orgSlug: string, workspaceSlug: string) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const [row] = yield* cachedPlaceRows(db, orgSlug, workspaceSlug, query("find workspace", () => db.sql`
+  cachedLookup("places", `${orgSlug}\n${workspaceSlug}`, "find workspace", async (db): Promise<Place | undefined> => {
+    const [row] = await db.sql`
       select o.org_id, o.slug as org_slug, w.workspace_id, w.slug as workspace_slug
       from ${db.table("organizations")} o
       join ${db.table("workspaces")} w on w.org_id = o.org_id
       where o.slug = ${orgSlug} and w.slug = ${workspaceSlug}
-      order by o.org_id limit 1`))
-    return row === undefined
-      ? undefined
-      : ({ orgId: row.org_id, orgSlug: row.org_slug, workspaceId: row.workspace_id, workspaceSlug: row.workspace_slug } satisfies Place)
-  })
+      order by o.org_id limit 1`
+    return row === undefined ? undefined : { orgId: row.org_id, orgSlug: row.org_slug, workspaceId: row.workspace_id, workspaceSlug: row.workspace_slug }
+  }, (place) => (place === undefined ? undefined : { orgId: place.orgId, credentialId: null }))
 
 /** Slugs of an organization and (optionally) one of its workspaces, for messages. */
 export const slugsOf = (orgId: string, workspaceId: string | null) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const [row] = yield* cachedSlugRows(db, orgId, workspaceId, query("name workspace", () => db.sql`
+  cachedLookup("slugs", `${orgId}\n${workspaceId ?? ""}`, "name workspace", async (db) => {
+    const [row] = await db.sql`
       select o.slug as org_slug, w.slug as workspace_slug
       from ${db.table("organizations")} o
       left join ${db.table("workspaces")} w on w.workspace_id = ${workspaceId} and w.org_id = o.org_id
-      where o.org_id = ${orgId}`))
-    const org = row?.org_slug ?? orgId
-    return workspaceId === null ? org : `${org}/${row?.workspace_slug ?? workspaceId}`
-  })
+      where o.org_id = ${orgId}`
+    if (row === undefined) return undefined
+    return workspaceId === null ? (row.org_slug as string) : `${row.org_slug}/${row.workspace_slug ?? workspaceId}`
+  }, (slugs) => (slugs === undefined ? undefined : { orgId, credentialId: null })).pipe(
+    // an organization not (yet) in the read model is named by its id
+    Effect.map((slugs) => slugs ?? (workspaceId === null ? orgId : `${orgId}/${workspaceId}`))
+  )
 
 /** What the access rules need to know about a person (or a key's creator) in one place. */
 export interface Standing {
@@ -196,9 +226,8 @@ export interface OrgSecurity {
 
 /** The organization's security settings and plan, and, for a person, their standing there: one query. */
 export const accessFacts = (orgId: string, workspaceId: string | null, userId: string | null, sessionProviderId: string | null) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const [row] = yield* cachedAccessFactRows(db, orgId, workspaceId, userId, sessionProviderId, query("access facts", () => db.sql`
+  cachedLookup("facts", `${orgId}\n${workspaceId ?? ""}\n${userId ?? ""}\n${sessionProviderId ?? ""}`, "access facts", async (db) => {
+    const [row] = await db.sql`
       select s.plan, s.require_sso, s.require_mfa, s.mfa_grace_ends_at,
         (select role from ${db.table("org_members")} where org_id = ${orgId} and user_id = ${userId}) as org_role,
         (select role from ${db.table("workspace_members")} where workspace_id = ${workspaceId} and user_id = ${userId}) as workspace_role,
@@ -207,7 +236,7 @@ export const accessFacts = (orgId: string, workspaceId: string | null, userId: s
           where i.user_id = ${userId} and i.org_id = ${orgId} and p.org_id = ${orgId} and p.status = 'verified') as sso_linked,
         exists (select 1 from ${db.table("sso_providers")}
           where provider_id = ${sessionProviderId} and org_id = ${orgId} and status = 'verified') as session_provider_verified
-      from (select 1) one left join ${db.table("org_settings")} s on s.org_id = ${orgId}`))
+      from (select 1) one left join ${db.table("org_settings")} s on s.org_id = ${orgId}`
     const security: OrgSecurity = {
       plan: row?.plan ?? "standard",
       requireSso: row?.require_sso ?? false,
@@ -222,13 +251,12 @@ export const accessFacts = (orgId: string, workspaceId: string | null, userId: s
       sessionProviderVerified: row?.session_provider_verified === true
     }
     return { security, standing }
-  })
+  }, () => ({ orgId, credentialId: null }))
 
 /** The built-in roles a custom role grants, if the organization defines it with that scope. */
 export const customRoleGrants = (orgId: string, name: string, scope: "organization" | "workspace") =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const [row] = yield* query("custom role", () => db.sql`
-      select grants from ${db.table("custom_roles")} where org_id = ${orgId} and name = ${name} and scope = ${scope}`)
+  cachedLookup("roles", `${orgId}\n${name}\n${scope}`, "custom role", async (db) => {
+    const [row] = await db.sql`
+      select grants from ${db.table("custom_roles")} where org_id = ${orgId} and name = ${name} and scope = ${scope}`
     return row === undefined ? undefined : (row.grants as ReadonlyArray<string>)
-  })
+  }, (grants) => (grants === undefined ? undefined : { orgId, credentialId: null }))

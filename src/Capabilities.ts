@@ -9,12 +9,15 @@ import { createHash, randomUUID } from "node:crypto"
 import { auditEvent } from "../actors/audit/events.ts"
 import { AuditActor } from "../actors/audit/actor.ts"
 import { OPERATOR } from "../actors/apikey/purposes.ts"
-import { type CommandMeta, encodeEvent, keyOf } from "../actors/kernel.ts"
-import { HostUnavailable } from "../streams/ActorHost.ts"
+import { type CommandMeta, keyOf } from "../actors/kernel.ts"
+import { ActorHost, type ActorHostService, HostUnavailable } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
-import { invalidateAll, invalidateOrg } from "./AccessCache.ts"
+import { addPosition, CurrentReadFence, parsePositions, type ReadFence } from "../streams/ReadFence.ts"
+
+export { formatPositions } from "../streams/ReadFence.ts"
+import { AccessCache } from "./AccessCache.ts"
 import { newPublicId } from "./ApiKeyToken.ts"
-import { appendAudit } from "./AuditWriter.ts"
+import { AuditLog } from "./AuditLog.ts"
 import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "./Auth.ts"
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
 
@@ -71,6 +74,9 @@ export interface Capability<I, O, R> {
   readonly roles: ReadonlyArray<Grant>
   readonly sensitivity: "low" | "medium" | "high"
   readonly mutating: boolean
+  /** Whether a success may change who may do what (keys, members, roles, security settings), so
+   * this node's access cache drops what it kept of the organization; default: `mutating`. */
+  readonly changesAccess?: boolean
   readonly destructive: boolean
   readonly needsApproval: boolean
   /** `builtin`, or the id of the capability pack that claims it. */
@@ -131,13 +137,31 @@ export interface InvokeRequest<E> {
   readonly idempotencyKey?: string | undefined
   /** Already authenticated (the agent's tool calls act as the turn's caller): no credential is read. */
   readonly principal?: Principal
+  /** The `Svc-Position` header: log positions of earlier writes that this call's reads must see. */
+  readonly position?: string | undefined
+  /** Receives the log positions of this call's writes (for the `Svc-Position` answer header). */
+  readonly written?: Map<number, number>
 }
+
+/** How long a read waits for the read models to pass the writes it must see (then 503, retryable). */
+export const READ_FENCE_TIMEOUT_MS = 5_000
 
 /** The checkpoint. Succeeds with the capability's encoded output. */
 export const invoke = <E>(request: InvokeRequest<E>) =>
+  Effect.flatMap(ActorHost, (host) => {
+    // every read of the call, authentication's included, sees what this node acknowledged before it
+    const fence = makeFence(host, new Map(host.unprojected()))
+    return Effect.locally(checkpoint(request, fence), CurrentReadFence, fence)
+  }).pipe(
+    // no stack trace: capturing one per request cost twice the rest of the span (bench/auth.ts)
+    Effect.withSpan("Capabilities.invoke", { attributes: { capability: request.capability, surface: request.surface }, captureStackTrace: false })
+  )
+
+const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
   Effect.gen(function* () {
     const principal = request.principal ?? (yield* authenticate({ authorization: request.authorization, cookie: request.cookie }))
     const registry = yield* Capabilities
+    const accessCache = yield* AccessCache
     const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
     // a REST route names a workspace exactly when the capability acts in an organization or workspace
     const misrouted = capability !== undefined && request.surface === "api" && (capability.scope !== "principal") !== (request.path !== null)
@@ -149,7 +173,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
     const now = yield* Clock.currentTimeMillis
     const roles = machineAllowed ? [] : yield* authorize(principal, capability, place, now).pipe(
       // AccessCache: a refusal is decided on fresh facts next time (once the caller's SSO sign-in has landed, say)
-      Effect.tapError(() => Effect.sync(() => { if (place.orgId !== null) invalidateOrg(place.orgId) }))
+      Effect.tapError(() => Effect.sync(() => { if (place.orgId !== null) accessCache.invalidateOrg(place.orgId) }))
     )
     const raw = yield* request.input
     const polluted = prototypeKeyIn(raw, "input")
@@ -159,6 +183,7 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
     const input = yield* Schema.decodeUnknown(capability.input, { onExcessProperty: "error" })(raw).pipe(
       Effect.mapError((error) => new BadRequest({ reason: "invalid_input", message: ParseResult.TreeFormatter.formatErrorSync(error) }))
     )
+    yield* addSentPositions(request, fence)
     const started = yield* Clock.currentTimeMillis
     const at = new Date(started).toISOString()
     const seed = request.idempotencyKey === undefined
@@ -185,9 +210,12 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
       Effect.either
     )
     // AccessCache: what a write changed (a key, a member, a setting) shows at once on this node
-    if (capability.mutating) {
-      if (capability.scope === "principal" || place.orgId === null) invalidateAll()
-      else invalidateOrg(place.orgId)
+    if (capability.changesAccess ?? capability.mutating) {
+      const orgId = place.orgId
+      const invalidate = capability.scope === "principal" || orgId === null ? accessCache.invalidateAll : () => accessCache.invalidateOrg(orgId)
+      invalidate()
+      // what a call that began before this write read and kept goes too, once the read models hold it
+      if (fence.written.size > 0) void fence.await(new Map(fence.written)).then(invalidate)
     }
     if (Either.isLeft(outcome)) {
       const tag = (outcome.left as { readonly _tag?: string })._tag ?? "Error"
@@ -195,11 +223,44 @@ export const invoke = <E>(request: InvokeRequest<E>) =>
       return yield* Effect.fail(outcome.left)
     }
     yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, undefined)
+    if (request.written !== undefined) for (const [partition, offset] of fence.written) addPosition(request.written, { partition, offset })
     return yield* Schema.encode(capability.output)(outcome.right).pipe(Effect.orDie)
-  }).pipe(
-    // no stack trace: capturing one per request cost twice the rest of the span (bench/auth.ts)
-    Effect.withSpan("Capabilities.invoke", { attributes: { capability: request.capability, surface: request.surface }, captureStackTrace: false })
-  )
+  })
+
+/**
+ * The positions the caller sent back join what the call's reads must see (with every write this
+ * node acknowledged that the read models may not hold yet). Awaited lazily, by the first
+ * read-model query.
+ */
+const addSentPositions = (request: InvokeRequest<unknown>, fence: ReadFence) =>
+  Effect.gen(function* () {
+    if (request.position === undefined) return
+    const sent = parsePositions(request.position, (yield* EventLog).partitions)
+    if (sent === undefined) {
+      return yield* new BadRequest({ reason: "invalid_position", message: "Svc-Position must be partition:offset pairs, comma separated, as a write's answer gave them" })
+    }
+    for (const [partition, offset] of sent) addPosition(fence.positions, { partition, offset })
+  })
+
+/**
+ * The fence of everything run on a node's runtime outside `invoke` (sign-in, device login, SSO,
+ * a turn's process, operator tools): each read waits for what the node has acknowledged by then.
+ */
+export const nodeFence = (host: ActorHostService): ReadFence => ({
+  get positions() {
+    return new Map(host.unprojected())
+  },
+  passed: new Map(),
+  written: new Map(),
+  await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS)
+})
+
+export const makeFence = (host: ActorHostService, positions: Map<number, number>): ReadFence => ({
+  positions,
+  passed: new Map(),
+  written: new Map(),
+  await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS)
+})
 
 const forbidden = (reason: string, message: string) => new Forbidden({ reason, message })
 
@@ -351,11 +412,11 @@ const prototypeKeyIn = (value: unknown, at: string): string | undefined => {
   return undefined
 }
 
-/** The audit record, which is also the metering record, appended straight to the log: its key is
- * the invocation's own, so this node is its only writer and seq 1 is never contended. */
+/** The audit record, which is also the metering record, built (and validated) once and appended
+ * through the node's audit writer. */
 const recordInvocation = (invocation: Invocation, started: number, finished: number, errorTag: string | undefined) =>
   Effect.gen(function* () {
-    const log = yield* EventLog
+    const audit = yield* AuditLog
     const common = {
       invocationId: invocation.invocationId,
       capability: invocation.capability,
@@ -366,9 +427,8 @@ const recordInvocation = (invocation: Invocation, started: number, finished: num
       durationMs: Math.max(0, Math.round(finished - started)),
       units: 1
     }
-    const event = auditEvent(errorTag === undefined ? { ...common, outcome: "succeeded" } : { ...common, outcome: "failed", errorTag })
-    const { type, payload } = encodeEvent(AuditActor, event)
+    // the constructor validates; its fields are plain JSON, so they are the payload as encoded
+    const { _tag: type, ...payload } = auditEvent(errorTag === undefined ? { ...common, outcome: "succeeded" } : { ...common, outcome: "failed", errorTag })
     const key = keyOf(AuditActor, invocation.invocationId)
-    // AuditWriter: concurrent invocations' records share one append; this still waits until its record is in the log
-    yield* appendAudit(log, { key, seq: 1, firstSeq: 1, type, payload, at: invocation.at, commandId: invocation.meta.commandId, actor: invocation.meta.actor })
+    yield* audit.append({ key, seq: 1, firstSeq: 1, type, payload, at: invocation.at, commandId: invocation.meta.commandId, actor: invocation.meta.actor })
   }).pipe(Effect.mapError((e) => new Unavailable({ message: `audit record not written: ${e.message}` })))

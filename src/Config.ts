@@ -34,6 +34,8 @@ export interface AppConfig {
   readonly commandTimeoutMs: number
   /** Actor states each owned partition keeps in memory; idle ones beyond reload from Postgres. */
   readonly cachedKeysPerPartition: number
+  /** How long the first audit record of a batch waits for others before the append. */
+  readonly auditWindowMs: number
   /** Base64 of 32 bytes sealing stored secrets (TOTP, SSO client secrets); unset: `<data dir>/secret.key`. */
   readonly secretKey: string | undefined
   /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
@@ -95,6 +97,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     maxBodyBytes: int(env.MAX_BODY_BYTES, 1_048_576, "MAX_BODY_BYTES"),
     commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS"),
     cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION"),
+    auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
     secretKey: env.SECRET_KEY || undefined,
     secureCookies: env.SECURE_COOKIES !== "false",
     assistant: {

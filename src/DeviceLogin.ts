@@ -30,7 +30,7 @@ import { RedeemDevice, RequestDevice } from "../actors/device/protocol.ts"
 import type { CommandMeta } from "../actors/kernel.ts"
 import { ActorHost, HostUnavailable } from "../streams/ActorHost.ts"
 import { mintApiKey, mintToken, newPublicId, parseToken, verifySecret } from "./ApiKeyToken.ts"
-import { Db, query } from "./Db.ts"
+import { Db, query } from "../streams/Db.ts"
 import { NotFound, Unavailable } from "./Errors.ts"
 
 /** A device code lives ten minutes (RFC 8628 `expires_in`). */

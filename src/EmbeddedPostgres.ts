@@ -7,7 +7,7 @@ import { PGLiteSocketServer } from "@electric-sql/pglite-socket"
 import { Effect } from "effect"
 import { mkdir } from "node:fs/promises"
 import * as path from "node:path"
-import { DbError } from "./Db.ts"
+import { DbError } from "../streams/Db.ts"
 import { freePort } from "./ports.ts"
 
 /** Starts PGlite on `<dataDir>/pgdata` and returns its connection URL; stops with the scope. */

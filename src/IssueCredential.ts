@@ -21,7 +21,7 @@ import { EnrolMachine } from "../actors/machine/protocol.ts"
 import { EventLog } from "../streams/EventLog.ts"
 import { mintApiKey, newPublicId } from "./ApiKeyToken.ts"
 import { findPlace } from "./Auth.ts"
-import { Db, query } from "./Db.ts"
+import { Db, query } from "../streams/Db.ts"
 
 /** The purposes the operator may issue; `cli_session_v1` is the device login's alone. */
 export const ISSUABLE_PURPOSES = ["svc_host_v1", "svc_gateway_v1", "svc_telemetry_v1"] as const

@@ -7,15 +7,16 @@ import { Clock, Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import * as OTPAuth from "otpauth"
 import { AuditActor } from "../actors/audit/actor.ts"
+import { AuditLog } from "./AuditLog.ts"
 import { SignInFailed } from "../actors/audit/events.ts"
 import { encodeEvent, keyOf } from "../actors/kernel.ts"
 import { SessionActor } from "../actors/session/actor.ts"
 import { EndSession, StartSession } from "../actors/session/protocol.ts"
 import { ActorHost, HostUnavailable } from "../streams/ActorHost.ts"
-import { EventLog } from "../streams/EventLog.ts"
+import { AccessCache } from "./AccessCache.ts"
 import { mintToken, newPublicId } from "./ApiKeyToken.ts"
 import { SESSION_COOKIE } from "./Auth.ts"
-import { Db, query } from "./Db.ts"
+import { Db, query } from "../streams/Db.ts"
 import { Unauthorized, Unavailable } from "./Errors.ts"
 import { decoyPasswordHash, PlatformSecrets, verifyPassword } from "./Secrets.ts"
 
@@ -67,7 +68,7 @@ export const startSession = (input: {
 const recordFailedSignIn = (email: string, userId: string | null, reason: string) =>
   Effect.gen(function* () {
     const db = yield* Db
-    const log = yield* EventLog
+    const audit = yield* AuditLog
     const orgIds = userId === null
       ? []
       : (yield* query("memberships", () => db.sql`select org_id from ${db.table("org_members")} where user_id = ${userId} order by org_id`)).map((m) => m.org_id as string)
@@ -75,7 +76,7 @@ const recordFailedSignIn = (email: string, userId: string | null, reason: string
     const at = new Date(yield* Clock.currentTimeMillis).toISOString()
     const { type, payload } = encodeEvent(AuditActor, new SignInFailed({ attemptId, email, userId, orgIds, reason }))
     const key = keyOf(AuditActor, attemptId)
-    yield* log.append(key, [{ key, seq: 1, firstSeq: 1, type, payload, at, commandId: attemptId, actor: userId === null ? "anonymous" : `user:${userId}` }])
+    yield* audit.append({ key, seq: 1, firstSeq: 1, type, payload, at, commandId: attemptId, actor: userId === null ? "anonymous" : `user:${userId}` })
   }).pipe(Effect.mapError((e) => (e._tag === "DbError" ? e : new Unavailable({ message: `sign-in record not written: ${e.message}` }))))
 
 /** Whether `code` is the TOTP code of `secret` (base32) at `now`, allowing one step of drift. */
@@ -118,8 +119,11 @@ export const signInWithPassword = (input: { readonly email: string; readonly pas
 export const signOut = (sessionId: string, userId: string) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
+    const accessCache = yield* AccessCache
     const at = new Date(yield* Clock.currentTimeMillis).toISOString()
     yield* orNotReachable(host.send(SessionActor, sessionId, new EndSession({ sessionId }), { commandId: randomUUID(), at, actor: `user:${userId}` }))
+    // AccessCache: the cookie stops working at once on this node; elsewhere within its TTL
+    accessCache.invalidateCredential(sessionId)
   })
 
 /** The Set-Cookie value for a session (or, with no session, one that clears the cookie). */

@@ -1,13 +1,19 @@
 /**
  * The actor host: the single writer of every key in the partitions this node owns.
  *
- * A command for an owned partition is decided in-process, one at a time per key; a command for a
- * partition owned elsewhere travels to its owner through the cluster. On gaining a partition the
- * host projects it up to the log's end before deciding anything there; on losing it the host stops
- * deciding at once and forgets its cached states. A reply waits until its events are projected,
- * so a caller reads its own writes.
+ * One worker per owned partition drains the commands queued for it, decides each in arrival order
+ * against in-memory state (a later command sees the earlier ones' events), appends the whole
+ * batch's events in one append through the partition's fenced writer, and answers each command
+ * once that append is durable. The projection folds the log into the read models behind it, off
+ * the write path; an answer names the log position of its events, so a read that must see them
+ * waits for the projection to pass that position (`ReadFence.ts`).
+ *
+ * A command for a partition owned elsewhere travels to its owner through the cluster. On gaining a
+ * partition the host opens its writer (fencing the previous owner) and projects it up to the
+ * log's end before deciding anything there; on losing it the host stops deciding at once and
+ * forgets its cached states.
  */
-import { Context, Data, Effect, Either, Fiber, Layer, Runtime, Schedule, Schema } from "effect"
+import { Context, Data, Effect, Either, ExecutionStrategy, Exit, Fiber, Layer, Runtime, Schedule, Schema, Scope } from "effect"
 import {
   type ActorKind,
   type AnyActorKind,
@@ -18,11 +24,12 @@ import {
   keyOf,
   kindOfKey
 } from "../actors/kernel.ts"
-import { Db } from "../src/Db.ts"
+import { Db, type DbService, query } from "./Db.ts"
 import { Cluster, type ClusterError, type RemoteCommand } from "./Cluster.ts"
-import { EventLog, type EventRecord } from "./EventLog.ts"
+import { EventLog, type EventRecord, LogError, type PartitionWriter } from "./EventLog.ts"
 import { partitionFor } from "./partitioner.ts"
-import { decodeState, loadActor, project, rememberCommand, type StoredActor } from "./Projector.ts"
+import { decodeState, project, rememberCommand, type StoredActor } from "./Projector.ts"
+import { addPosition, noteWrite, type Position, type Positions } from "./ReadFence.ts"
 
 export interface Accepted<S, E> {
   readonly state: S
@@ -30,6 +37,8 @@ export interface Accepted<S, E> {
   /** The events this command caused; empty when it was a retry of a command already decided. */
   readonly events: ReadonlyArray<E>
   readonly duplicate: boolean
+  /** Where the key's last event this node knows of sits, while it may not be projected yet. */
+  readonly position: Position | undefined
 }
 
 /** Retryable: the owner could not be reached or changed under the command. */
@@ -48,36 +57,78 @@ export interface ActorHostService {
   ) => Effect.Effect<Accepted<S, E>, Err | HostUnavailable>
   /** Partitions this node owns, those of them caught up and deciding, and how many keys it caches. */
   readonly ownership: () => { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number>; readonly cachedKeys: number }
+  /** The positions of the commands this node acknowledged that the read models may not hold yet. */
+  readonly unprojected: () => Positions
+  /** Resolves once every partition owned now has caught up with the log (false: one was lost first). */
+  readonly caughtUp: () => Promise<boolean>
+  /** Resolves true once the read models have passed every position, false if `timeoutMs` passes first. */
+  readonly awaitProjected: (positions: Positions, timeoutMs: number) => Promise<boolean>
 }
 
 export class ActorHost extends Context.Tag("svc/streams/ActorHost")<ActorHost, ActorHostService>() {}
 
 export class ActorKinds extends Context.Tag("svc/streams/ActorKinds")<ActorKinds, KindRegistry>() {}
 
-/** What one owned partition holds while this node owns it. */
-interface Ownership {
-  readonly partition: number
-  /** Resolves true once caught up with the log, false if the partition is lost first. */
-  readonly ready: Promise<boolean>
-  readonly settleReady: (caughtUp: boolean) => void
-  caughtUp: boolean
-  readonly cache: Map<string, StoredActor>
-  readonly mailboxes: Map<string, Promise<unknown>>
-  projector: Fiber.RuntimeFiber<unknown, unknown> | undefined
-  /** Next offset the projection has applied, and who waits for it. */
-  applied: number
-  readonly waiters: Array<{ offset: number; resolve: (applied: boolean) => void }>
-  /** Recent offsets the projection did not apply (rare: rejected writes of a raced key). */
-  readonly notApplied: Set<number>
+/** A key's state while its partition is owned here; `position`: its last event's offset, if this node appended it. */
+interface CachedActor extends StoredActor {
+  readonly position: number | undefined
 }
 
-type Reply =
-  | { readonly ok: true; readonly seq: number; readonly state: unknown; readonly events: ReadonlyArray<{ type: string; payload: unknown }>; readonly duplicate: boolean }
+type Outcome =
+  | {
+      readonly ok: true
+      readonly seq: number
+      readonly state: unknown
+      readonly events: ReadonlyArray<{ readonly _tag: string }>
+      readonly duplicate: boolean
+      readonly position: Position | undefined
+    }
   | { readonly ok: false; readonly rejected: unknown }
   | { readonly ok: false; readonly unavailable: HostUnavailable["reason"]; readonly message: string }
 
-/** How many unapplied offsets each partition remembers for replies still on their way. */
-const NOT_APPLIED_KEPT = 10_000
+/** An outcome as it crosses the cluster: state, events and rejection encoded. */
+type Reply =
+  | {
+      readonly ok: true
+      readonly seq: number
+      readonly state: unknown
+      readonly events: ReadonlyArray<{ type: string; payload: unknown }>
+      readonly duplicate: boolean
+      readonly position: Position | null
+    }
+  | { readonly ok: false; readonly rejected: unknown }
+  | { readonly ok: false; readonly unavailable: HostUnavailable["reason"]; readonly message: string }
+
+interface Job {
+  readonly kind: AnyActorKind
+  readonly key: string
+  readonly command: { readonly _tag: string }
+  readonly meta: CommandMeta
+  readonly settle: (outcome: Outcome) => void
+}
+
+/** What one owned partition holds while this node owns it. */
+interface Ownership {
+  readonly partition: number
+  /** Resolves true once the writer is open and the projection has caught up with the log, false if the partition is lost first. */
+  ready: Promise<boolean>
+  caughtUp: boolean
+  readonly scope: Scope.CloseableScope
+  /** The partition's writer, in a scope of its own within `scope`, reopened after a failed append. */
+  writer: { readonly writer: PartitionWriter; readonly scope: Scope.CloseableScope } | undefined
+  readonly cache: Map<string, CachedActor>
+  readonly queue: Array<Job>
+  working: boolean
+  /** Next offset the projection has applied, and who waits for it. */
+  applied: number
+  readonly waiters: Set<{ readonly offset: number; readonly resolve: (passed: boolean) => void }>
+}
+
+/** Commands one batch decides and appends together. */
+const MAX_COMMANDS_PER_BATCH = 512
+
+/** How often a wait for a partition projected on another node reads its checkpoint. */
+const REMOTE_CHECKPOINT_POLL_MS = 10
 
 export interface ActorHostOptions {
   readonly commandTimeoutMs: number
@@ -93,206 +144,413 @@ export const make = (options: ActorHostOptions) =>
     const kinds = yield* ActorKinds
     const runtime = yield* Effect.runtime<EventLog>()
     const run = Runtime.runPromise(runtime)
+    const fork = Runtime.runFork(runtime)
     const owned = new Map<number, Ownership>()
+    /** The highest offset of the commands this node acknowledged (decided here or by another owner), per partition. */
+    const acked = new Map<number, number>()
+    /** Checkpoints of partitions projected elsewhere, as last read. */
+    const remoteApplied = new Map<number, number>()
 
-    const settle = (ownership: Ownership, next: number, applied: ReadonlySet<number> | undefined) => {
-      if (applied !== undefined) {
-        for (let offset = ownership.applied; offset < next; offset++) {
-          if (!applied.has(offset)) ownership.notApplied.add(offset)
-        }
-        for (const offset of ownership.notApplied) {
-          if (ownership.notApplied.size <= NOT_APPLIED_KEPT) break
-          ownership.notApplied.delete(offset)
-        }
-      }
+    const settleProjected = (ownership: Ownership, next: number) => {
       ownership.applied = next
-      for (let i = ownership.waiters.length - 1; i >= 0; i--) {
-        const waiter = ownership.waiters[i]
+      evict(ownership)
+      for (const waiter of ownership.waiters) {
         if (waiter.offset < next) {
-          ownership.waiters.splice(i, 1)
-          waiter.resolve(applied !== undefined && !ownership.notApplied.has(waiter.offset))
+          ownership.waiters.delete(waiter)
+          waiter.resolve(true)
         }
       }
     }
 
-    /** Resolves once `offset` is projected: true if this node's projection applied it. */
-    const projected = (ownership: Ownership, offset: number) =>
+    /** Resolves once `offset` is projected (true), or the partition is lost or the time is up (false). */
+    const projected = (ownership: Ownership, offset: number, timeoutMs?: number) =>
       offset < ownership.applied
-        ? Promise.resolve(!ownership.notApplied.has(offset))
-        : new Promise<boolean>((resolve) => ownership.waiters.push({ offset, resolve }))
+        ? Promise.resolve(true)
+        : new Promise<boolean>((resolve) => {
+            const waiter = {
+              offset,
+              resolve: (passed: boolean) => {
+                if (timer !== undefined) clearTimeout(timer)
+                resolve(passed)
+              }
+            }
+            const timer = timeoutMs === undefined ? undefined : setTimeout(() => {
+              ownership.waiters.delete(waiter)
+              resolve(false)
+            }, timeoutMs)
+            ownership.waiters.add(waiter)
+          })
+
+    /** Opens the writer (fencing the previous owner), then projects up to the log's end as it stands. */
+    const catchUp = (ownership: Ownership): Promise<boolean> =>
+      run(
+        Effect.gen(function* () {
+          if (ownership.writer === undefined) {
+            const scope = yield* Scope.fork(ownership.scope, ExecutionStrategy.sequential)
+            const writer = yield* Scope.extend(log.openWriter(ownership.partition), scope).pipe(
+              Effect.tapError(() => Scope.close(scope, Exit.void))
+            )
+            ownership.writer = { writer, scope }
+          }
+          const end = (yield* log.endOffsets([ownership.partition])).get(ownership.partition) ?? 0
+          const caughtUp = end === 0 || (yield* Effect.promise(() => projected(ownership, end - 1)))
+          if (caughtUp && owned.get(ownership.partition) === ownership) ownership.caughtUp = true
+          return ownership.caughtUp
+        }).pipe(
+          Effect.tapError((error) => Effect.logWarning(`partition ${ownership.partition}: catching up failed; retrying`, error)),
+          Effect.retry({ schedule: Schedule.spaced("1 second"), while: () => owned.get(ownership.partition) === ownership }),
+          Effect.orElseSucceed(() => false)
+        )
+      )
+
+    /**
+     * After a refused or failed append: forget what is cached, catch up with the log again. A
+     * writer whose append failed otherwise (an unknown outcome) is reopened; a fenced one is kept:
+     * reopening it would fence the partition's new owner (the embedded log fences per key, and its
+     * writer goes on).
+     */
+    const resync = (ownership: Ownership, reopenWriter: boolean) => {
+      if (reopenWriter && ownership.writer !== undefined) {
+        fork(Scope.close(ownership.writer.scope, Exit.void))
+        ownership.writer = undefined
+      }
+      ownership.caughtUp = false
+      ownership.cache.clear()
+      ownership.ready = catchUp(ownership)
+    }
 
     const gain = (partition: number) => {
       if (owned.has(partition)) return
-      let settleReady!: (caughtUp: boolean) => void
-      const ready = new Promise<boolean>((resolve) => (settleReady = resolve))
       const ownership: Ownership = {
         partition,
-        ready,
-        settleReady: (caughtUp) => {
-          ownership.caughtUp = caughtUp
-          settleReady(caughtUp)
-        },
+        ready: Promise.resolve(false),
         caughtUp: false,
+        scope: Effect.runSync(Scope.make()),
+        writer: undefined,
         cache: new Map(),
-        mailboxes: new Map(),
-        projector: undefined,
+        queue: [],
+        working: false,
         applied: 0,
-        waiters: [],
-        notApplied: new Set()
+        waiters: new Set()
       }
       owned.set(partition, ownership)
-      ownership.projector = Runtime.runFork(runtime)(
-        project(db, kinds, [partition], (_, next, applied) => settle(ownership, next, applied))
-      )
-      // catch up to the end of the log as it stands now, then decide
-      Runtime.runFork(runtime)(
-        Effect.gen(function* () {
-          const end = (yield* log.endOffsets([partition])).get(partition) ?? 0
-          if (end > 0) yield* Effect.promise(() => projected(ownership, end - 1))
-          if (owned.get(partition) === ownership) ownership.settleReady(true)
-        }).pipe(Effect.retry(Schedule.spaced("1 second")))
-      )
+      ownership.ready = catchUp(ownership)
+    }
+
+    /**
+     * One projection runner folds every owned partition: what arrives together from several
+     * partitions goes in one transaction, where a runner per partition would pay a transaction's
+     * fixed cost (about ten statements) for each partition's few events. Restarted when the owned
+     * set changes.
+     */
+    let projector: { readonly partitions: string; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> } | undefined
+    const reproject = () => {
+      const partitions = [...owned.keys()].sort((a, b) => a - b)
+      if (projector?.partitions === partitions.join(",")) return
+      if (projector !== undefined) fork(Fiber.interrupt(projector.fiber))
+      projector = partitions.length === 0 ? undefined : {
+        partitions: partitions.join(","),
+        fiber: fork(project(db, kinds, partitions, (partition, next) => {
+          const ownership = owned.get(partition)
+          if (ownership !== undefined) settleProjected(ownership, next)
+        }))
+      }
     }
 
     const lose = (partition: number) => {
       const ownership = owned.get(partition)
       if (ownership === undefined) return
       owned.delete(partition)
-      if (ownership.projector) Runtime.runFork(runtime)(Fiber.interrupt(ownership.projector))
-      ownership.settleReady(false)
-      for (const waiter of ownership.waiters.splice(0)) waiter.resolve(false)
+      ownership.caughtUp = false
+      fork(Scope.close(ownership.scope, Exit.void))
+      for (const waiter of ownership.waiters) waiter.resolve(false)
+      ownership.waiters.clear()
+      // queued commands are answered by the worker, which finds the partition gone
+      if (!ownership.working) for (const job of ownership.queue.splice(0)) job.settle(notOwner())
     }
 
-    /** Decides one command on this node, as the owner of the key's partition. */
-    const decideHere = async (ownership: Ownership, kind: AnyActorKind, key: string, command: { readonly _tag: string }, meta: CommandMeta): Promise<Reply> => {
-      if (!(await ownership.ready) || owned.get(ownership.partition) !== ownership) return notOwner()
-      // one command at a time per key: chain onto the key's mailbox
-      const previous = ownership.mailboxes.get(key) ?? Promise.resolve()
-      const turn = previous.then(() => decideInTurn(ownership, kind, key, command, meta))
-      const tail = turn.catch(() => undefined)
-      ownership.mailboxes.set(key, tail)
-      void tail.then(() => {
-        if (ownership.mailboxes.get(key) === tail) ownership.mailboxes.delete(key)
-      })
-      return turn
+    const enqueue = (ownership: Ownership, job: Job) => {
+      ownership.queue.push(job)
+      if (!ownership.working) void work(ownership)
     }
 
-    const decideInTurn = async (ownership: Ownership, kind: AnyActorKind, key: string, command: { readonly _tag: string }, meta: CommandMeta): Promise<Reply> => {
-      if (owned.get(ownership.partition) !== ownership) return notOwner()
-      let actor = ownership.cache.get(key)
-      if (actor === undefined) {
-        const stored = await run(loadActor(db, key))
-        actor = stored === undefined
-          ? { seq: 0, state: kind.initialState, recentCommands: [] }
-          : { ...stored, state: decodeState(kind, stored.state) }
-        if (owned.get(ownership.partition) !== ownership) return notOwner()
-        remember(ownership, key, actor)
+    const work = async (ownership: Ownership) => {
+      ownership.working = true
+      try {
+        while (ownership.queue.length > 0) {
+          const ready = await ownership.ready
+          if (!ready || owned.get(ownership.partition) !== ownership) {
+            for (const job of ownership.queue.splice(0)) job.settle(notOwner())
+            break
+          }
+          await decideBatch(ownership, ownership.queue.splice(0, MAX_COMMANDS_PER_BATCH))
+        }
+      } finally {
+        ownership.working = false
       }
-      if (actor.recentCommands.includes(meta.commandId)) {
-        return { ok: true, seq: actor.seq, state: encodeState(kind, actor.state), events: [], duplicate: true }
+    }
+
+    /** Loads the states of the keys the batch needs that are not cached (all projected: see `evict`). */
+    const loadMissing = async (ownership: Ownership, jobs: ReadonlyArray<Job>) => {
+      const kindOf = new Map<string, AnyActorKind>()
+      for (const job of jobs) if (!ownership.cache.has(job.key)) kindOf.set(job.key, job.kind)
+      if (kindOf.size === 0) return
+      const stored = await run(loadActors(db, [...kindOf.keys()]))
+      for (const [key, kind] of kindOf) {
+        const found = stored.get(key)
+        ownership.cache.set(key, found === undefined
+          ? { seq: 0, state: kind.initialState, recentCommands: [], position: undefined }
+          : { ...found, state: decodeState(kind, found.state), position: undefined })
       }
-      const decision = kind.decide(actor.state, command, meta)
-      if (Either.isLeft(decision)) return { ok: false, rejected: Schema.encodeSync(kind.errors)(decision.left) }
-      const events = decision.right
-      if (events.length === 0) {
-        return { ok: true, seq: actor.seq, state: encodeState(kind, actor.state), events: [], duplicate: false }
-      }
-      const encoded = events.map((e: { readonly _tag: string }) => encodeEvent(kind, e))
-      const records: EventRecord[] = encoded.map((e, i) => ({
-        key,
-        seq: actor!.seq + i + 1,
-        firstSeq: actor!.seq + 1,
-        type: e.type,
-        payload: e.payload,
-        at: meta.at,
-        commandId: meta.commandId,
-        actor: meta.actor
-      }))
-      const appended = await run(log.append(key, records).pipe(Effect.either))
-      if (Either.isLeft(appended)) {
-        // the append may or may not have landed: forget the key so the next command reloads it
-        ownership.cache.delete(key)
-        return { ok: false, unavailable: "failure", message: appended.left.message }
+    }
+
+    const decideBatch = async (ownership: Ownership, jobs: ReadonlyArray<Job>) => {
+      try {
+        await loadMissing(ownership, jobs)
+      } catch (error) {
+        for (const job of jobs) job.settle(failure(`loading actor state failed: ${String(error)}`))
+        return
       }
       if (owned.get(ownership.partition) !== ownership) {
-        return { ok: false, unavailable: "ownership_lost", message: `partition ${ownership.partition} moved while deciding` }
+        for (const job of jobs) job.settle(notOwner())
+        return
       }
-      const state = events.reduce((s: unknown, e: unknown) => kind.evolve(s, e), actor.state)
-      const seq = actor.seq + events.length
-      remember(ownership, key, { seq, state, recentCommands: rememberCommand(actor.recentCommands, meta.commandId) })
-      // a command applies all or nothing: its last event tells
-      if (!(await projected(ownership, appended.right[appended.right.length - 1]))) {
-        // another writer got to the key first (this node was a stale owner, or raced one):
-        // the read model holds the truth, and a retry with the same command id learns it
-        ownership.cache.delete(key)
-        return { ok: false, unavailable: "ownership_lost", message: `${key} was written concurrently by another owner; retry` }
+      // decided in order against the states as the batch's earlier commands leave them
+      const working = new Map<string, CachedActor>()
+      const records: Array<EventRecord> = []
+      const decided: Array<{ readonly job: Job; readonly outcome: Outcome; readonly lastRecord: number | undefined }> = []
+      for (const job of jobs) {
+        const actor = working.get(job.key) ?? ownership.cache.get(job.key)!
+        const { outcome, next, events } = decideOne(job, actor, ownership.partition)
+        if (next === undefined) {
+          decided.push({ job, outcome, lastRecord: undefined })
+          continue
+        }
+        events.forEach((e, i) =>
+          records.push({
+            key: job.key,
+            seq: actor.seq + i + 1,
+            firstSeq: actor.seq + 1,
+            type: e.type,
+            payload: e.payload,
+            at: job.meta.at,
+            commandId: job.meta.commandId,
+            actor: job.meta.actor
+          })
+        )
+        working.set(job.key, next)
+        decided.push({ job, outcome, lastRecord: records.length - 1 })
       }
-      return { ok: true, seq, state: encodeState(kind, state), events: encoded, duplicate: false }
+      if (records.length === 0) {
+        for (const { job, outcome } of decided) job.settle(outcome)
+        return
+      }
+      // an append that hangs (a broker gone quiet) must not hold the partition's queue forever
+      const appended = await run(ownership.writer!.writer.append(records).pipe(
+        Effect.timeoutFail({
+          duration: options.commandTimeoutMs,
+          onTimeout: () => new LogError({ operation: "append", message: `no answer from the log within ${options.commandTimeoutMs} ms` })
+        }),
+        Effect.either
+      ))
+      if (Either.isLeft(appended)) {
+        // the batch is not acknowledged; what it may have written (an unknown outcome) is read back
+        // from the log before the next decision
+        const error = appended.left
+        const outcome: Outcome = error._tag === "LogFenced"
+          ? { ok: false, unavailable: "ownership_lost", message: `partition ${ownership.partition}: ${error.message}; retry` }
+          : failure(error.message)
+        for (const { job } of decided) job.settle(outcome)
+        if (owned.get(ownership.partition) === ownership) resync(ownership, error._tag !== "LogFenced")
+        return
+      }
+      const offsets = appended.right
+      const last = offsets[offsets.length - 1]
+      addPosition(acked, { partition: ownership.partition, offset: last })
+      for (let i = 0; i < records.length; i++) {
+        const key = records[i].key
+        const actor = working.get(key)!
+        if (actor.seq === records[i].seq) working.set(key, { ...actor, position: offsets[i] })
+      }
+      for (const [key, actor] of working) remember(ownership, key, actor)
+      for (const { job, outcome, lastRecord } of decided) {
+        if (!outcome.ok) {
+          job.settle(outcome)
+          continue
+        }
+        const offset = lastRecord !== undefined ? offsets[lastRecord] : ownership.cache.get(job.key)?.position
+        job.settle({ ...outcome, position: offset === undefined ? undefined : { partition: ownership.partition, offset } })
+      }
+      evict(ownership)
+    }
+
+    /** One command against one key's state: the outcome, and the key's next state if it caused events. */
+    const decideOne = (job: Job, actor: CachedActor, partition: number): {
+      readonly outcome: Outcome
+      readonly next: CachedActor | undefined
+      readonly events: ReadonlyArray<{ type: string; payload: unknown }>
+    } => {
+      const { kind, command, meta } = job
+      const position = actor.position === undefined ? undefined : { partition, offset: actor.position }
+      if (actor.recentCommands.includes(meta.commandId)) {
+        return { outcome: { ok: true, seq: actor.seq, state: actor.state, events: [], duplicate: true, position }, next: undefined, events: [] }
+      }
+      try {
+        const decision = kind.decide(actor.state, command, meta)
+        if (Either.isLeft(decision)) return { outcome: { ok: false, rejected: decision.left }, next: undefined, events: [] }
+        const events = decision.right as ReadonlyArray<{ readonly _tag: string }>
+        if (events.length === 0) {
+          return { outcome: { ok: true, seq: actor.seq, state: actor.state, events: [], duplicate: false, position }, next: undefined, events: [] }
+        }
+        const encoded = events.map((e) => encodeEvent(kind, e))
+        const state = events.reduce((s: unknown, e: unknown) => kind.evolve(s, e), actor.state)
+        const seq = actor.seq + events.length
+        return {
+          outcome: { ok: true, seq, state, events, duplicate: false, position: undefined },
+          next: { seq, state, recentCommands: rememberCommand(actor.recentCommands, meta.commandId), position: actor.position },
+          events: encoded
+        }
+      } catch (error) {
+        return { outcome: failure(`deciding ${command._tag} for ${job.key} failed: ${String(error)}`), next: undefined, events: [] }
+      }
+    }
+
+    /** Caches a key's state, most recent last. */
+    const remember = (ownership: Ownership, key: string, actor: CachedActor) => {
+      ownership.cache.delete(key)
+      ownership.cache.set(key, actor)
     }
 
     /**
-     * Caches a key's state, most recent last. Past the bound the least recent idle keys go: an idle
-     * key's events are projected (replies wait for that), so it reloads from `actor_state`.
+     * Past the bound the least recent keys go, but only those whose last event the projection holds:
+     * a key reloads from `actor_state`, which must not be behind what this node acknowledged.
      */
-    const remember = (ownership: Ownership, key: string, actor: StoredActor) => {
-      ownership.cache.delete(key)
-      ownership.cache.set(key, actor)
+    const evict = (ownership: Ownership) => {
       if (ownership.cache.size <= options.cachedKeysPerPartition) return
-      for (const idle of ownership.cache.keys()) {
+      for (const [key, actor] of ownership.cache) {
         if (ownership.cache.size <= options.cachedKeysPerPartition) break
-        if (!ownership.mailboxes.has(idle)) ownership.cache.delete(idle)
+        if (actor.position === undefined || actor.position < ownership.applied) ownership.cache.delete(key)
       }
     }
 
-    const notOwner = (): Reply => ({ ok: false, unavailable: "not_owner", message: "this node does not own the partition" })
+    const notOwner = (): Outcome => ({ ok: false, unavailable: "not_owner", message: "this node does not own the partition" })
+    const failure = (message: string): Outcome => ({ ok: false, unavailable: "failure", message })
+
+    /** Queues a command on its partition's worker; undefined when this node does not own it. */
+    const decideHere = (partition: number, kind: AnyActorKind, key: string, command: { readonly _tag: string }, meta: CommandMeta) => {
+      const ownership = owned.get(partition)
+      if (ownership === undefined) return undefined
+      return Effect.async<Outcome>((resume) => {
+        enqueue(ownership, { kind, key, command, meta, settle: (outcome) => resume(Effect.succeed(outcome)) })
+      })
+    }
 
     const onCommand = async (partition: number, remote: RemoteCommand): Promise<Reply> => {
-      const ownership = owned.get(partition)
       const kind = kinds.get(kindOfKey(remote.key))
-      if (ownership === undefined) return notOwner()
       if (kind === undefined) return { ok: false, unavailable: "failure", message: `unknown actor kind of ${remote.key}` }
       const command = Schema.decodeUnknownSync(kind.commands)(remote.body) as { readonly _tag: string }
-      return decideHere(ownership, kind, remote.key, command, { commandId: remote.commandId, at: remote.at, actor: remote.actor })
+      const decided = decideHere(partition, kind, remote.key, command, { commandId: remote.commandId, at: remote.at, actor: remote.actor })
+      return decided === undefined ? notOwner() as Reply : toReply(kind, await Effect.runPromise(decided))
     }
 
     yield* cluster.join({
-      onAssigned: (partitions) => partitions.forEach(gain),
-      onRevoked: (partitions) => partitions.forEach(lose),
+      onAssigned: (partitions) => {
+        partitions.forEach(gain)
+        reproject()
+      },
+      onRevoked: (partitions) => {
+        partitions.forEach(lose)
+        reproject()
+      },
       onCommand
     })
-    yield* Effect.addFinalizer(() => Effect.sync(() => [...owned.keys()].forEach(lose)))
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        ;[...owned.keys()].forEach(lose)
+        reproject()
+      })
+    )
 
-    const deadline = (ms: number) => Date.now() + ms
-
-    const send: ActorHostService["send"] = (kind, id, command, meta) => {
+    const send = <S, C extends { readonly _tag: string }, E extends { readonly _tag: string }, Err>(
+      kind: ActorKind<S, C, E, Err>,
+      id: string,
+      command: C,
+      meta: CommandMeta
+    ): Effect.Effect<Accepted<S, E>, Err | HostUnavailable> => {
       const key = keyOf(kind, id)
       const partition = partitionFor(key, log.partitions)
-      const until = deadline(options.commandTimeoutMs)
-      const attempt = (): Effect.Effect<Reply, HostUnavailable> => {
-        const ownership = owned.get(partition)
-        if (ownership !== undefined) return Effect.promise(() => decideHere(ownership, kind, key, command, meta))
-        return cluster
-          .send(partition, { key, commandId: meta.commandId, at: meta.at, actor: meta.actor, body: Schema.encodeSync(kind.commands)(command) }, Math.max(1, until - Date.now()))
-          .pipe(
-            Effect.map((reply) => reply as Reply),
-            Effect.mapError((e) => new HostUnavailable({ reason: e.reason === "timeout" ? "timeout" : "not_owner", message: e.message }))
-          )
-      }
+      const until = Date.now() + options.commandTimeoutMs
+      const attempt = (): Effect.Effect<Outcome, HostUnavailable> =>
+        decideHere(partition, kind, key, command, meta)?.pipe(
+          // the command may still be decided; a retry with its id is recognised
+          Effect.timeoutFail({
+            duration: Math.max(1, until - Date.now()),
+            onTimeout: () => new HostUnavailable({ reason: "timeout", message: `partition ${partition} did not decide within ${options.commandTimeoutMs} ms` })
+          })
+        ) ??
+          cluster
+            .send(partition, { key, commandId: meta.commandId, at: meta.at, actor: meta.actor, body: Schema.encodeSync(kind.commands)(command) }, Math.max(1, until - Date.now()))
+            .pipe(
+              Effect.map((reply) => fromReply(kind, reply as Reply)),
+              Effect.mapError((e) => new HostUnavailable({ reason: e.reason === "timeout" ? "timeout" : "not_owner", message: e.message }))
+            )
       // ownership moves during rebalances: retry until the deadline, then give up retryably
-      const routed: Effect.Effect<Reply, HostUnavailable> = attempt().pipe(
-        Effect.flatMap((reply) =>
-          !reply.ok && "unavailable" in reply && reply.unavailable === "not_owner"
-            ? Effect.fail(new HostUnavailable({ reason: "not_owner", message: reply.message }))
-            : Effect.succeed(reply)
+      const routed: Effect.Effect<Outcome, HostUnavailable> = attempt().pipe(
+        Effect.flatMap((outcome) =>
+          !outcome.ok && "unavailable" in outcome && outcome.unavailable === "not_owner"
+            ? Effect.fail(new HostUnavailable({ reason: "not_owner", message: outcome.message }))
+            : Effect.succeed(outcome)
         ),
         Effect.catchTag("HostUnavailable", (e) =>
           Date.now() < until ? Effect.zipRight(Effect.sleep("100 millis"), Effect.suspend(() => routed)) : Effect.fail(e)
         )
       )
       return routed.pipe(
-        Effect.flatMap((reply) => fromReply(kind, reply)),
-        Effect.withSpan("ActorHost.send", { attributes: { key, partition, command: command._tag } })
+        Effect.flatMap((outcome) => accepted<S, E, Err>(outcome)),
+        Effect.tap(({ position }) => {
+          if (position === undefined) return Effect.void
+          // what this node acknowledged, wherever it was decided, is what its reads must see
+          addPosition(acked, position)
+          return noteWrite(position)
+        }),
+        Effect.withSpan("ActorHost.send", { attributes: { key, partition, command: command._tag }, captureStackTrace: false })
       )
+    }
+
+    const unprojected = (): Positions => {
+      const behind = new Map<number, number>()
+      for (const [partition, offset] of acked) {
+        const applied = owned.get(partition)?.applied ?? remoteApplied.get(partition) ?? 0
+        if (offset >= applied) behind.set(partition, offset)
+      }
+      return behind
+    }
+
+    /** A partition projected on another node (or changing hands): its checkpoint row tells. */
+    const remoteProjected = async (partition: number, offset: number, deadline: number): Promise<boolean> => {
+      for (;;) {
+        const next = await run(readCheckpoint(db, partition)).catch(() => 0)
+        if (next > (remoteApplied.get(partition) ?? 0)) remoteApplied.set(partition, next)
+        if (next > offset) return true
+        const local = owned.get(partition)
+        if (local?.caughtUp) return projected(local, offset, Math.max(0, deadline - Date.now()))
+        if (Date.now() >= deadline) return false
+        await new Promise((resolve) => setTimeout(resolve, REMOTE_CHECKPOINT_POLL_MS))
+      }
+    }
+
+    const awaitProjected: ActorHostService["awaitProjected"] = async (positions, timeoutMs) => {
+      const deadline = Date.now() + timeoutMs
+      const waits: Array<Promise<boolean>> = []
+      for (const [partition, offset] of positions) {
+        const local = owned.get(partition)
+        if (local !== undefined && local.caughtUp) {
+          if (offset >= local.applied) waits.push(projected(local, offset, timeoutMs))
+        } else if (offset >= (remoteApplied.get(partition) ?? 0)) {
+          waits.push(remoteProjected(partition, offset, deadline))
+        }
+      }
+      return (await Promise.all(waits)).every(Boolean)
     }
 
     return {
@@ -302,27 +560,70 @@ export const make = (options: ActorHostOptions) =>
         owned: [...owned.keys()].sort((a, b) => a - b),
         ready: [...owned.values()].filter((o) => o.caughtUp).map((o) => o.partition).sort((a, b) => a - b),
         cachedKeys: [...owned.values()].reduce((n, o) => n + o.cache.size, 0)
-      })
+      }),
+      unprojected,
+      awaitProjected,
+      caughtUp: () => Promise.all([...owned.values()].map((o) => o.ready)).then((ready) => ready.every(Boolean))
     } satisfies ActorHostService
   })
 
-const encodeState = (kind: AnyActorKind, state: unknown) => Schema.encodeSync(kind.state)(state)
-
-const fromReply = <S, C extends { readonly _tag: string }, E extends { readonly _tag: string }, Err>(
-  kind: ActorKind<S, C, E, Err>,
-  reply: Reply
-): Effect.Effect<Accepted<S, E>, Err | HostUnavailable> => {
-  if (reply.ok) {
+const accepted = <S, E, Err>(outcome: Outcome): Effect.Effect<Accepted<S, E>, Err | HostUnavailable> => {
+  if (outcome.ok) {
     return Effect.succeed({
-      seq: reply.seq,
-      state: Schema.decodeUnknownSync(kind.state)(reply.state),
-      events: reply.events.map((e) => decodeEvent(kind, e.type, e.payload) as E),
-      duplicate: reply.duplicate
+      seq: outcome.seq,
+      state: outcome.state as S,
+      events: outcome.events as ReadonlyArray<E>,
+      duplicate: outcome.duplicate,
+      position: outcome.position
     })
   }
-  if ("rejected" in reply) return Effect.fail(Schema.decodeUnknownSync(kind.errors)(reply.rejected))
-  return Effect.fail(new HostUnavailable({ reason: reply.unavailable, message: reply.message }))
+  if ("rejected" in outcome) return Effect.fail(outcome.rejected as Err)
+  return Effect.fail(new HostUnavailable({ reason: outcome.unavailable, message: outcome.message }))
 }
+
+const toReply = (kind: AnyActorKind, outcome: Outcome): Reply => {
+  if (outcome.ok) {
+    return {
+      ok: true,
+      seq: outcome.seq,
+      state: Schema.encodeSync(kind.state)(outcome.state),
+      events: outcome.events.map((e) => encodeEvent(kind, e)),
+      duplicate: outcome.duplicate,
+      position: outcome.position ?? null
+    }
+  }
+  if ("rejected" in outcome) return { ok: false, rejected: Schema.encodeSync(kind.errors)(outcome.rejected) }
+  return outcome
+}
+
+const fromReply = (kind: AnyActorKind, reply: Reply): Outcome => {
+  if (reply.ok) {
+    return {
+      ok: true,
+      seq: reply.seq,
+      state: Schema.decodeUnknownSync(kind.state)(reply.state),
+      events: reply.events.map((e) => decodeEvent(kind, e.type, e.payload)),
+      duplicate: reply.duplicate,
+      position: reply.position ?? undefined
+    }
+  }
+  if ("rejected" in reply) return { ok: false, rejected: Schema.decodeUnknownSync(kind.errors)(reply.rejected) }
+  return reply
+}
+
+/** The folded states of `keys` in the read model (absent: never written). */
+const loadActors = (db: DbService, keys: ReadonlyArray<string>) =>
+  query("load actor states", async () => {
+    const rows = await db.sql`
+      select key, seq, state, recent_commands from ${db.table("actor_state")} where key = any(${keys as string[]}::text[])`
+    return new Map<string, StoredActor>(rows.map((r) => [r.key as string, { seq: r.seq, state: r.state, recentCommands: r.recent_commands }]))
+  })
+
+const readCheckpoint = (db: DbService, partition: number) =>
+  query("read checkpoint", async () => {
+    const [row] = await db.sql`select next_offset from ${db.table("projection_checkpoints")} where partition = ${partition}`
+    return (row?.next_offset as number | undefined) ?? 0
+  })
 
 export const layer = (options: ActorHostOptions): Layer.Layer<ActorHost, ClusterError, Db | EventLog | Cluster | ActorKinds> =>
   Layer.scoped(ActorHost, make(options))

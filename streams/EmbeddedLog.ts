@@ -4,16 +4,17 @@
  * partition's head, so concurrent appenders (even other processes) keep each partition dense
  * and ordered.
  *
- * Group commit, per partition: appends to a partition that arrive while a commit to it is in
- * flight go together in its next one, one statement and one fsync for all of them. Partitions
- * commit independently, in parallel, as before. Each append still gets consecutive offsets, in
- * the order the appends arrived, and is acknowledged only once its statement has committed.
+ * Group commit, per partition (`GroupCommit.ts`): appends to a partition that arrive while a
+ * commit to it is in flight go together in its next one, one statement and one fsync for all of
+ * them. Partitions commit independently, in parallel. Each append still gets consecutive offsets,
+ * in the order the appends arrived, and is acknowledged only once its statement has committed.
  */
-import { Effect, Layer, Stream } from "effect"
+import { Effect, Layer, type Scope, Stream } from "effect"
 import { EventEmitter } from "node:events"
 import postgres from "postgres"
-import { Db } from "../src/Db.ts"
-import { EventLog, type EventLogService, type EventRecord, LogError, type LoggedEvent } from "./EventLog.ts"
+import { Db } from "./Db.ts"
+import { allPartitions, EventLog, type EventLogService, type EventRecord, type LogChunk, LogError, LogFenced, type LoggedEvent } from "./EventLog.ts"
+import * as GroupCommit from "./GroupCommit.ts"
 import { partitionFor } from "./partitioner.ts"
 
 export interface EmbeddedLogOptions {
@@ -45,22 +46,16 @@ interface EventRow {
 const fail = (operation: string) => (cause: unknown) =>
   new LogError({ operation, message: `${operation} failed: ${String(cause)}`, cause })
 
+const UNIQUE_VIOLATION = "23505"
+
 /** Appends one commit may carry, and events (one statement's arrays stay moderate); the rest wait for the next. */
 const MAX_APPENDS_PER_COMMIT = 500
 const MAX_EVENTS_PER_COMMIT = 10_000
 
-interface Pending {
-  readonly records: ReadonlyArray<EventRecord>
-  readonly settle: (result: { readonly offsets: ReadonlyArray<number> } | { readonly error: unknown }) => void
-}
+/** One append's outcome within its group. */
+type Appended = { readonly offsets: ReadonlyArray<number> } | { readonly error: unknown }
 
-/** A partition's appends waiting for its next commit, and whether one is in flight. */
-interface Queue {
-  readonly waiting: Pending[]
-  committing: boolean
-}
-
-export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Effect<EventLogService, LogError> =>
+export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Effect<EventLogService, LogError, Scope.Scope> =>
   Effect.gen(function* () {
     const { logSchema, partitions } = options
     const pollMs = options.pollMs ?? 250
@@ -87,6 +82,8 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
             actor text not null,
             recorded_at timestamptz not null default now(),
             primary key (partition, "offset"))`
+          // the fence: a key's seq is written once, so a stale writer's append is refused whole
+          await tx`create unique index if not exists log_events_key_seq on ${events} (key, seq)`
           await tx`create table if not exists ${heads} (partition integer primary key, next_offset bigint not null)`
           await tx`insert into ${heads} (partition, next_offset)
             select p, 0 from generate_series(0, ${partitions - 1}::int) as p on conflict do nothing`
@@ -99,8 +96,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
     })
 
     /** Appends a group's events to one partition in one statement; the offset of its first event. */
-    const write = async (partition: number, group: ReadonlyArray<Pending>): Promise<number> => {
-      const records = group.flatMap((p) => p.records)
+    const write = async (partition: number, records: ReadonlyArray<EventRecord>): Promise<number> => {
       const n = records.length
       // one statement: the head row lock orders concurrent appends to the partition
       const [head] = await sql`
@@ -123,65 +119,59 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
       return head.first as number
     }
 
-    const commit = async (partition: number, group: ReadonlyArray<Pending>): Promise<void> => {
-      let first: number
-      try {
-        first = await write(partition, group)
-      } catch (error) {
-        // a statement the server refused was rolled back whole: one bad append must not fail the
-        // others, so each goes again alone (any other failure leaves the outcome unknown: reported)
-        if (group.length > 1 && error instanceof postgres.PostgresError) {
-          for (const one of group) await commit(partition, [one])
-        } else {
-          for (const { settle } of group) settle({ error })
+    /**
+     * One statement for the group. A statement the server refused was rolled back whole: one bad
+     * append must not fail the others, so each goes again alone (any other failure leaves the
+     * outcome unknown: reported to all).
+     */
+    const commit = (partition: number) => (group: ReadonlyArray<ReadonlyArray<EventRecord>>): Promise<ReadonlyArray<Appended>> =>
+      write(partition, group.flat()).then(
+        (first) => {
+          appended.emit(channel, partition)
+          return group.map((records) => {
+            const offsets = records.map((_, i) => first + i)
+            first += records.length
+            return { offsets }
+          })
+        },
+        async (error): Promise<ReadonlyArray<Appended>> => {
+          if (group.length === 1 || !(error instanceof postgres.PostgresError)) return group.map(() => ({ error }))
+          const results: Array<Appended> = []
+          for (const one of group) results.push(...(await commit(partition)([one])))
+          return results
         }
-        return
-      }
-      for (const { records, settle } of group) {
-        settle({ offsets: records.map((_, i) => first + i) })
-        first += records.length
-      }
-      appended.emit(channel, partition)
-    }
+      )
 
-    const queues = new Map<number, Queue>()
-    const commitWaiting = async (partition: number, queue: Queue) => {
-      if (queue.committing) return
-      queue.committing = true
-      try {
-        while (queue.waiting.length > 0) {
-          let count = 0
-          let events = 0
-          while (
-            count < queue.waiting.length && count < MAX_APPENDS_PER_COMMIT
-            && (count === 0 || events + queue.waiting[count].records.length <= MAX_EVENTS_PER_COMMIT)
-          ) {
-            events += queue.waiting[count++].records.length
-          }
-          await commit(partition, queue.waiting.splice(0, count))
-        }
-      } finally {
-        queue.committing = false
-      }
-    }
-
-    const append: EventLogService["append"] = (partitionKey, records) => {
-      if (records.length === 0) return Effect.succeed([])
-      const partition = partitionFor(partitionKey, partitions)
-      return Effect.tryPromise({
-        try: () =>
-          new Promise<ReadonlyArray<number>>((resolve, reject) => {
-            let queue = queues.get(partition)
-            if (queue === undefined) {
-              queue = { waiting: [], committing: false }
-              queues.set(partition, queue)
-            }
-            queue.waiting.push({ records, settle: (r) => ("offsets" in r ? resolve(r.offsets) : reject(r.error)) })
-            void commitWaiting(partition, queue)
-          }),
-        catch: fail("append")
+    // group commit per partition: partitions commit in parallel, appends to one partition together
+    const committers = yield* Effect.forEach(allPartitions(partitions), (partition) =>
+      GroupCommit.make({
+        maxItems: MAX_APPENDS_PER_COMMIT,
+        fits: (taken, next) => taken.reduce((n, records) => n + records.length, 0) + next.length <= MAX_EVENTS_PER_COMMIT,
+        commit: (group: ReadonlyArray<ReadonlyArray<EventRecord>>) => Effect.promise(() => commit(partition)(group))
       })
-    }
+    )
+
+    const append: EventLogService["append"] = (partitionKey, records) =>
+      appendTo(partitionFor(partitionKey, partitions), records)
+
+    const appendTo = (partition: number, records: ReadonlyArray<EventRecord>) =>
+      records.length === 0
+        ? Effect.succeed([])
+        : Effect.flatMap(committers[partition].submit(records), (result) =>
+            "offsets" in result ? Effect.succeed(result.offsets) : Effect.fail(fail("append")(result.error))
+          )
+
+    const openWriter: EventLogService["openWriter"] = (partition) =>
+      Effect.succeed({
+        partition,
+        append: (records) =>
+          appendTo(partition, records).pipe(
+            Effect.catchIf(
+              (error) => error.cause instanceof postgres.PostgresError && error.cause.code === UNIQUE_VIOLATION,
+              (error) => Effect.fail(new LogFenced({ partition, message: `a key's next seq was written first: ${error.message}` }))
+            )
+          )
+      })
 
     const read = (partition: number, from: number) =>
       sql<EventRow[]>`
@@ -218,7 +208,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
               }
             }).finally(() => (wake = undefined))
 
-          const nextChunk = async (): Promise<ReadonlyArray<LoggedEvent>> => {
+          const nextChunk = async (): Promise<LogChunk> => {
             for (;;) {
               for (let i = 0; i < order.length; i++) {
                 const partition = order[(next + i) % order.length]
@@ -229,8 +219,9 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
                 if (rows.length === batchSize) dirty.add(partition)
                 if (rows.length === 0) continue
                 next = (next + i + 1) % order.length
-                cursor.set(partition, rows[rows.length - 1].offset + 1)
-                return rows.map(toLogged)
+                const after = rows[rows.length - 1].offset + 1
+                cursor.set(partition, after)
+                return { partition, events: rows.map(toLogged), next: after }
               }
               await quiet()
             }
@@ -248,7 +239,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
         catch: fail("endOffsets")
       })
 
-    return { mode: "embedded", partitions, append, subscribe, endOffsets } satisfies EventLogService
+    return { mode: "embedded", partitions, append, openWriter, subscribe, endOffsets } satisfies EventLogService
   })
 
 const toLogged = (row: EventRow): LoggedEvent => ({
@@ -265,7 +256,7 @@ const toLogged = (row: EventRow): LoggedEvent => ({
 })
 
 export const layer = (options: EmbeddedLogOptions): Layer.Layer<EventLog, LogError, Db> =>
-  Layer.effect(
+  Layer.scoped(
     EventLog,
     Effect.flatMap(Db, (db) => make(db.sql, options))
   )

@@ -13,7 +13,17 @@ import { Effect, Either, Exit, Layer, Queue, Runtime, Schema, type Scope, Stream
 import kafkajs from "kafkajs"
 import type { Admin, Kafka, KafkaMessage, LogEntry, PartitionAssigner } from "kafkajs"
 import { randomUUID } from "node:crypto"
-import { EventLog, type EventLogService, type EventRecord, LogError, type LoggedEvent } from "./EventLog.ts"
+import {
+  EventLog,
+  type EventLogService,
+  type EventRecord,
+  type LogChunk,
+  LogError,
+  LogFenced,
+  type LoggedEvent,
+  type PartitionWriter
+} from "./EventLog.ts"
+import * as GroupCommit from "./GroupCommit.ts"
 import { partitionFor } from "./partitioner.ts"
 
 const { AssignerProtocol, Kafka: KafkaClient, Partitioners, logLevel } = kafkajs
@@ -49,10 +59,18 @@ export const makeClient = (brokers: ReadonlyArray<string>, clientId: string): Ef
     })
   })
 
+/**
+ * Failures kafkajs logs that are routine for a partition's writer: a transaction that starts while
+ * the broker still writes the markers of the one before is refused (CONCURRENT_TRANSACTIONS) and
+ * retried; a writer fenced by a newer owner is told its epoch is old (reported as LogFenced).
+ */
+const ROUTINE_FAILURES = ["another concurrent operation on the same transaction", "an operation with an old epoch"]
+
 const logEntry = ({ namespace, level, log: { message, timestamp: _timestamp, logger: _logger, ...fields } }: LogEntry) => {
   // kafkajs logs each failed request at error level and then retries it; what finally fails is
   // reported by the operation that called it
-  const log = namespace === "Connection" ? Effect.logDebug : level === logLevel.ERROR ? Effect.logError : Effect.logWarning
+  const routine = namespace === "Connection" || ROUTINE_FAILURES.some((failure) => message.includes(failure))
+  const log = routine ? Effect.logDebug : level === logLevel.ERROR ? Effect.logError : Effect.logWarning
   return log(`kafkajs ${namespace}: ${message}`).pipe(Effect.annotateLogs(fields))
 }
 
@@ -79,18 +97,20 @@ export const commandsTopicSpec = (prefix: string, partitions: number): TopicSpec
 export const ensureTopics = async (admin: Admin, specs: ReadonlyArray<TopicSpec>): Promise<void> => {
   // one topic per request: with several, kafkajs stops waiting for leaders once one already exists
   for (const spec of specs) {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [
-        {
-          topic: spec.topic,
-          numPartitions: spec.partitions,
-          configEntries: Object.entries(spec.config ?? {}).map(([name, value]) => ({ name, value }))
-        }
-      ]
-    })
+    await untilLeadersKnown(() =>
+      admin.createTopics({
+        waitForLeaders: true,
+        topics: [
+          {
+            topic: spec.topic,
+            numPartitions: spec.partitions,
+            configEntries: Object.entries(spec.config ?? {}).map(([name, value]) => ({ name, value }))
+          }
+        ]
+      })
+    )
   }
-  const { topics } = await admin.fetchTopicMetadata({ topics: specs.map((spec) => spec.topic) })
+  const { topics } = await untilLeadersKnown(() => admin.fetchTopicMetadata({ topics: specs.map((spec) => spec.topic) }))
   for (const spec of specs) {
     const found = topics.find((topic) => topic.name === spec.topic)?.partitions.length
     if (found !== spec.partitions) {
@@ -99,10 +119,35 @@ export const ensureTopics = async (admin: Admin, specs: ReadonlyArray<TopicSpec>
   }
 }
 
+/** How long topic creation waits for a new topic's leaders to be known. */
+const LEADERS_KNOWN_WITHIN_MS = 30_000
+
+/**
+ * kafkajs on a KRaft broker can read a new topic's metadata before its partitions have leaders and
+ * fail with UNKNOWN_TOPIC_OR_PARTITION ("This server does not host this topic-partition") or
+ * LEADER_NOT_AVAILABLE (tulios/kafkajs#1563, #815); the same call goes through a moment later.
+ */
+const untilLeadersKnown = async <A>(attempt: () => Promise<A>): Promise<A> => {
+  const deadline = Date.now() + LEADERS_KNOWN_WITHIN_MS
+  for (let delay = 50; ; delay = Math.min(delay * 2, 1_000)) {
+    try {
+      return await attempt()
+    } catch (error) {
+      const type = (error as { type?: string }).type
+      const message = error instanceof Error ? error.message : String(error)
+      const leaderless = type === "UNKNOWN_TOPIC_OR_PARTITION" || type === "LEADER_NOT_AVAILABLE" || /does not host this topic-partition|leader/i.test(message)
+      if (!leaderless || Date.now() + delay > deadline) throw error
+      await new Promise((resolve) => setTimeout(resolve, delay))
+    }
+  }
+}
+
 export interface PartitionBatch {
   readonly partition: number
-  /** In offset order. */
+  /** In offset order: the committed data records (no transaction markers, nothing aborted). */
   readonly messages: ReadonlyArray<KafkaMessage>
+  /** The offset to read next, past the batch's transaction markers and aborted records too. */
+  readonly next: number
 }
 
 /** Gives every member (there is one) exactly `partitions` of `topic`. */
@@ -133,7 +178,9 @@ const TAIL_HEARTBEAT_MS = 3_000
  * Reads the given partitions of `topic` from the given offsets, forever, one chunk per fetched
  * partition batch. kafkajs has no manual assignment, so a consumer in a group of its own
  * (`groupId` must be unique) assigns itself these partitions and seeks them after every join,
- * to where it got to. It never commits offsets.
+ * to where it got to. It never commits offsets. It reads committed records only (kafkajs's
+ * default), and reports a batch that held nothing else (transaction markers, aborted records) as
+ * an empty one, so that a reader's position reaches the high watermark.
  */
 export const tail = (
   kafka: Kafka,
@@ -164,6 +211,15 @@ export const tail = (
           consumer.on(consumer.events.CRASH, ({ payload }) => {
             if (!payload.restart) void push(Take.fail(fail(`read ${topic}`)(payload.error)))
           })
+          // kafkajs skips `eachBatch` for a batch whose records were all filtered out, and reports
+          // it only through this event (with `batchSize` 0); its position moves past them alike
+          consumer.on(consumer.events.END_BATCH_PROCESS, ({ payload }) => {
+            if (payload.batchSize !== 0 || payload.topic !== topic) return
+            const after = Number(payload.lastOffset) + 1
+            if (after <= (next.get(payload.partition) ?? 0)) return
+            next.set(payload.partition, after)
+            void push(Take.of({ partition: payload.partition, messages: [], next: after }))
+          })
           yield* Effect.acquireRelease(tryKafka(`read ${topic}`, () => consumer.connect()), () =>
             // the queue first: a batch handler waiting to offer would hold up disconnect
             Queue.shutdown(queue).pipe(
@@ -178,10 +234,11 @@ export const tail = (
                 if (batch.messages.length === 0 || !isRunning() || isStale()) return
                 // a slow reader must not lose its group membership while it holds a batch back
                 const keepAlive = setInterval(() => heartbeat().catch(() => undefined), TAIL_HEARTBEAT_MS)
-                const pushed = await push(Take.of({ partition: batch.partition, messages: batch.messages })).finally(
+                const after = Number(batch.lastOffset()) + 1
+                const pushed = await push(Take.of({ partition: batch.partition, messages: batch.messages, next: after })).finally(
                   () => clearInterval(keepAlive)
                 )
-                if (pushed) next.set(batch.partition, Number(batch.lastOffset()) + 1)
+                if (pushed) next.set(batch.partition, after)
               }
             })
           })
@@ -199,7 +256,7 @@ const encodeEvent = (event: EventRecord): string =>
   JSON.stringify([event.seq, event.firstSeq, event.type, event.at, event.commandId, event.actor, event.payload])
 
 /** A plain loop: this runs for every event a replay or projection reads. */
-const decodeBatch = ({ partition, messages }: PartitionBatch): Effect.Effect<ReadonlyArray<LoggedEvent>, LogError> =>
+const decodeBatch = ({ partition, messages, next }: PartitionBatch): Effect.Effect<LogChunk, LogError> =>
   Effect.suspend(() => {
     const events = new Array<LoggedEvent>(messages.length)
     for (let i = 0; i < messages.length; i++) {
@@ -213,7 +270,7 @@ const decodeBatch = ({ partition, messages }: PartitionBatch): Effect.Effect<Rea
       const [seq, firstSeq, type, at, commandId, actor, payload] = value.right
       events[i] = { partition, offset: Number(message.offset), key: key.right, seq, firstSeq, type, payload, at, commandId, actor }
     }
-    return Effect.succeed(events)
+    return Effect.succeed({ partition, events, next })
   })
 
 /** Appends one send may carry; the rest wait for the next. */
@@ -250,49 +307,40 @@ export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, Log
     // One produce request carries every partition's messages; each partition's part is one record
     // batch, written whole at consecutive offsets, so every append still gets consecutive offsets.
     // One send at a time also keeps kafkajs's idempotent sequence numbers in order.
-    interface Pending {
+    interface Append {
       readonly partition: number
       readonly records: ReadonlyArray<EventRecord>
-      readonly settle: (result: { offsets: ReadonlyArray<number> } | { error: unknown }) => void
     }
-    const pending: Pending[] = []
-    let sending = false
-    const sendPending = async () => {
-      if (sending) return
-      sending = true
-      while (pending.length > 0) {
-        const group = pending.splice(0, MAX_APPENDS_PER_SEND)
-        try {
-          const written = await producer.send({
+    const shared = yield* GroupCommit.make({
+      maxItems: MAX_APPENDS_PER_SEND,
+      commit: (group: ReadonlyArray<Append>) =>
+        tryKafka("append", () =>
+          producer.send({
             topic: topics.events,
             acks: -1,
             messages: group.flatMap(({ partition, records }) =>
               records.map((record) => ({ key: record.key, value: encodeEvent(record), partition }))
             )
           })
-          const next = new Map(written.map((w) => [w.partition, Number(w.baseOffset)]))
-          for (const { partition, records, settle } of group) {
-            const first = next.get(partition)!
-            next.set(partition, first + records.length)
-            settle({ offsets: records.map((_, i) => first + i) })
-          }
-        } catch (error) {
-          for (const { settle } of group) settle({ error })
-        }
-      }
-      sending = false
-    }
+        ).pipe(
+          Effect.map((written) => {
+            const next = new Map(written.map((w) => [w.partition, Number(w.baseOffset)]))
+            return group.map(({ partition, records }) => {
+              const first = next.get(partition)!
+              next.set(partition, first + records.length)
+              return records.map((_, i) => first + i)
+            })
+          })
+        )
+    })
 
-    const append: EventLogService["append"] = (partitionKey, records) => {
-      if (records.length === 0) return Effect.succeed([])
-      const partition = partitionFor(partitionKey, partitions)
-      return tryKafka("append", () =>
-        new Promise<ReadonlyArray<number>>((resolve, reject) => {
-          pending.push({ partition, records, settle: (r) => ("offsets" in r ? resolve(r.offsets) : reject(r.error)) })
-          void sendPending()
-        })
-      ).pipe(Effect.withSpan("EventLog.append", { attributes: { partition, count: records.length } }))
-    }
+    const append: EventLogService["append"] = (partitionKey, records) =>
+      appendTo(partitionFor(partitionKey, partitions), records)
+
+    const appendTo = (partition: number, records: ReadonlyArray<EventRecord>) =>
+      records.length === 0
+        ? Effect.succeed([])
+        : shared.submit({ partition, records }).pipe(Effect.withSpan("EventLog.append", { attributes: { partition, count: records.length } }))
 
     const unknownPartitions = (operation: string, wanted: Iterable<number>): LogError | undefined => {
       const unknown = [...wanted].filter((p) => !Number.isInteger(p) || p < 0 || p >= partitions)
@@ -318,7 +366,127 @@ export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, Log
       )
     }
 
-    return { mode: "kafka", partitions, append, subscribe, endOffsets } satisfies EventLogService
+    const openWriter: EventLogService["openWriter"] = (partition) => {
+      const unknown = unknownPartitions("openWriter", [partition])
+      return unknown ? Effect.fail(unknown) : openTransactionalWriter(kafka, topics.events, prefix, partition)
+    }
+
+    return { mode: "kafka", partitions, append, openWriter, subscribe, endOffsets } satisfies EventLogService
+  })
+
+/**
+ * The transactional id of a partition's writer: the same on every node, so that a new owner's
+ * producer fences the one before.
+ */
+export const writerId = (prefix: string, partition: number) => `${prefix}.writer.${partition}`
+
+/** Kafka's answers to a producer whose epoch a newer one with the same transactional id has bumped. */
+const FENCED_ERRORS = new Set(["INVALID_PRODUCER_EPOCH", "PRODUCER_FENCED"])
+const PRODUCER_FENCED_CODE = 90
+
+/** Whether kafkajs's error, or one it wraps (after retries), says this producer is fenced. */
+const isFenced = (error: unknown): boolean => {
+  if (typeof error !== "object" || error === null) return false
+  const e = error as { type?: unknown; code?: unknown; cause?: unknown; originalError?: unknown; errors?: unknown }
+  if (FENCED_ERRORS.has(String(e.type)) || e.code === PRODUCER_FENCED_CODE) return true
+  return isFenced(e.cause) || isFenced(e.originalError) || (Array.isArray(e.errors) && e.errors.some(isFenced))
+}
+
+/**
+ * A partition's writer: a transactional producer of its own. Opening it initializes the producer
+ * id, which bumps the epoch of the transactional id and aborts what the previous owner left open;
+ * from then on the broker refuses that owner's writes. Each group of appends is one transaction
+ * (add the partition, produce, commit): its events become visible to readers together, or never.
+ *
+ * A refused transaction leaves the writer fenced for good. A commit that fails otherwise has an
+ * unknown outcome and leaves kafkajs's producer unable to go on: the writer reports every later
+ * append as failed, and its owner reopens the partition.
+ */
+const openTransactionalWriter = (
+  kafka: Kafka,
+  topic: string,
+  prefix: string,
+  partition: number
+): Effect.Effect<PartitionWriter, LogError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const producer = kafka.producer({
+      transactionalId: writerId(prefix, partition),
+      maxInFlightRequests: 1,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      // a transaction that begins while the last one's markers are being written is refused
+      // (CONCURRENT_TRANSACTIONS) until they are: retry soon, not after kafkajs's 300 ms
+      retry: { initialRetryTime: 10, maxRetryTime: 1_000, retries: 12 }
+    })
+    const opening = `open the writer of partition ${partition}`
+    yield* Effect.acquireRelease(tryKafka(opening, () => producer.connect()), () =>
+      Effect.promise(() => producer.disconnect().catch(() => undefined))
+    )
+    // kafkajs initializes the producer id at the first transaction: an empty one sends nothing else
+    yield* tryKafka(opening, async () => (await producer.transaction()).abort())
+
+    /** Why every later append fails: fenced, or kafkajs's transaction state is past repair. */
+    let unusable: LogFenced | LogError | undefined
+
+    const transact = async (records: ReadonlyArray<EventRecord>): Promise<number> => {
+      const transaction = await producer.transaction()
+      let committing = false
+      try {
+        const [written] = await transaction.send({
+          topic,
+          acks: -1,
+          messages: records.map((record) => ({ key: record.key, value: encodeEvent(record), partition }))
+        })
+        committing = true
+        await transaction.commit()
+        return Number(written.baseOffset)
+      } catch (error) {
+        if (isFenced(error)) {
+          unusable = new LogFenced({ partition, message: `partition ${partition}: a newer writer has opened it` })
+          throw unusable
+        }
+        const failed = fail(`append to partition ${partition}`)(error)
+        // an aborted transaction leaves nothing readable; a failed commit's outcome is unknown, and
+        // kafkajs can neither retry nor abort it
+        const aborted = !committing && (await transaction.abort().then(() => true, () => false))
+        if (!aborted) {
+          unusable = new LogError({
+            operation: failed.operation,
+            message: `the writer of partition ${partition} cannot go on after ${failed.message}; reopen it`
+          })
+        }
+        throw failed
+      }
+    }
+
+    // one transaction per group: appends that arrive while one is in flight go together in the next
+    const committer = yield* GroupCommit.make({
+      maxItems: MAX_APPENDS_PER_SEND,
+      commit: (appends: ReadonlyArray<ReadonlyArray<EventRecord>>) =>
+        Effect.suspend(() =>
+          unusable
+            ? Effect.fail(unusable)
+            : Effect.tryPromise({
+                try: () => transact(appends.flat()),
+                catch: (error) =>
+                  error instanceof LogFenced || error instanceof LogError ? error : fail(`append to partition ${partition}`)(error)
+              })
+        ).pipe(
+          Effect.map((first) => {
+            let offset = first
+            return appends.map((records) => records.map(() => offset++))
+          })
+        )
+    })
+
+    return {
+      partition,
+      append: (records) =>
+        records.length === 0
+          ? Effect.succeed([])
+          : committer.submit(records).pipe(
+              Effect.withSpan("PartitionWriter.append", { attributes: { partition, count: records.length } })
+            )
+    } satisfies PartitionWriter
   })
 
 export const layer = (config: KafkaLogConfig): Layer.Layer<EventLog, LogError> => Layer.scoped(EventLog, make(config))

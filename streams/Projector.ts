@@ -14,8 +14,8 @@ import {
   kindOfKey,
   type RowOp
 } from "../actors/kernel.ts"
-import { type DbService, query } from "../src/Db.ts"
-import { EventLog, type LoggedEvent } from "./EventLog.ts"
+import { type DbService, query } from "./Db.ts"
+import { EventLog, type LogChunk, type LoggedEvent } from "./EventLog.ts"
 
 /** How many command ids each key remembers, for idempotent retries. */
 export const RECENT_COMMANDS = 32
@@ -42,8 +42,9 @@ export interface Applied {
 }
 
 /**
- * Applies events to the read models in one transaction; each partition's events must be in offset
- * order.
+ * Applies chunks of the log to the read models in one transaction; each partition's chunks must be
+ * in offset order. A partition's checkpoint moves to its last chunk's `next`, past what the log
+ * holds that is no event (Kafka's transaction markers), so that it reaches the log's end offset.
  *
  * An event applies when its seq is its key's last seq + 1, and a command applies all or nothing:
  * when two writers raced for a key (a stale owner and the new one), the first command in the log
@@ -52,11 +53,13 @@ export interface Applied {
 export const applyBatch = (
   db: DbService,
   kinds: KindRegistry,
-  batch: ReadonlyArray<LoggedEvent>
+  chunks: ReadonlyArray<LogChunk>
 ): Promise<Applied> =>
   db.sql.begin(async (tx) => {
     const checkpoints = db.table("projection_checkpoints")
-    const partitions = [...new Set(batch.map((e) => e.partition))].sort((a, b) => a - b)
+    const reached = new Map<number, number>()
+    for (const { partition, next } of chunks) reached.set(partition, Math.max(reached.get(partition) ?? 0, next))
+    const partitions = [...reached.keys()].sort((a, b) => a - b)
     // the log is the source of truth: a crash may lose the last commits' durability (they are
     // re-projected from the checkpoint), never their atomicity, so no fsync wait per batch
     await tx`set local synchronous_commit = off`
@@ -67,8 +70,9 @@ export const applyBatch = (
       where partition = any(${partitions}::int[]) order by partition for update`
     const next = new Map<number, number>(locked.map((r) => [r.partition as number, r.next_offset as number]))
     const applied = new Map<number, Set<number>>(partitions.map((p) => [p, new Set()]))
-    const events = batch.filter((e) => e.offset >= next.get(e.partition)!)
-    if (events.length === 0) return { next, applied }
+    const moved = partitions.filter((p) => reached.get(p)! > next.get(p)!)
+    if (moved.length === 0) return { next, applied }
+    const events = chunks.flatMap((chunk) => chunk.events).filter((e) => e.offset >= next.get(e.partition)!)
 
     const statefulKeys = [...new Set(events.filter((e) => !kinds.get(kindOfKey(e.key))?.stateless).map((e) => e.key))]
     const stored = statefulKeys.length === 0 ? [] : await tx`
@@ -120,8 +124,7 @@ export const applyBatch = (
     }))
     await insertRows(tx, db, "actor_state", ["key"], stateRows, "update")
     await ops.flush(tx, db)
-    for (const e of events) next.set(e.partition, e.offset + 1)
-    const moved = partitions.filter((p) => events.some((e) => e.partition === p))
+    for (const p of moved) next.set(p, reached.get(p)!)
     await tx`update ${checkpoints} c set next_offset = n.next_offset
       from unnest(${moved}::int[], ${moved.map((p) => next.get(p)!)}::bigint[]) as n(partition, next_offset)
       where c.partition = n.partition`
@@ -250,16 +253,6 @@ const insertRows = async (
   )
 }
 
-/** Reads a key's folded state from the read model (absent: never written). */
-export const loadActor = (db: DbService, key: string) =>
-  query("load actor state", async () => {
-    const [row] = await db.sql`
-      select seq, state, recent_commands from ${db.table("actor_state")} where key = ${key}`
-    return row === undefined
-      ? undefined
-      : ({ seq: row.seq, state: row.state, recentCommands: row.recent_commands } satisfies StoredActor)
-  })
-
 export const readCheckpoints = (db: DbService, partitions: ReadonlyArray<number>) =>
   query("read checkpoints", async () => {
     const rows = await db.sql`
@@ -270,11 +263,13 @@ export const readCheckpoints = (db: DbService, partitions: ReadonlyArray<number>
   })
 
 /** Chunks that arrive together (several partitions, or one partition's run) go in one transaction. */
-export const coalesce = <E, R>(chunks: Stream.Stream<ReadonlyArray<LoggedEvent>, E, R>) =>
+export const coalesce = <E, R>(chunks: Stream.Stream<LogChunk, E, R>) =>
   chunks.pipe(
     Stream.groupedWithin(64, "2 millis"),
-    Stream.map((group) => Chunk.toReadonlyArray(group).flat())
+    Stream.map(Chunk.toReadonlyArray)
   )
+
+export const eventsIn = (chunks: ReadonlyArray<LogChunk>): number => chunks.reduce((n, chunk) => n + chunk.events.length, 0)
 
 /**
  * Tails the log from the partitions' checkpoints and applies every chunk, calling `onApplied`
@@ -295,7 +290,7 @@ export const project = (
       coalesce,
       Stream.runForEach((batch) =>
         query("apply batch", () => applyBatch(db, kinds, batch)).pipe(
-          Effect.withSpan("Projector.applyBatch", { attributes: { events: batch.length } }),
+          Effect.withSpan("Projector.applyBatch", { attributes: { events: eventsIn(batch) } }),
           Effect.tap(({ next, applied }) => next.forEach((offset, partition) => onApplied(partition, offset, applied.get(partition)!)))
         )
       )

@@ -4,9 +4,9 @@
  */
 import { Effect, Stream } from "effect"
 import type { KindRegistry } from "../actors/kernel.ts"
-import { type DbService, migrate, query } from "../src/Db.ts"
-import { allPartitions, EventLog } from "./EventLog.ts"
-import { applyBatch, coalesce } from "./Projector.ts"
+import { type DbService, migrate, query } from "./Db.ts"
+import { allPartitions, EventLog, readUpTo } from "./EventLog.ts"
+import { applyBatch, coalesce, eventsIn } from "./Projector.ts"
 
 export interface ReplayStats {
   readonly events: number
@@ -32,24 +32,17 @@ export const replay = (target: DbService, kinds: KindRegistry) =>
 const replayLane = (target: DbService, kinds: KindRegistry, partitions: ReadonlyArray<number>, ends: ReadonlyMap<number, number>) =>
   Effect.gen(function* () {
     const log = yield* EventLog
-    const next = new Map(partitions.map((p) => [p, 0]))
     let events = 0
-    const done = () => [...next].every(([p, offset]) => offset >= ends.get(p)!)
-    yield* log.subscribe(next).pipe(
-      // events appended after the start are left for the live projection
-      Stream.map((chunk) => chunk.filter((e) => e.offset < ends.get(e.partition)!)),
+    // events appended after the start are left for the live projection
+    yield* readUpTo(log, new Map(partitions.map((p) => [p, 0])), ends).pipe(
       coalesce,
-      Stream.filter((batch) => batch.length > 0),
-      Stream.mapEffect((batch) =>
+      Stream.runForEach((batch) =>
         query("replay batch", () => applyBatch(target, kinds, batch)).pipe(
-          Effect.tap((applied) => {
-            events += batch.length
-            applied.next.forEach((offset, partition) => next.set(partition, offset))
+          Effect.tap(() => {
+            events += eventsIn(batch)
           })
         )
-      ),
-      Stream.takeUntil(done),
-      Stream.runDrain
+      )
     )
     return events
   })

@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { type A2aMessage, type Artifact, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
-import { Db, type DbError, query } from "../Db.ts"
+import { Db, type DbError, query } from "../../streams/Db.ts"
 
 export interface TaskRecord {
   readonly taskId: string

@@ -4,19 +4,26 @@
  * `run` → working; text → artifact chunks; a question → input-required (the stream ends, the turn
  * waits for the caller's next message); the turn's end → completed, failed or rejected. A task
  * cancelled meanwhile stays cancelled: its actor ignores the turn's late reports.
+ *
+ * A caller answered from a task it started hears the actor's own answers; one that follows a task
+ * run elsewhere (another request, another process) hears the task actor's events on this node's
+ * tail of the log. The text chunks are not events (only the whole reply is, on completion), so a
+ * follower hears status updates only.
  */
 import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { type A2aTaskCommand, CompleteTask, FailTask, MarkWorking, RejectTask, RequireInput, SubmitTask } from "../../actors/a2atask/protocol.ts"
+import type { Task } from "../../actors/a2atask/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
+import { follow } from "../../streams/LogSignals.ts"
 import { newPublicId } from "../ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
 import { TurnRegistry } from "../assistant/TurnRegistry.ts"
 import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type IncomingMessage, type StatusUpdate, type TaskState } from "./Protocol.ts"
-import { findTask, taskView } from "./TaskQueries.ts"
+import { type A2aTask, taskView } from "./TaskQueries.ts"
 
 /** A new task the checkpoint let through: its turn, and the ids it will be known by. */
 export interface NewTask {
@@ -30,11 +37,14 @@ export type TaskEvent = StatusUpdate | ArtifactUpdate
 
 export interface TaskListener {
   /** The task is recorded as submitted (before its turn starts): the Task a stream opens with. */
-  readonly submitted?: (task: object) => void
+  readonly submitted?: (task: A2aTask) => void
   /** The stream's events after the submitted Task (status and artifact updates), in order. */
   readonly event: (event: TaskEvent) => void
-  /** The task reached a state a caller stops waiting at: terminal, or waiting for input. */
-  readonly settled: (state: TaskState) => void
+  /**
+   * The task reached a state a caller stops waiting at: terminal, or waiting for input. `task`:
+   * as its actor answered the report that settled it; undefined when the cancel settled it.
+   */
+  readonly settled: (state: TaskState, task: Task | undefined) => void
 }
 
 const agentMessage = (taskId: string, contextId: string, text: string, messageId: string = newPublicId("msg")): A2aMessage => ({
@@ -66,7 +76,7 @@ export const contextOfConversation = (publicId: string): string => `ctx_${public
 
 /**
  * Submits the task, then runs its turn in the background; the listener hears the task's updates.
- * Resolves once the task is submitted (the turn goes on after).
+ * Resolves with the task as submitted (the turn goes on after).
  */
 export const startTask = (task: NewTask, listener: TaskListener) =>
   Effect.gen(function* () {
@@ -79,7 +89,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
     const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
-    yield* host.send(
+    const submitted = yield* host.send(
       A2aTaskActor,
       taskId,
       new SubmitTask({
@@ -96,25 +106,19 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:submit` }
     )
 
-    listener.submitted?.({
-      kind: "task",
-      id: taskId,
-      contextId,
-      status: { state: "submitted", timestamp: now() },
-      artifacts: [],
-      history: [userMessage(taskId, contextId, task.message)]
-    })
+    const submittedTask = submitted.state as Task
+    listener.submitted?.(taskView(submittedTask))
 
     // reports reach the actor in the order the turn made them; the listener hears each after it is
-    // recorded, and `then` learns the state the task has after the report (undefined when unknown)
+    // recorded, and `then` learns the task as the actor answered the report (undefined when unknown)
     let queue: Promise<unknown> = Promise.resolve()
-    const report = (command: A2aTaskCommand | undefined, then: (recorded: TaskState | undefined) => void) => {
+    const report = (command: A2aTaskCommand | undefined, then: (recorded: Task | undefined) => void) => {
       queue = queue.then(async () => {
-        let recorded: TaskState | undefined
+        let recorded: Task | undefined
         if (command !== undefined) {
           const exit = await runExit(host.send(A2aTaskActor, taskId, command, meta()))
           if (Exit.isFailure(exit)) console.error(`a2a: task ${taskId} report failed`, Option.getOrUndefined(Cause.failureOption(exit.cause)))
-          else if (exit.value.state._tag === "Task") recorded = exit.value.state.state
+          else if (exit.value.state._tag === "Task") recorded = exit.value.state
         }
         then(recorded)
       })
@@ -147,9 +151,9 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       report(undefined, () => listener.event(chunk(text, append, lastChunk)))
     }
 
-    const endCanceled = () => {
+    const endCanceled = (recorded?: Task) => {
       listener.event(status("canceled", true))
-      listener.settled("canceled")
+      listener.settled("canceled", recorded)
     }
 
     let runId = ""
@@ -161,7 +165,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
             report(new MarkWorking({ taskId, runId: event.runId }), (recorded) => {
               // cancelled before its run started: the cancel found no run to stop, so the turn is stopped here
               // (it runs in this process); its end reports the cancel
-              if (recorded === "canceled") return void registry.stop(event.runId)
+              if (recorded?.state === "canceled") return void registry.stop(event.runId)
               listener.event(status("working", false))
             })
             break
@@ -174,9 +178,9 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
             const asked = agentMessage(taskId, contextId, `${event.question}${options}`)
             report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), (recorded) => {
               // cancelled meanwhile: the turn is being stopped, and its end reports the cancel
-              if (recorded === "canceled") return
+              if (recorded?.state === "canceled") return
               listener.event(status("input-required", true, asked))
-              listener.settled("input-required")
+              listener.settled("input-required", recorded)
             })
             break
           }
@@ -191,16 +195,16 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => {
         if ("result" in outcome) {
           // a stopped turn is a cancelled task: the cancel recorded it already
-          if (outcome.result.stopped) return report(undefined, endCanceled)
+          if (outcome.result.stopped) return report(undefined, () => endCanceled())
           flush(true)
           const reply = agentMessage(taskId, contextId, outcome.result.reply)
           report(
             new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
             (recorded) => {
               // a cancel recorded first wins: the task stays canceled, and the stream says so
-              if (recorded === "canceled") return endCanceled()
+              if (recorded?.state === "canceled") return endCanceled(recorded)
               listener.event(status("completed", true, reply))
-              listener.settled("completed")
+              listener.settled("completed", recorded)
             }
           )
           return
@@ -212,56 +216,68 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
             ? new RejectTask({ taskId, reason: message })
             : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
           (recorded) => {
-            if (recorded === "canceled") return endCanceled()
+            if (recorded?.state === "canceled") return endCanceled(recorded)
             // the same status message tasks/get shows (the actor names it after the task)
             const state = rejected ? "rejected" : "failed"
             listener.event(status(state, true, agentMessage(taskId, contextId, message, `${taskId}-${state}`)))
-            listener.settled(rejected ? "rejected" : "failed")
+            listener.settled(state, recorded)
           }
         )
       }
     }
     void runExit(executeTurn(task.turn, sink))
+    return submittedTask
   })
 
-/** How often a task another request (or process) runs is read again while a caller follows it. */
-const FOLLOW_MS = 100
+/** A task's status as a follower hears it. */
+const statusOf = (task: Task): StatusUpdate => ({
+  kind: "status-update",
+  taskId: task.taskId,
+  contextId: task.contextId,
+  status: { state: task.state, timestamp: task.updatedAt },
+  final: FINAL_STATES.has(task.state)
+})
 
 /**
- * Reads the task until it settles (terminal, or waiting for input); `onChange` hears each new
- * state as a status update. Follows a task run elsewhere: another request, another process.
+ * Follows the task until it settles (terminal, or waiting for input), from its state once the
+ * read models hold what this node's tail had delivered, then from its events on the tail;
+ * `onChange` hears each new state as a status update. Follows a task run elsewhere: another
+ * request, another process. The task as it settled; undefined when there is no such task in the
+ * workspace.
  */
 export const followTask = (workspaceId: string, taskId: string, onChange: (update: StatusUpdate) => void = () => {}) =>
-  Effect.gen(function* () {
-    let last: TaskState | undefined
-    for (;;) {
-      const task = yield* findTask(workspaceId, taskId)
-      if (task === undefined) return
-      if (task.state !== last) {
-        last = task.state
-        onChange({ kind: "status-update", taskId, contextId: task.contextId, status: { state: task.state, timestamp: task.updatedAt }, final: FINAL_STATES.has(task.state) })
+  Effect.scoped(
+    Effect.gen(function* () {
+      const followed = yield* follow(A2aTaskActor, taskId)
+      if (followed.state._tag !== "Task" || followed.state.workspaceId !== workspaceId) return undefined
+      let task: Task = followed.state
+      onChange(statusOf(task))
+      while (!FINAL_STATES.has(task.state)) {
+        const next = A2aTaskActor.evolve(task, (yield* followed.take).event)
+        if (next._tag !== "Task") return undefined
+        if (next.state !== task.state) onChange(statusOf(next))
+        task = next
       }
-      if (FINAL_STATES.has(task.state)) return
-      yield* Effect.sleep(FOLLOW_MS)
-    }
-  })
+      return task
+    })
+  )
 
 /**
  * `message/send`: runs a new task until it settles (or, not blocking, until it is submitted), or
- * waits for a resumed one to settle; then the Task as it is.
+ * waits for a resumed one to settle; then the Task as its actor answered.
  */
 export const sendAndSettle = (workspaceId: string, plan: { readonly task: NewTask } | { readonly taskId: string }, options: { readonly blocking: boolean; readonly historyLength?: number }) =>
   Effect.gen(function* () {
     const taskId = "task" in plan ? plan.task.taskId : plan.taskId
+    let task: Task | undefined
     if ("task" in plan) {
-      const settled = yield* Deferred.make<void>()
-      const done = () => void Deferred.unsafeDone(settled, Exit.void)
-      yield* startTask(plan.task, { event: () => {}, settled: done, ...(options.blocking ? {} : { submitted: done }) })
-      yield* Deferred.await(settled)
+      const settled = yield* Deferred.make<Task | undefined>()
+      const submitted = yield* startTask(plan.task, { event: () => {}, settled: (_, recorded) => void Deferred.unsafeDone(settled, Exit.succeed(recorded)) })
+      // settled by a cancel, whose state this request did not hear: the task's own events tell
+      task = options.blocking ? ((yield* Deferred.await(settled)) ?? (yield* followTask(workspaceId, taskId))) : submitted
     } else {
-      yield* followTask(workspaceId, taskId)
+      task = yield* followTask(workspaceId, taskId)
     }
-    const task = yield* findTask(workspaceId, taskId)
     if (task === undefined) return yield* Effect.dieMessage(`task ${taskId} is not readable after it was recorded`)
     return taskView(task, options.historyLength)
   })

@@ -2,19 +2,22 @@
  * Billing around a chat turn (spec 7.1, the 402 rows; 7.2, `assistant_model_key_limit`).
  *
  * Before a turn, the checks read the billing read models (`billing_accounts`, `workspace_budgets`,
- * migration 0009) and refuse with a tagged 402 error. After it, metering sends `ChargeTurn` to the
- * organization's billing actor. A check and a charge are not one transaction: turns that start
- * together all pass the same check, and the balance may go below zero by what they cost, which
- * the next check then refuses.
+ * migration 0009) and refuse with a tagged 402 error. After it, metering sends `ChargeTurns` to the
+ * organization's billing actor, as a reaction to the run's `run.finished` on the log tail of the
+ * node that ran it (Turn.ts), after the turn has answered. A check and a charge are not one
+ * transaction: turns that start together, or one that starts while the previous turn's charge is
+ * on its way, all pass the same check, and the balance may go below zero by what they cost, which
+ * a later check then refuses (docs/decisions.md).
  */
-import { Effect, type Exit, Runtime, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { BillingActor } from "../../actors/billing/actor.ts"
 import type { PaidBy } from "../../actors/billing/events.ts"
 import { ChargeTurns, TurnChargeEntry } from "../../actors/billing/protocol.ts"
 import { dayOf, monthOf } from "../../actors/billing/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
-import { ActorHost, type ActorHostService, type HostUnavailable } from "../../streams/ActorHost.ts"
-import { Db, type DbError, query } from "../Db.ts"
+import { ActorHost, type HostUnavailable } from "../../streams/ActorHost.ts"
+import * as GroupCommit from "../../streams/GroupCommit.ts"
+import { Db, type DbError, query } from "../../streams/Db.ts"
 
 export class BillingSuspended extends Schema.TaggedError<BillingSuspended>()("BillingSuspended", {
   orgId: Schema.String
@@ -169,58 +172,68 @@ const creditsFor = (usage: { readonly totalTokens: number }): number =>
 /** At most this many turns in one charge: well within the runs the actor remembers for retries. */
 const MAX_CHARGES_PER_COMMAND = 100
 
-interface PendingCharge {
+/** A charge as the node's charger queues it. */
+interface QueuedCharge {
+  readonly orgId: string
   readonly entry: typeof TurnChargeEntry.Type
   readonly meta: CommandMeta
-  readonly settle: (exit: Exit.Exit<void, HostUnavailable>) => void
 }
 
-/** Per node (its host) and organization: the charges waiting, and whether one command is on its way. */
-interface ChargeQueue {
-  readonly pending: Array<PendingCharge>
-  sending: boolean
-}
+/**
+ * The node's charger: finished turns' charges wait while a charge is on its way, then go together,
+ * one `ChargeTurns` command per organization (at most `MAX_CHARGES_PER_COMMAND` turns each; the
+ * organizations' commands in parallel): with one actor per organization, charging turn by turn
+ * would cap an organization's turns per second at the actor's command rate (bench/chat.ts).
+ */
+export class Charges extends Context.Tag("svc/assistant/Charges")<
+  Charges,
+  { readonly charge: (charge: TurnCharge) => Effect.Effect<void, HostUnavailable> }
+>() {}
 
-const queues = new WeakMap<ActorHostService, Map<string, ChargeQueue>>()
+export const chargesLayer: Layer.Layer<Charges, never, ActorHost> = Layer.scoped(
+  Charges,
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const sendAll = (queued: ReadonlyArray<QueuedCharge>) => {
+      const byOrg = new Map<string, Array<QueuedCharge>>()
+      for (const charge of queued) byOrg.set(charge.orgId, [...(byOrg.get(charge.orgId) ?? []), charge])
+      return Effect.forEach(
+        [...byOrg.values()].flatMap((charges) => chunksOf(charges, MAX_CHARGES_PER_COMMAND)),
+        (batch) =>
+          host.send(
+            BillingActor,
+            batch[0].orgId,
+            new ChargeTurns({ orgId: batch[0].orgId, charges: batch.map((c) => c.entry) }),
+            // a retry of a lost command is safe whatever its id: the actor charges a run once
+            { ...batch[0].meta, commandId: `charge_${batch[0].entry.runId}_${batch.length}` }
+          ).pipe(
+            // the actor refuses grants only, never a charge
+            Effect.catchTag("CreditsLimitExceeded", (e) => Effect.die(e))
+          ),
+        { concurrency: "unbounded", discard: true }
+      ).pipe(Effect.as(queued.map(() => undefined)))
+    }
+    const committer = yield* GroupCommit.make({ maxItems: MAX_CHARGES_PER_COMMIT, commit: sendAll })
+    return {
+      charge: (charge) =>
+        committer.submit({
+          orgId: charge.orgId,
+          entry: { workspaceId: charge.workspaceId, runId: charge.runId, credits: creditsFor(charge.usage), paidBy: charge.paidBy },
+          meta: charge.meta
+        })
+    }
+  })
+)
+
+/** Charges one commit carries, over every organization. */
+const MAX_CHARGES_PER_COMMIT = 1_000
+
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size))
 
 /**
  * Meters a finished turn: its credits count against the balance (operator-paid, when metered),
  * the month's assistant spend, the workspace's budget and (organization-paid) the key's day.
- * While one charge of an organization is on its way, the next ones wait and then go as one
- * command: with one actor per organization, charging turn by turn would cap an organization's
- * turns per second at the actor's command rate (bench/chat.ts).
  */
-export const chargeTurn = (charge: TurnCharge): Effect.Effect<void, HostUnavailable, ActorHost> =>
-  Effect.gen(function* () {
-    const host = yield* ActorHost
-    const runtime = yield* Effect.runtime<never>()
-    const entry = { workspaceId: charge.workspaceId, runId: charge.runId, credits: creditsFor(charge.usage), paidBy: charge.paidBy }
-    yield* Effect.async<void, HostUnavailable>((resume) => {
-      const byOrg = queues.get(host) ?? new Map<string, ChargeQueue>()
-      queues.set(host, byOrg)
-      const queue: ChargeQueue = byOrg.get(charge.orgId) ?? { pending: [], sending: false }
-      byOrg.set(charge.orgId, queue)
-      queue.pending.push({ entry, meta: charge.meta, settle: (exit) => resume(exit) })
-      if (queue.sending) return
-      const send = () => {
-        const batch = queue.pending.splice(0, MAX_CHARGES_PER_COMMAND)
-        queue.sending = true
-        const command = new ChargeTurns({ orgId: charge.orgId, charges: batch.map((pending) => pending.entry) })
-        // a retry of a lost command is safe whatever its id: the actor charges a run once
-        const meta = { ...batch[0].meta, commandId: `charge_${batch[0].entry.runId}_${batch.length}` }
-        void Runtime.runPromiseExit(runtime)(
-          host.send(BillingActor, charge.orgId, command, meta).pipe(
-            Effect.asVoid,
-            // the actor refuses grants only, never a charge
-            Effect.catchTag("CreditsLimitExceeded", (e) => Effect.die(e))
-          )
-        ).then((exit) => {
-          for (const pending of batch) pending.settle(exit)
-          if (queue.pending.length > 0) return send()
-          queue.sending = false
-          byOrg.delete(charge.orgId)
-        })
-      }
-      send()
-    })
-  })
+export const chargeTurn = (charge: TurnCharge): Effect.Effect<void, HostUnavailable, Charges> =>
+  Effect.flatMap(Charges, (charges) => charges.charge(charge))

@@ -19,7 +19,7 @@ import * as KafkaCluster from "../../streams/KafkaCluster.ts"
 import * as LocalCluster from "../../streams/LocalCluster.ts"
 import { actorKinds, logLayer } from "../App.ts"
 import type { AppConfig } from "../Config.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 
 /** The operator's request cannot be carried out; `reason` says why. */
 export class BillingOperatorRefused extends Schema.TaggedError<BillingOperatorRefused>()("BillingOperatorRefused", {
@@ -50,6 +50,12 @@ const operatorMeta = Effect.map(Clock.currentTimeMillis, (now): CommandMeta => (
   actor: "system"
 }))
 
+/** The operator's change shows in every read once the command returns (the projection runs behind answers). */
+const untilReadable = (host: ActorHost.ActorHostService) =>
+  Effect.promise(() => host.awaitProjected(host.unprojected(), OPERATOR_READ_TIMEOUT_MS))
+
+const OPERATOR_READ_TIMEOUT_MS = 30_000
+
 /** Adds `credits` to the organization's balance; an unmetered organization starts from 0. A
  * balance past `MAX_BALANCE` is refused by the actor (`CreditsLimitExceeded`). */
 export const grantCredits = Effect.fn("BillingOperator.grantCredits")(function* (orgSlug: string, credits: number) {
@@ -59,6 +65,7 @@ export const grantCredits = Effect.fn("BillingOperator.grantCredits")(function* 
   const orgId = yield* organizationOf(orgSlug)
   const host = yield* ActorHost.ActorHost
   const { state } = yield* host.send(BillingActor, orgId, new GrantCredits({ orgId, amount: credits }), yield* operatorMeta)
+  yield* untilReadable(host)
   return { orgId, credits: state.credits, suspended: state.suspended } satisfies OperatorBilling
 })
 
@@ -67,6 +74,7 @@ export const setBillingSuspended = Effect.fn("BillingOperator.setBillingSuspende
   const orgId = yield* organizationOf(orgSlug)
   const host = yield* ActorHost.ActorHost
   const { state } = yield* host.send(BillingActor, orgId, new SetBillingSuspended({ orgId, suspended }), yield* operatorMeta)
+  yield* untilReadable(host)
   return { orgId, credits: state.credits, suspended: state.suspended } satisfies OperatorBilling
 })
 

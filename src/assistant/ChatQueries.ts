@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import type { Json } from "../../actors/kernel.ts"
-import { Db, type DbError, query } from "../Db.ts"
+import { Db, type DbError, query } from "../../streams/Db.ts"
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const PUBLIC_ID = (prefix: string) => new RegExp(`^${prefix}_[0-9a-f]{32}$`)
@@ -212,35 +212,6 @@ export const findRun = (workspaceId: string, runId: string): Effect.Effect<RunRe
           kind: row.kind,
           userId: row.user_id
         }
-  })
-
-export interface QuestionState {
-  readonly status: "waiting" | "answered" | "closed"
-  readonly answer: string | null
-  /** `timeout` or `ended` once closed. */
-  readonly reason: string | null
-}
-
-/** The state of each known question among `questionIds` (a turn polls those it waits on). */
-export const questionStates = (questionIds: ReadonlyArray<string>): Effect.Effect<ReadonlyMap<string, QuestionState>, DbError, Db> =>
-  Effect.gen(function* () {
-    if (questionIds.length === 0) return new Map()
-    const db = yield* Db
-    const rows = yield* query("question states", () => db.sql`
-      select question_id, status, answer, reason from ${db.table("questions")}
-      where question_id = any(${questionIds as string[]}::text[])`)
-    return new Map(rows.map((r) => [r.question_id as string, { status: r.status, answer: r.answer, reason: r.reason }]))
-  })
-
-/** The runs among `runIds` whose stop was requested. */
-export const stopRequested = (runIds: ReadonlyArray<string>): Effect.Effect<ReadonlySet<string>, DbError, Db> =>
-  Effect.gen(function* () {
-    if (runIds.length === 0) return new Set()
-    const db = yield* Db
-    const rows = yield* query("stop requests", () => db.sql`
-      select run_id from ${db.table("runs")}
-      where run_id = any(${runIds as string[]}::text[]) and stop_requested`)
-    return new Set(rows.map((r) => r.run_id as string))
   })
 
 export interface QuestionRef {

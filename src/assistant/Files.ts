@@ -18,7 +18,7 @@ import { FileActor } from "../../actors/file/actor.ts"
 import { UploadFile } from "../../actors/file/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, type DbError, query } from "../Db.ts"
+import { Db, type DbError, query } from "../../streams/Db.ts"
 
 /** Spec 2.2 and 8: a chat request attaches at most 10 files; an upload carries at most as many. */
 export const MAX_ATTACHMENTS = 10

@@ -1,34 +1,27 @@
 /**
  * What reaches a running turn from outside, for the chat routes and A2A alike: an answer to its
  * question and a request to stop. Each is recorded on the conversation actor (which decides
- * whether the person may) and then told to the turn at once when it runs in this process; a turn
- * on another process learns it from the read models (TurnRegistry's poll).
+ * whether the person may); the turn, on this process or another, hears the event it causes on
+ * its node's tail of the log (TurnRegistry).
  */
 import { Effect } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { AnswerQuestion, RequestStop } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { TurnRegistry } from "./TurnRegistry.ts"
 
 /** True when the question was waiting for this person and is now answered. */
 export const answerQuestion = (conversationId: string, questionId: string, userId: string, answer: string, meta: CommandMeta) =>
-  Effect.gen(function* () {
-    const host = yield* ActorHost
-    const answered = yield* host
+  Effect.flatMap(ActorHost, (host) =>
+    host
       .send(ConversationActor, conversationId, new AnswerQuestion({ questionId, userId, answer }), meta)
       .pipe(Effect.as(true), Effect.catchTag("QuestionNotFound", () => Effect.succeed(false)))
-    if (answered) (yield* TurnRegistry).settleQuestion(questionId, { status: "answered", answer })
-    return answered
-  })
+  )
 
 /** True when a running turn of this person had that turn id and is now asked to stop. */
-export const stopTurn = (conversationId: string, runId: string, turnId: string, userId: string, meta: CommandMeta) =>
-  Effect.gen(function* () {
-    const host = yield* ActorHost
-    const stopped = yield* host
+export const stopTurn = (conversationId: string, turnId: string, userId: string, meta: CommandMeta) =>
+  Effect.flatMap(ActorHost, (host) =>
+    host
       .send(ConversationActor, conversationId, new RequestStop({ turnId, userId }), meta)
       .pipe(Effect.as(true), Effect.catchTag("TurnNotFound", () => Effect.succeed(false)))
-    if (stopped) (yield* TurnRegistry).stop(runId)
-    return stopped
-  })
+  )

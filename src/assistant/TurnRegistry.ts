@@ -1,16 +1,21 @@
 /**
  * The turns running in this process, and what reaches them from outside: a stop requested through
- * any node, an answer given through any node. The cancel and answer capabilities tell a local turn
- * at once; a turn of another node learns it from the read models, which one poll per process reads
- * for all of its turns. A sweeper closes questions whose deadline passed even when the turn that
- * asked them is gone (its process died): the question timer is a row, not a setTimeout. It also
- * ends runs still marked running long after any turn could (their process died mid-turn).
+ * any node, an answer given through any node, the run's end. Each arrives as the conversation's
+ * event on this node's tail of the log (`LogSignals`): a turn listens before it records what the
+ * event could follow (its run, its question), so it misses none.
+ *
+ * A sweeper closes questions whose deadline passed even when the turn that asked them is gone (its
+ * process died): the question timer is a row, read on the node's clock every few seconds, not a
+ * setTimeout. It also ends runs still marked running long after any turn could (their process
+ * died mid-turn). That sweep is a timer over durable deadlines, not a wait for a signal.
  */
-import { Clock, Context, Effect, Layer, Schedule } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, Layer, Schedule } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
+import type { RunFinished } from "../../actors/conversation/events.ts"
 import { CloseQuestion, FinishRun } from "../../actors/conversation/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { overdueQuestions, questionStates, staleRunningRuns, stopRequested } from "./ChatQueries.ts"
+import { LogSignals, type Signal } from "../../streams/LogSignals.ts"
+import { overdueQuestions, staleRunningRuns } from "./ChatQueries.ts"
 
 /** Why a live turn was aborted: its person cancelled it, the process is shutting down, or it ran past its limit. */
 export type StopReason = "cancel" | "shutdown" | "limit"
@@ -24,30 +29,46 @@ export interface LiveTurn {
   stopReason: StopReason | undefined
 }
 
-export type QuestionOutcome = { readonly status: "answered"; readonly answer: string } | { readonly status: "closed" }
+/** How a question the turn waits on ended: answered or closed through any node, past its deadline here, or the turn was aborted. */
+export type QuestionOutcome =
+  | { readonly status: "answered"; readonly answer: string }
+  | { readonly status: "closed" }
+  | { readonly status: "timeout" }
+  | { readonly status: "aborted" }
+
+export interface QuestionWait {
+  readonly outcome: Promise<QuestionOutcome>
+  /** Stops listening (the question could not be asked, or its outcome is in). */
+  readonly cancel: () => void
+}
 
 export interface TurnRegistryService {
   /** False once the process is draining: new turns are refused (`engine_unavailable`). */
   readonly accepting: () => boolean
   /** Refuse new turns from now on; running turns go on (the first step of a graceful shutdown). */
   readonly drain: () => void
+  /** Registers the turn before its run is recorded: a stop requested through any node reaches it from then on. */
   readonly register: (turn: LiveTurn) => () => void
   /** Stops a local turn now; false when it does not run here. */
   readonly stop: (runId: string) => boolean
-  /** A question the local turn waits on: its outcome once known, here or through another node. */
-  readonly watchQuestion: (questionId: string) => void
-  readonly unwatchQuestion: (questionId: string) => void
-  readonly questionOutcome: (questionId: string) => QuestionOutcome | undefined
-  readonly settleQuestion: (questionId: string, outcome: QuestionOutcome) => void
+  /**
+   * Listens for the end of a question before it is asked: its answer or close through any node,
+   * `timeout` once `timeoutMs` passed, `aborted` when `signal` aborts.
+   */
+  readonly awaitQuestion: (conversationId: string, questionId: string, options: { readonly timeoutMs: number; readonly signal: AbortSignal }) => QuestionWait
+  /**
+   * Runs `react` once the run's `run.finished` reaches this node's tail (charging, the summary):
+   * after the turn has answered, off its path. Registered before the end is recorded; `cancel`
+   * when it could not be. Shutdown waits for reactions under way.
+   */
+  readonly afterRun: (conversationId: string, runId: string, react: (finished: Signal<RunFinished>) => Promise<void>) => { readonly cancel: () => void }
 }
 
 export class TurnRegistry extends Context.Tag("svc/assistant/TurnRegistry")<TurnRegistry, TurnRegistryService>() {}
 
-/** How often the process looks for stops and answers given through other nodes. */
-const POLL_MS = 250
 /** How often overdue questions are closed. */
 const SWEEP_MS = 5_000
-/** How long shutdown waits for aborted turns to record how they ended. */
+/** How long shutdown waits for aborted turns to record how they ended, and for reactions to their ends. */
 const DRAIN_MS = 5_000
 /** No turn runs longer (its own limit, `MAX_TURN_MS` in Turn.ts); a run still running after this lost its process. */
 export const ABANDONED_AFTER_MS = 2 * 60 * 60 * 1000
@@ -56,29 +77,23 @@ export const layer = Layer.scoped(
   TurnRegistry,
   Effect.gen(function* () {
     const host = yield* ActorHost
+    const signals = yield* LogSignals
     const live = new Map<string, LiveTurn>()
-    const watched = new Map<string, QuestionOutcome | undefined>()
+    // runs whose end is awaited or reacted to
+    const reacting = new Set<string>()
+    // completed when the last live turn and reaction are done, while shutting down
+    let idle: Deferred.Deferred<void> | undefined
     let accepting = true
 
-    const stopAll = (runIds: ReadonlySet<string>, reason: StopReason) => {
-      for (const runId of runIds) {
-        const turn = live.get(runId)
-        if (turn !== undefined && !turn.abort.signal.aborted) {
-          turn.stopReason = reason
-          turn.abort.abort()
-        }
-      }
+    const checkIdle = () => {
+      if (idle !== undefined && live.size === 0 && reacting.size === 0) Deferred.unsafeDone(idle, Exit.void)
     }
 
-    const poll = Effect.gen(function* () {
-      if (live.size > 0) stopAll(yield* stopRequested([...live.keys()]), "cancel")
-      const waiting = [...watched].filter(([, outcome]) => outcome === undefined).map(([id]) => id)
-      if (waiting.length === 0) return
-      for (const [questionId, state] of yield* questionStates(waiting)) {
-        if (state.status === "answered") watched.set(questionId, { status: "answered", answer: state.answer ?? "" })
-        else if (state.status === "closed") watched.set(questionId, { status: "closed" })
-      }
-    })
+    const stopTurn = (turn: LiveTurn, reason: StopReason) => {
+      if (turn.abort.signal.aborted) return
+      turn.stopReason = reason
+      turn.abort.abort()
+    }
 
     const sweep = Effect.gen(function* () {
       const nowMs = yield* Clock.currentTimeMillis
@@ -106,23 +121,26 @@ export const layer = Layer.scoped(
           ConversationActor,
           overdue.conversationId,
           new CloseQuestion({ questionId: overdue.questionId, reason: "timeout" }),
-          system(`timeout_${overdue.questionId}`)
+          system(questionTimeoutCommandId(overdue.questionId))
         )
       }
     })
 
-    const quietly = <E, R>(what: string, effect: Effect.Effect<void, E, R>) =>
-      effect.pipe(Effect.catchAllCause((cause) => Effect.sync(() => console.error(`assistant: ${what} failed`, cause.toString()))))
-
-    yield* Effect.forkScoped(Effect.repeat(quietly("turn poll", poll), Schedule.spaced(POLL_MS)))
-    yield* Effect.forkScoped(Effect.repeat(quietly("question sweep", sweep), Schedule.spaced(SWEEP_MS)))
+    yield* Effect.forkScoped(
+      Effect.repeat(
+        sweep.pipe(Effect.catchAllCause((cause) => Effect.sync(() => console.error("assistant: question sweep failed", cause.toString())))),
+        Schedule.spaced(SWEEP_MS)
+      )
+    )
 
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
         accepting = false
-        stopAll(new Set(live.keys()), "shutdown")
-        const deadline = Date.now() + DRAIN_MS
-        while (live.size > 0 && Date.now() < deadline) yield* Effect.sleep(50)
+        for (const turn of live.values()) stopTurn(turn, "shutdown")
+        idle = yield* Deferred.make<void>()
+        checkIdle()
+        // a finalizer is uninterruptible: the wait must be made interruptible for the bound to cut it
+        yield* Deferred.await(idle).pipe(Effect.interruptible, Effect.timeoutOption(DRAIN_MS))
       })
     )
 
@@ -132,20 +150,79 @@ export const layer = Layer.scoped(
         accepting = false
       },
       register: (turn) => {
+        const listening = signals.listen(
+          ConversationActor,
+          turn.conversationId,
+          (signal) => {
+            if (signal.event._tag === "run.stop_requested" && signal.event.runId === turn.runId) stopTurn(turn, "cancel")
+          },
+          ["run.stop_requested"]
+        )
         live.set(turn.runId, turn)
-        return () => void live.delete(turn.runId)
+        return () => {
+          listening.stop()
+          live.delete(turn.runId)
+          checkIdle()
+        }
       },
       stop: (runId) => {
-        if (!live.has(runId)) return false
-        stopAll(new Set([runId]), "cancel")
+        const turn = live.get(runId)
+        if (turn === undefined) return false
+        stopTurn(turn, "cancel")
         return true
       },
-      watchQuestion: (questionId) => void watched.set(questionId, undefined),
-      unwatchQuestion: (questionId) => void watched.delete(questionId),
-      questionOutcome: (questionId) => watched.get(questionId),
-      settleQuestion: (questionId, outcome) => {
-        if (watched.has(questionId)) watched.set(questionId, outcome)
+      awaitQuestion: (conversationId, questionId, { timeoutMs, signal }) => {
+        let settle: (outcome: QuestionOutcome) => void = () => {}
+        const outcome = new Promise<QuestionOutcome>((resolve) => (settle = resolve))
+        const listening = signals.listen(
+          ConversationActor,
+          conversationId,
+          ({ event }) => {
+            if (event._tag === "question.answered" && event.questionId === questionId) settle({ status: "answered", answer: event.answer })
+            else if (event._tag === "question.closed" && event.questionId === questionId) settle({ status: "closed" })
+          },
+          ["question.answered", "question.closed"]
+        )
+        const timer = setTimeout(() => settle({ status: "timeout" }), timeoutMs)
+        const onAbort = () => settle({ status: "aborted" })
+        signal.addEventListener("abort", onAbort)
+        if (signal.aborted) onAbort()
+        const cancel = () => {
+          listening.stop()
+          clearTimeout(timer)
+          signal.removeEventListener("abort", onAbort)
+        }
+        void outcome.then(cancel)
+        return { outcome, cancel }
+      },
+      afterRun: (conversationId, runId, react) => {
+        const done = () => {
+          reacting.delete(runId)
+          checkIdle()
+        }
+        const listening = signals.listen(
+          ConversationActor,
+          conversationId,
+          (signal) => {
+            if (signal.event._tag !== "run.finished" || signal.event.runId !== runId) return
+            listening.stop()
+            react(signal as Signal<RunFinished>)
+              .catch((error) => console.error(`assistant: reacting to the end of run ${runId} failed`, error))
+              .finally(done)
+          },
+          ["run.finished"]
+        )
+        reacting.add(runId)
+        return {
+          cancel: () => {
+            listening.stop()
+            done()
+          }
+        }
       }
     } satisfies TurnRegistryService
   })
 )
+
+/** One id for a question's close on its deadline, whoever sends it (the turn or the sweeper): the actor closes it once. */
+export const questionTimeoutCommandId = (questionId: string) => `timeout_${questionId}`

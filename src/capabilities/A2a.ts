@@ -44,6 +44,7 @@ export const sendMessage = defineCapability({
   output: Schema.Unknown,
   sensitivity: "medium",
   mutating: true,
+  changesAccess: false,
   handler: (invocation, params) =>
     Effect.gen(function* () {
       const { message } = params
@@ -108,6 +109,7 @@ export const cancelTask = defineCapability({
   output: Task,
   sensitivity: "medium",
   mutating: true,
+  changesAccess: false,
   handler: (invocation, params) =>
     Effect.gen(function* () {
       const workspaceId = invocation.workspaceId!
@@ -119,7 +121,7 @@ export const cancelTask = defineCapability({
       // stop its turn, wherever it runs (a task cancelled before its run started is stopped by its own process)
       const conversation = yield* findConversation(workspaceId, task.conversationId)
       if (conversation !== undefined && task.runId !== null) {
-        yield* TurnControl.stopTurn(conversation.conversationId, task.runId, task.turnId, task.userId, { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
+        yield* TurnControl.stopTurn(conversation.conversationId, task.turnId, task.userId, { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
       }
       return taskView(task)
     })

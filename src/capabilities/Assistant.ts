@@ -110,6 +110,7 @@ export const askAssistant = defineCapability({
   output: Schema.Unknown,
   sensitivity: "medium",
   mutating: true,
+  changesAccess: false,
   handler: (invocation, input) => prepareTurn(invocation, input)
 })
 
@@ -173,6 +174,7 @@ export const resolveApproval = defineCapability({
   output: Schema.Struct({ execution: Execution }),
   sensitivity: "high",
   mutating: true,
+  changesAccess: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const userId = yield* personOf(invocation)
@@ -229,6 +231,7 @@ export const answerQuestion = defineCapability({
   output: Schema.Struct({ found: Schema.Boolean }),
   sensitivity: "low",
   mutating: true,
+  changesAccess: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const userId = yield* personOf(invocation)
@@ -270,12 +273,13 @@ export const cancelTurn = defineCapability({
   output: Schema.Struct({ found: Schema.Boolean }),
   sensitivity: "low",
   mutating: true,
+  changesAccess: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const userId = yield* personOf(invocation)
       const running = yield* findRunningTurn(invocation.workspaceId!, input.turnId, userId)
       if (running === undefined) return { found: false }
-      return { found: yield* TurnControl.stopTurn(running.conversationId, running.runId, input.turnId, userId, invocation.meta) }
+      return { found: yield* TurnControl.stopTurn(running.conversationId, input.turnId, userId, invocation.meta) }
     })
 })
 

@@ -32,6 +32,7 @@ export const uploadAttachments = defineCapability({
   roles: ["org:owner", "workspace:admin", "workspace:member"],
   sensitivity: "medium",
   mutating: true,
+  changesAccess: false,
   destructive: false,
   needsApproval: false,
   claimedBy: "builtin",

@@ -2,9 +2,11 @@
  * The organization audit log (DESIGN "Audit records are events too"; spec 6.3): capability
  * invocations from every surface and security events, newest first, for an Owner.
  */
+import { mustSee } from "../../streams/ReadFence.ts"
+import { AuditLog } from "../AuditLog.ts"
 import { Effect, Schema } from "effect"
 import { type AnyCapability, defineCapability } from "../Capabilities.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 
 const Entry = Schema.Struct({
@@ -56,6 +58,8 @@ export const listAudit = defineCapability({
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
+      // this node's own audit records are part of what the list must show
+      yield* mustSee((yield* AuditLog).appended())
       const limit = input.limit ?? DEFAULT_PAGE_LIMIT
       const after = yield* decodeCursor(Cursor, input.cursor)
       const sql = db.sql

@@ -12,7 +12,7 @@ import { dayOf, monthOf } from "../../actors/billing/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { readAccount } from "../assistant/Billing.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 
 const common = { needsApproval: false, claimedBy: "builtin", destructive: false, surfaces: ["api", "mcp"] } as const
 /** Limits are set by a signed-in person: the roles allowed (Owner, workspace Admin) are never a key's. */

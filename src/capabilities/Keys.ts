@@ -11,7 +11,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey } from "../ApiKeyToken.ts"
 import { customRoleGrants } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 
 /** Spec 8: the old key keeps working this long after a rotation. */

@@ -26,7 +26,7 @@ import { TelemetryIngested, TelemetryPoint } from "../../actors/telemetry/events
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 import { PageLimit } from "./Paging.ts"
 import { BadRequest, Forbidden } from "../Errors.ts"
 

@@ -14,7 +14,7 @@ import { ModelFamilyUnknown } from "../assistant/models/errors.ts"
 import { parseModelId } from "../assistant/models/ids.ts"
 import { AssistantSettings } from "../assistant/Settings.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 import { BadRequest } from "../Errors.ts"
 import { PlatformSecrets } from "../Secrets.ts"
 

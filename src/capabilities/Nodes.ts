@@ -10,7 +10,7 @@ import { LabelDefinition, Properties, PropertiesInput, PropertyDefinitions, Prop
 import { DefineLabel } from "../../actors/schema/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 import { BadRequest, NotFound } from "../Errors.ts"
 
@@ -19,7 +19,7 @@ const writers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace
 
 const common = { scope: "workspace", surfaces: ["api", "mcp", "agent"], sensitivity: "low", needsApproval: false, claimedBy: "builtin" } as const
 const reads = { ...common, roles: readers, mutating: false, destructive: false } as const
-const writes = { ...common, roles: writers, mutating: true, destructive: false } as const
+const writes = { ...common, roles: writers, mutating: true, changesAccess: false, destructive: false } as const
 
 const Label = Schema.Struct({
   label: Schema.String,

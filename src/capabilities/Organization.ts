@@ -13,7 +13,7 @@ import { GrantableRole, Plan, Slug } from "../../actors/org/events.ts"
 import { CreateWorkspace, DefineCustomRole, RegisterSsoProvider, SetSecurity, VerifySsoProvider } from "../../actors/org/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
-import { Db, query } from "../Db.ts"
+import { Db, query } from "../../streams/Db.ts"
 import { discoverProvider, OidcDiscoveryFailed } from "../Oidc.ts"
 import { PlatformSecrets } from "../Secrets.ts"
 

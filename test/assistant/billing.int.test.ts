@@ -12,16 +12,16 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { describeFailure } from "../../gateway/errors.ts"
 import { MAX_BALANCE } from "../../actors/billing/errors.ts"
 import type { PaidBy } from "../../actors/billing/events.ts"
-import { chargeTurn, checkAssistantSpend, checkModelKeyLimit } from "../../src/assistant/Billing.ts"
+import { chargeTurn, Charges, checkAssistantSpend, checkModelKeyLimit } from "../../src/assistant/Billing.ts"
 import { grantCredits, setBillingSuspended } from "../../src/assistant/BillingOperator.ts"
-import type { Db } from "../../src/Db.ts"
+import type { Db } from "../../streams/Db.ts"
 import type { ActorHost } from "../../streams/ActorHost.ts"
 import { addPerson, bootstrapPlace, callWithCookie, signIn } from "../support/people.ts"
 import { runCli } from "../support/cli.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
 let node: TestNode
-let run: <A, E>(effect: Effect.Effect<A, E, Db | ActorHost>) => Promise<A>
+let run: <A, E>(effect: Effect.Effect<A, E, Db | ActorHost | Charges>) => Promise<A>
 let orgId: string
 let workspaceId: string
 const cookies = { owner: "", admin: "", member: "" }
@@ -56,7 +56,9 @@ const charge = (runId: string, totalTokens: number, paidBy: PaidBy) =>
 
 beforeAll(async () => {
   node = await startTestNode()
-  run = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | ActorHost>)
+  const runPromise = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | ActorHost | Charges>)
+  // as a request of this node would: its reads see what the node acknowledged before
+  run = (effect) => node.host.awaitProjected(node.host.unprojected(), 10_000).then(() => runPromise(effect))
   ;({ orgId, workspaceId } = await bootstrapPlace(node))
   cookies.owner = (await signIn(node.baseUrl, await addPerson(node, "owner", { org: "owner" }))).cookie
   cookies.admin = (await signIn(node.baseUrl, await addPerson(node, "admin", { org: "member", workspace: "admin" }))).cookie

@@ -1,5 +1,5 @@
 /**
- * A2A across a two-process Kafka cluster (spec 3.1, 4.3): two real processes (`src/main.ts`) on one
+ * A2A across a two-process Kafka cluster (spec 3.1, 4.3): two real processes (`bin/main.ts`) on one
  * Kafka cluster and one Postgres. A task whose turn runs on one process is read and cancelled
  * through the other: the cancel reaches the turn through the conversation actor and the run rows,
  * the turn stops, its run ends `stopped`, and the stream on the first process ends with the final
@@ -8,7 +8,7 @@
 import { createParser } from "eventsource-parser"
 import { randomUUID } from "node:crypto"
 import { afterAll, describe, expect, it } from "vitest"
-import { connect, service } from "../../src/Db.ts"
+import { connect, service } from "../../streams/Db.ts"
 import { type ClusterProcess as Proc, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
 import { databaseUrl, kafkaBrokers } from "../support/env.ts"
 import { call } from "../support/http.ts"
@@ -34,7 +34,12 @@ describe.skipIf(kafkaBrokers.length === 0)("A2A on a two-process Kafka cluster",
     expect(cardOfB.url).toBe(`${b.baseUrl}/a2a`)
     const quick = await rpc(a, "message/send", { message: { role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: "hello cluster" }] } })
     expect(quick.result).toMatchObject({ kind: "task", status: { state: "completed" } })
-    expect((await until("the task to be readable on b", async () => (await rpc(b, "tasks/get", { id: quick.result.id })).result)).status.state).toBe("completed")
+    // b's read models follow the log: the task shows there completed once they hold its end
+    const onB = await until("the task to be readable on b", async () => {
+      const task = (await rpc(b, "tasks/get", { id: quick.result.id })).result
+      return task?.status.state === "completed" ? task : undefined
+    }, 10_000)
+    expect(onB.status.state).toBe("completed")
 
     // a long turn on a, followed on its stream: 300 words, 3 a chunk, 300 ms apart, take 30 s
     const envelopes: Array<any> = []

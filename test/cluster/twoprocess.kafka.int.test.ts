@@ -1,18 +1,18 @@
 /**
- * Two real processes (`src/main.ts`, as `npm start` runs it) on one Kafka cluster and one
+ * Two real processes (`bin/main.ts`, as `npm start` runs it) on one Kafka cluster and one
  * Postgres: partitions split between them, any process serves any request, and `kill -9` of one
  * moves its partitions to the other, which catches up and goes on. Afterwards, per key, the log
  * and the read models agree: nothing lost, nothing applied twice.
  */
 import { Chunk, Effect, Stream } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
-import { connect, service } from "../../src/Db.ts"
-import { allPartitions } from "../../streams/EventLog.ts"
+import { connect, service } from "../../streams/Db.ts"
+import { allPartitions, readUpTo } from "../../streams/EventLog.ts"
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { type ClusterProcess as Proc, health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
 import { databaseUrl, kafkaBrokers } from "../support/env.ts"
-import { call } from "../support/http.ts"
+import { call, writePositions } from "../support/http.ts"
 
 const PARTITIONS = 6
 
@@ -23,8 +23,13 @@ describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster",
   it("routes to owners, survives kill -9, and keeps log and read models in agreement", { timeout: 240_000 }, async () => {
     cluster = await startTwoProcessCluster({ partitions: PARTITIONS, dirPrefix: "svc-cluster-" })
     const { a, b, schema, prefix, bootstrap: { orgSlug, workspaceSlug, workspaceKey } } = cluster
-    const invoke = (p: Proc, name: string, input: unknown, idempotencyKey?: string) =>
-      call(p.baseUrl, workspaceKey, `/v1/${orgSlug}/${workspaceSlug}/${name.replaceAll(".", "/")}`, input, idempotencyKey ? { "idempotency-key": idempotencyKey } : {})
+    // the client sends back where its writes are, so any process reads them
+    const positions = writePositions()
+    const invoke = async (p: Proc, name: string, input: unknown, idempotencyKey?: string) =>
+      positions.note(await call(p.baseUrl, workspaceKey, `/v1/${orgSlug}/${workspaceSlug}/${name.replaceAll(".", "/")}`, input, {
+        ...positions.headers(),
+        ...(idempotencyKey ? { "idempotency-key": idempotencyKey } : {})
+      }))
 
     // each process owns some partitions, together all of them
     const [ha, hb] = cluster.split
@@ -39,6 +44,26 @@ describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster",
       expect(created.status).toBe(200)
       nodes.push({ nodeId: created.body.nodeId, n: 0 })
     }
+    // read-your-writes: a create is read at once, with no header through the process that took it,
+    // and through the other process with the position the create's answer named
+    const raw = (p: Proc, name: string, input: unknown, headers: Record<string, string> = {}) =>
+      call(p.baseUrl, workspaceKey, `/v1/${orgSlug}/${workspaceSlug}/${name.replaceAll(".", "/")}`, input, headers)
+    for (const [writer, reader] of [[a, a], [a, b], [b, a]] as const) {
+      for (let i = 0; i < 5; i++) {
+        const created = positions.note(await raw(writer, "node.create", { label: "Item", properties: { n: 100 + i } }, positions.headers()))
+        expect(created.status).toBe(200)
+        expect(created.position).toMatch(/^\d+:\d+(,\d+:\d+)*$/)
+        const headers: Record<string, string> = writer === reader ? {} : { "svc-position": created.position! }
+        const got = await raw(reader, "node.get", { nodeId: created.body.nodeId }, headers)
+        expect(got).toMatchObject({ status: 200, body: { nodeId: created.body.nodeId, version: 1 } })
+        const listed = await raw(reader, "node.list", { label: "Item", limit: 100 }, headers)
+        expect(listed.status).toBe(200)
+        expect(listed.body.nodes.map((x: { nodeId: string }) => x.nodeId)).toContain(created.body.nodeId)
+        nodes.push({ nodeId: created.body.nodeId, n: 100 + i })
+      }
+    }
+    expect((await raw(b, "node.list", { label: "Item" }, { "svc-position": "x:1" })).body).toMatchObject({ error: { reason: "invalid_position" } })
+
     const ownerOf = (nodeId: string) => partitionFor(`node:${nodeId}`, PARTITIONS)
     const onB = nodes.filter((x) => hb.partitions.owned.includes(ownerOf(x.nodeId)))
     const onA = nodes.filter((x) => ha.partitions.owned.includes(ownerOf(x.nodeId)))
@@ -72,10 +97,8 @@ describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster",
         Effect.gen(function* () {
           const kafka = yield* KafkaLog.make({ brokers: kafkaBrokers, prefix, partitions: PARTITIONS, clientId: "verify" })
           const ends = yield* kafka.endOffsets(allPartitions(PARTITIONS))
-          const total = [...ends.values()].reduce((s, n) => s + n, 0)
-          return yield* kafka.subscribe(new Map(allPartitions(PARTITIONS).map((p) => [p, 0]))).pipe(
-            Stream.flattenIterables,
-            Stream.take(total),
+          return yield* readUpTo(kafka, new Map(allPartitions(PARTITIONS).map((p) => [p, 0])), ends).pipe(
+            Stream.mapConcat((chunk) => chunk.events),
             Stream.runCollect,
             Effect.map(Chunk.toReadonlyArray)
           )

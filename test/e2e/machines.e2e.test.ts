@@ -9,8 +9,9 @@ import { Effect, Either, Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { keyOf } from "../../actors/kernel.ts"
+import type { AccessCache } from "../../src/AccessCache.ts"
 import { issueCredential, type IssueCredentialRequest } from "../../src/IssueCredential.ts"
-import type { Db } from "../../src/Db.ts"
+import type { Db } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { addPerson, callWithCookie, signIn } from "../support/people.ts"
 import { runCli } from "../support/cli.ts"
@@ -18,7 +19,7 @@ import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, eventsOf, eventually, expectError, type Reply, send, sleep } from "./client.ts"
 
 let node: TestNode
-let run: <A, E>(effect: Effect.Effect<A, E, Db | EventLog>) => Promise<A>
+let run: <A, E>(effect: Effect.Effect<A, E, Db | EventLog | AccessCache>) => Promise<A>
 let orgId: string
 let workspaceId: string
 /** Session cookies of the organization's Owner and of a workspace Member. */
@@ -66,7 +67,7 @@ const cli = (args: ReadonlyArray<string>) => runCli(node, args)
 
 beforeAll(async () => {
   node = await startTestNode()
-  run = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog>)
+  run = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog | AccessCache>)
   const [place] = await node.db.sql`select w.org_id, w.workspace_id from ${node.db.table("workspaces")} w
     join ${node.db.table("organizations")} o using (org_id) where o.slug = ${node.bootstrap.orgSlug} and w.slug = ${node.bootstrap.workspaceSlug}`
   orgId = place.org_id

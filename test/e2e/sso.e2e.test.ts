@@ -14,7 +14,8 @@ import { Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgActor } from "../../actors/org/actor.ts"
 import { SetPlan } from "../../actors/org/protocol.ts"
-import type { Db } from "../../src/Db.ts"
+import type { AccessCache } from "../../src/AccessCache.ts"
+import type { Db } from "../../streams/Db.ts"
 import { issueCredential } from "../../src/IssueCredential.ts"
 import type { EventLog } from "../../streams/EventLog.ts"
 import { newTotp } from "../../src/Sessions.ts"
@@ -273,7 +274,7 @@ describe("Require SSO", () => {
     expect((await call(node, "org.settings.get", {}, { key: node.bootstrap.orgKey })).body).toMatchObject({ requireSso: true })
     expectError(await call(node, "node.list", {}, { key: wendysKey }), 403, "forbidden", "sso_required")
     // an operator-issued machine credential has no person behind it to check
-    const gateway = await Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog>)(
+    const gateway = await Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog | AccessCache>)(
       issueCredential({ orgSlug: node.bootstrap.orgSlug, workspaceSlug: node.bootstrap.workspaceSlug, purpose: "svc_gateway_v1" })
     )
     await eventually(() => call(node, "node.list", {}, { key: gateway.rawKey }), (reply) => reply.status !== 401)

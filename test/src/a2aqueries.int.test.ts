@@ -21,7 +21,7 @@ import {
   SubmitTask
 } from "../../actors/a2atask/protocol.ts"
 import { findTask, taskView } from "../../src/a2a/TaskQueries.ts"
-import * as Db from "../../src/Db.ts"
+import * as Db from "../../streams/Db.ts"
 import { messagesOf, text } from "../support/a2aFixtures.ts"
 import { hex } from "../support/env.ts"
 import { startActorHost, type TestActorHost } from "../support/host.ts"

@@ -1,5 +1,5 @@
 import { Layer } from "effect"
-import * as Db from "../../src/Db.ts"
+import * as Db from "../../streams/Db.ts"
 import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
 import { databaseUrl, uniqueName } from "../support/env.ts"
 import { eventLogContract } from "./eventlog.contract.ts"

@@ -100,6 +100,7 @@ if (kafkaBrokers.length === 0) {
         const ends = yield* log.endOffsets([0, 1, 2, 3])
         for (const key of keys) yield* log.append(key, [record(key, 1), record(key, 2)])
         const chunks = yield* log.subscribe(ends).pipe(
+          Stream.map((chunk) => chunk.events),
           Stream.mapAccum(0, (n, chunk) => [n + chunk.length, [n + chunk.length, chunk] as const]),
           Stream.takeUntil(([n]) => n >= keys.length * 2),
           Stream.map(([, chunk]) => chunk),

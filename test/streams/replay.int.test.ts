@@ -1,7 +1,7 @@
 import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { actorKinds } from "../../src/App.ts"
-import { connect, service } from "../../src/Db.ts"
+import { connect, service } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { compareSchemas, readModelTables, replay } from "../../streams/Replay.ts"
 import { databaseUrl } from "../support/env.ts"

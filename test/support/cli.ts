@@ -1,4 +1,4 @@
-/** Runs the operator CLI `svc` (src/cli.ts) as its own process against a test node's database and
+/** Runs the operator CLI `svc` (bin/cli.ts) as its own process against a test node's database and
  * embedded log, as an operator would while the node runs. */
 import { execFile } from "node:child_process"
 import * as path from "node:path"
@@ -11,7 +11,7 @@ export const runCli = (node: TestNode, args: ReadonlyArray<string>) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
     execFile(
       path.join(root, "node_modules/.bin/tsx"),
-      ["src/cli.ts", ...args],
+      ["bin/cli.ts", ...args],
       {
         cwd: root,
         timeout: 60_000,

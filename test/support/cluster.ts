@@ -1,5 +1,5 @@
 /**
- * Real processes of the platform (`src/main.ts`, as `npm start` runs it) on one Kafka cluster and
+ * Real processes of the platform (`bin/main.ts`, as `npm start` runs it) on one Kafka cluster and
  * one Postgres, each a child process on a free port with its output in `${dataDir}/${name}.log`.
  */
 import { type ChildProcess, spawn } from "node:child_process"
@@ -30,6 +30,9 @@ export interface ClusterProcessOptions {
   readonly env?: Record<string, string>
 }
 
+/** The cluster's processes' Kafka session timeout: how long a killed process keeps its partitions. */
+export const KAFKA_SESSION_TIMEOUT_MS = 3_000
+
 export interface Health {
   readonly partitions: { owned: number[]; ready: number[] }
 }
@@ -51,8 +54,9 @@ export const until = async <A>(what: string, probe: () => Promise<A | undefined>
 export const startClusterProcess = async (options: ClusterProcessOptions): Promise<ClusterProcess> => {
   const { name, dataDir, schema, prefix, partitions } = options
   const port = await freePort()
-  const logFile = createWriteStream(path.join(dataDir, `${name}.log`))
-  const child = spawn(process.execPath, ["--import", "tsx", "src/main.ts"], {
+  // appended: a process restarted under the same name goes on in the same log
+  const logFile = createWriteStream(path.join(dataDir, `${name}.log`), { flags: "a" })
+  const child = spawn(process.execPath, ["--import", "tsx", "bin/main.ts"], {
     env: {
       ...process.env,
       PORT: String(port),
@@ -66,7 +70,7 @@ export const startClusterProcess = async (options: ClusterProcessOptions): Promi
       KAFKA_BROKERS: kafkaBrokers.join(","),
       KAFKA_TOPIC_PREFIX: prefix,
       LOG_PARTITIONS: String(partitions),
-      KAFKA_SESSION_TIMEOUT_MS: "3000",
+      KAFKA_SESSION_TIMEOUT_MS: String(KAFKA_SESSION_TIMEOUT_MS),
       ...options.env
     },
     stdio: ["ignore", "pipe", "pipe"]
@@ -117,7 +121,9 @@ export interface TwoProcessCluster {
   readonly bootstrap: Bootstrap
   /** Each process's health once they split the partitions. */
   readonly split: readonly [Health, Health]
-  /** Kills both processes, as `kill -9` does. */
+  /** Starts a new process with the configuration of the one named (after it was killed, say); `stop` kills it too. */
+  readonly restart: (name: string) => Promise<ClusterProcess>
+  /** Kills every process it started, as `kill -9` does. */
   readonly stop: () => void
 }
 
@@ -133,11 +139,16 @@ export const startTwoProcessCluster = async (options: { readonly partitions: num
   const dataDir = await mkdtemp(path.join(tmpdir(), options.dirPrefix))
   const procs: ClusterProcess[] = []
   try {
-    for (const name of ["node-a", "node-b"]) procs.push(await startClusterProcess({ name, dataDir, schema, prefix, partitions }))
-    const [a, b] = procs
+    const start = async (name: string) => {
+      const proc = await startClusterProcess({ name, dataDir, schema, prefix, partitions })
+      procs.push(proc)
+      return proc
+    }
+    const a = await start("node-a")
+    const b = await start("node-b")
     const bootstrap = await readBootstrap(dataDir)
     const split = await untilSplit(a, b, partitions)
-    return { schema, prefix, dataDir, a, b, bootstrap, split, stop: () => killClusterProcesses(procs) }
+    return { schema, prefix, dataDir, a, b, bootstrap, split, restart: start, stop: () => killClusterProcesses(procs) }
   } catch (error) {
     killClusterProcesses(procs)
     throw error

@@ -4,7 +4,7 @@
  */
 import { Effect, Exit, Layer, Scope } from "effect"
 import { type AnyActorKind, kindRegistry } from "../../actors/kernel.ts"
-import * as Db from "../../src/Db.ts"
+import * as Db from "../../streams/Db.ts"
 import * as ActorHost from "../../streams/ActorHost.ts"
 import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
 import * as LocalCluster from "../../streams/LocalCluster.ts"
@@ -40,10 +40,12 @@ export const startActorHost = async (kinds: ReadonlyArray<AnyActorKind>, options
   const scope = Effect.runSync(Scope.make())
   const context = await Effect.runPromise(Layer.buildWithScope(hostLayer(kinds, options.schema ?? uniqueName("t"), options.partitions), scope))
   const db = context.unsafeMap.get(Db.Db.key) as Db.DbService
+  const host = context.unsafeMap.get(ActorHost.ActorHost.key) as ActorHost.ActorHostService
   return {
-    host: context.unsafeMap.get(ActorHost.ActorHost.key) as ActorHost.ActorHostService,
+    host,
     db,
-    read: (effect) => Effect.runPromise(Effect.provideService(effect, Db.Db, db)),
+    // as a read through the API would: after the read models hold every acknowledged write
+    read: (effect) => host.awaitProjected(host.unprojected(), 10_000).then(() => Effect.runPromise(Effect.provideService(effect, Db.Db, db))),
     stop: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }

@@ -2,6 +2,8 @@
 export interface Reply {
   readonly status: number
   readonly body: any
+  /** The `Svc-Position` header of an answer to a write: where its events are in the log. */
+  readonly position?: string | undefined
 }
 
 export const call = async (baseUrl: string, key: string | undefined, path: string, input?: unknown, headers: Record<string, string> = {}): Promise<Reply> => {
@@ -11,7 +13,27 @@ export const call = async (baseUrl: string, key: string | undefined, path: strin
     body: input === undefined ? undefined : JSON.stringify(input)
   })
   const text = await response.text()
-  return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+  const position = response.headers.get("svc-position")
+  return { status: response.status, body: text === "" ? undefined : JSON.parse(text), ...(position === null ? {} : { position }) }
+}
+
+/**
+ * What a client that reads its writes through any node keeps: the highest log position per
+ * partition of the answers it got, sent back as `Svc-Position` on every call.
+ */
+export const writePositions = () => {
+  const seen = new Map<number, number>()
+  return {
+    headers: (): Record<string, string> =>
+      seen.size === 0 ? {} : { "svc-position": [...seen].map(([partition, offset]) => `${partition}:${offset}`).join(",") },
+    note: (reply: Reply): Reply => {
+      for (const pair of reply.position?.split(",") ?? []) {
+        const [partition, offset] = pair.split(":").map(Number)
+        if (!(seen.get(partition)! >= offset)) seen.set(partition, offset)
+      }
+      return reply
+    }
+  }
 }
 
 /** Invokes a workspace capability by name (`node.create` -> `/v1/{org}/{ws}/node/create`). */

@@ -7,13 +7,39 @@ import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { type AppConfig, loadConfig } from "../../src/Config.ts"
-import { type NodeOptions, startNode } from "../../src/Node.ts"
+import type { DbService } from "../../streams/Db.ts"
+import { type NodeOptions, startNode } from "../../bin/node.ts"
 import { databaseUrl, uniqueName } from "./env.ts"
 
 export type TestNode = Effect.Effect.Success<ReturnType<typeof startNode>> & {
   readonly baseUrl: string
   readonly config: AppConfig
   readonly stop: () => Promise<void>
+}
+
+/**
+ * The node's database as tests read it: a query waits until the read models hold every write the
+ * node has acknowledged, as any read through the node's own API does (the projection runs behind
+ * the answers).
+ */
+const settledReads = (node: Effect.Effect.Success<ReturnType<typeof startNode>>): DbService => {
+  const settled = () => node.host.awaitProjected(node.host.unprojected(), 10_000)
+  // postgres.js queries run when awaited: a query (not a fragment nested in another) waits first
+  const sql = new Proxy(node.db.sql, {
+    apply: (target, self, args: Array<unknown>) => {
+      const query = Reflect.apply(target, self, args)
+      if (!(Array.isArray(args[0]) && "raw" in (args[0] as object))) return query
+      const then = query.then.bind(query)
+      query.then = (onFulfilled?: (value: unknown) => unknown, onRejected?: (reason: unknown) => unknown) =>
+        settled().then(() => then(onFulfilled, onRejected))
+      return query
+    },
+    get: (target, name, receiver) =>
+      name === "unsafe"
+        ? (...args: Parameters<typeof target.unsafe>) => settled().then(() => target.unsafe(...args))
+        : Reflect.get(target, name, receiver)
+  })
+  return { ...node.db, sql }
 }
 
 export const startTestNode = async (overrides: Partial<AppConfig> = {}, options: NodeOptions = {}): Promise<TestNode> => {
@@ -32,6 +58,7 @@ export const startTestNode = async (overrides: Partial<AppConfig> = {}, options:
   const node = await Effect.runPromise(Scope.extend(startNode(config, options), scope))
   return {
     ...node,
+    db: settledReads(node),
     config,
     baseUrl: `http://127.0.0.1:${node.port}`,
     stop: () => Effect.runPromise(Scope.close(scope, Exit.void))

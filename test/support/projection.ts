@@ -2,7 +2,7 @@
 import { Effect } from "effect"
 import { allPartitions, EventLog } from "../../streams/EventLog.ts"
 import { readCheckpoints } from "../../streams/Projector.ts"
-import type { DbService } from "../../src/Db.ts"
+import type { DbService } from "../../streams/Db.ts"
 
 export const caughtUp = (db: DbService, timeoutMs = 20_000) =>
   Effect.gen(function* () {

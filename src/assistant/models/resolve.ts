@@ -23,7 +23,7 @@ import { createAnthropic } from "@ai-sdk/anthropic"
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import type { LanguageModelV3, SharedV3ProviderOptions } from "@ai-sdk/provider"
 import { Effect } from "effect"
-import { Db, query } from "../../Db.ts"
+import { Db, query } from "../../../streams/Db.ts"
 import { PlatformSecrets } from "../../Secrets.ts"
 import { AssistantSettings } from "../Settings.ts"
 import {

@@ -7,8 +7,14 @@ import { readdir, readFile } from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import postgres from "postgres"
+import { awaitFence } from "./ReadFence.ts"
 
-export class DbError extends Data.TaggedError("DbError")<{ readonly message: string; readonly cause?: unknown }> {}
+export class DbError extends Data.TaggedError("DbError")<{
+  readonly message: string
+  readonly cause?: unknown
+  /** Set when the read models did not catch up with the writes a read must see in time. */
+  readonly reason?: "read_model_behind"
+}> {}
 
 export interface DbService {
   readonly sql: postgres.Sql
@@ -89,6 +95,18 @@ export const layer = (options: DbOptions): Layer.Layer<Db, DbError> =>
     })
   )
 
-/** Runs a query, turning a driver failure into a DbError. */
+/**
+ * Runs a read-model query, turning a driver failure into a DbError. Inside an invocation it first
+ * waits until the read models hold the writes the invocation must see (`ReadFence.ts`).
+ */
 export const query = <A>(what: string, run: () => Promise<A>): Effect.Effect<A, DbError> =>
-  Effect.tryPromise({ try: run, catch: (cause) => new DbError({ message: `${what}: ${String(cause)}`, cause }) })
+  Effect.zipRight(
+    fenced,
+    Effect.tryPromise({ try: run, catch: (cause) => new DbError({ message: `${what}: ${String(cause)}`, cause }) })
+  )
+
+const fenced = Effect.flatMap(awaitFence, (caughtUp) =>
+  caughtUp
+    ? Effect.void
+    : Effect.fail(new DbError({ reason: "read_model_behind", message: "the read models have not caught up with the writes this read must see; retry" }))
+)

@@ -25,12 +25,13 @@
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
 import { compareSchemas, replay } from "../streams/Replay.ts"
-import { actorKinds, logLayer } from "./App.ts"
-import { loadConfig } from "./Config.ts"
-import { connect, Db, service } from "./Db.ts"
-import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
-import { grantCredits, operatorHost, setBillingSuspended } from "./assistant/BillingOperator.ts"
-import { ISSUABLE_PURPOSES, issueCredential } from "./IssueCredential.ts"
+import * as AccessCache from "../src/AccessCache.ts"
+import { actorKinds, logLayer } from "../src/App.ts"
+import { loadConfig } from "../src/Config.ts"
+import { connect, Db, service } from "../streams/Db.ts"
+import { startEmbeddedPostgres } from "../src/EmbeddedPostgres.ts"
+import { grantCredits, operatorHost, setBillingSuspended } from "../src/assistant/BillingOperator.ts"
+import { ISSUABLE_PURPOSES, issueCredential } from "../src/IssueCredential.ts"
 
 const usage = [
   "usage: svc replay [--into <schema>] [--compare]",
@@ -95,7 +96,7 @@ const issueKeyCommand = (args: ReadonlyArray<string>) =>
       name: values.name,
       machineId: values.machine
     }).pipe(
-      Effect.provide(logLayer(config).pipe(Layer.provideMerge(Layer.succeed(Db, db)))),
+      Effect.provide(Layer.merge(logLayer(config).pipe(Layer.provideMerge(Layer.succeed(Db, db))), AccessCache.layer)),
       Effect.mapError((e) => new Error(`issue-key refused: ${e.message}`))
     )
     const place = issued.workspaceId === null ? `organization ${values.org}` : `workspace ${values.org}/${values.workspace}`

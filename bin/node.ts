@@ -8,12 +8,16 @@ import { describeFailure } from "../gateway/errors.ts"
 import { startGateway } from "../gateway/server.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
-import { appLayer, registry } from "./App.ts"
-import { bootstrap } from "./Bootstrap.ts"
-import type { AppConfig } from "./Config.ts"
-import { Db } from "./Db.ts"
-import { startEmbeddedPostgres } from "./EmbeddedPostgres.ts"
-import { FailureDescriber } from "./Failures.ts"
+import { appLayer, registry } from "../src/App.ts"
+import { CurrentReadFence } from "../streams/ReadFence.ts"
+import { nodeFence } from "../src/Capabilities.ts"
+import { bootstrap } from "../src/Bootstrap.ts"
+import type { AppConfig } from "../src/Config.ts"
+import { Db } from "../streams/Db.ts"
+import { startEmbeddedPostgres } from "../src/EmbeddedPostgres.ts"
+import { FailureDescriber } from "../src/Failures.ts"
+
+const BOOTSTRAP_PROJECTION_TIMEOUT_MS = 30_000
 
 export interface NodeOptions {
   /** The clock requests see (tests inject one to step through key grace periods and expiries). */
@@ -30,15 +34,25 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
     // the same clock for requests and for the layers' own timers (question and run sweepers)
     const build = Layer.buildWithScope(layer, scope)
     const context = yield* (options.clock === undefined ? build : Effect.withClock(build, options.clock))
-    const runtime = yield* Effect.provide(
-      options.clock === undefined ? Effect.runtime<never>() : Effect.withClock(Effect.runtime<never>(), options.clock),
-      Layer.succeedContext(context)
-    )
     const host = context.unsafeMap.get(ActorHost.key) as ActorHost["Type"]
+    // what runs on the node (requests, turns, operator tools) reads what the node acknowledged;
+    // `invoke` narrows it to what was acknowledged before the call, plus the call's own writes
+    const runtime = Runtime.setFiberRef(
+      yield* Effect.provide(
+        options.clock === undefined ? Effect.runtime<never>() : Effect.withClock(Effect.runtime<never>(), options.clock),
+        Layer.succeedContext(context)
+      ),
+      CurrentReadFence,
+      nodeFence(host)
+    )
     const log = context.unsafeMap.get(EventLog.key) as EventLog["Type"]
     const db = context.unsafeMap.get(Db.key) as Db["Type"]
 
     const { created, data } = yield* bootstrap(config.dataDir, config.baseUrl).pipe(Effect.provide(context))
+    // the node serves once its partitions' read models hold the log as it stood (what a previous run
+    // of the node acknowledged included) and its bootstrap organization is readable
+    yield* Effect.promise(() => host.caughtUp())
+    yield* Effect.promise(() => host.awaitProjected(host.unprojected(), BOOTSTRAP_PROJECTION_TIMEOUT_MS))
     const gateway = yield* Effect.acquireRelease(
       Effect.promise(() =>
         startGateway({

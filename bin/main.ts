@@ -3,8 +3,8 @@
  * data directory; with no KAFKA_BROKERS it runs the embedded log.
  */
 import { Effect, Exit } from "effect"
-import { loadConfig } from "./Config.ts"
-import { startNode } from "./Node.ts"
+import { loadConfig } from "../src/Config.ts"
+import { startNode } from "./node.ts"
 
 const config = loadConfig()
 

@@ -1,0 +1,150 @@
+/**
+ * The agent's tools as the model calls them in a turn: a capability runs through the checkpoint
+ * (`invoke`) or, when it needs approval, is parked for the person; `ask_user` asks the person and
+ * waits for the answer. Each call is told as the spec's events and kept as the turn's record.
+ */
+import { dynamicTool, jsonSchema, type ToolSet } from "ai"
+import { Cause, Effect, Exit, Option, Runtime } from "effect"
+import { randomUUID } from "node:crypto"
+import { AskQuestion, CloseQuestion, ParkToolCall } from "../../actors/conversation/protocol.ts"
+import { newPublicId } from "../ApiKeyToken.ts"
+import { invoke } from "../Capabilities.ts"
+import { FailureDescriber } from "../Failures.ts"
+import { type ChatEvent, type ParkedCard, previewOf, type ToolCallRecord, type TurnFailure } from "./ChatEvents.ts"
+import { AssistantSettings } from "./Settings.ts"
+import { type AgentTool, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "./Tools.ts"
+import type { PreparedTurn } from "./Turn.ts"
+import { failure, type TurnRecorder } from "./TurnRecording.ts"
+import { questionTimeoutCommandId, TurnRegistry } from "./TurnRegistry.ts"
+
+/** Spec 8: a question waits five minutes, then closes with reason `timeout`. */
+export const QUESTION_WAIT_MS = 5 * 60 * 1000
+
+/** The turn was aborted while a tool waited. */
+export class TurnAborted extends Error {}
+
+/** A failure that ends the turn with the given 7.2 code, wherever in the loop it is found. */
+export class TurnFailed extends Error {
+  constructor(readonly failure: TurnFailure) {
+    super(failure.message)
+  }
+}
+
+/** What the tools of one turn act on and report to. */
+export interface AgentToolsContext {
+  readonly turn: PreparedTurn
+  readonly runId: string
+  readonly conversationId: string
+  readonly signal: AbortSignal
+  readonly record: TurnRecorder
+  readonly emit: (event: ChatEvent) => void
+  readonly toolCalls: Array<ToolCallRecord>
+  readonly parkedCards: Array<ParkedCard>
+  /** Questions asked and not yet answered or closed. */
+  readonly openQuestions: Set<string>
+}
+
+/** The capability a tool name stands for (the name itself for `ask_user`). */
+export const capabilityOf = (tools: ReadonlyArray<AgentTool>, toolName: string): string =>
+  tools.find((t) => t.toolName === toolName)?.capability.name ?? toolName
+
+/** The turn's tools for the `ai` SDK. */
+export const agentToolSet = (context: AgentToolsContext) =>
+  Effect.gen(function* () {
+    // a capability's effect may need any service the node provides
+    const runtime = yield* Effect.runtime<any>()
+    const registry = yield* TurnRegistry
+    const settings = yield* AssistantSettings
+    const describe = yield* FailureDescriber
+    const clock = yield* Effect.clock
+    const now = () => clock.unsafeCurrentTimeMillis()
+    const { turn, runId, conversationId, signal, record, emit, toolCalls } = context
+
+    const parkCall = (tool: AgentTool, input: unknown, toolCallId: string) =>
+      Effect.gen(function* () {
+        const started = now()
+        const capability = tool.capability.name
+        const approvalId = randomUUID()
+        const publicId = newPublicId("apr")
+        const expiresAt = new Date(started + settings.approvalTtlMs).toISOString()
+        yield* record(
+          new ParkToolCall({ runId, approvalId, publicId, toolCallId, capability, input: input as any, inputPreview: previewOf(input), userId: turn.userId, expiresAt })
+        )
+        emit({ type: "approval-required", approvalId: publicId, capability, inputPreview: previewOf(input), riskLevel: tool.riskLevel, expiresAt })
+        context.parkedCards.push({ approvalId: publicId, capability, expiresAt })
+        toolCalls.push({ toolCallId, toolName: capability, outcome: "parked", durationMs: Math.max(0, now() - started), approvalId: publicId })
+        return { parked: true, approvalId: publicId, expiresAt, note: "The call waits for the person's approval; it has not run." }
+      })
+
+    const callTool = (tool: AgentTool, input: unknown, toolCallId: string) =>
+      Effect.gen(function* () {
+        if (tool.capability.needsApproval) return yield* parkCall(tool, input, toolCallId)
+        const started = now()
+        const capability = tool.capability.name
+        emit({ type: "tool-call-start", toolCallId, capability, inputPreview: previewOf(input), riskLevel: "low" })
+        const exit = yield* Effect.exit(
+          invoke({ authorization: undefined, principal: turn.invocation.principal, surface: "agent", capability, path: turn.path, input: Effect.succeed(input) })
+        )
+        const durationMs = Math.max(0, now() - started)
+        if (Exit.isSuccess(exit)) {
+          emit({ type: "tool-call-end", toolCallId, status: "completed", durationMs, output: exit.value })
+          toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : "completed", durationMs })
+          return exit.value
+        }
+        // a tool call's errorReason is the failure's reason in the one error table, else its code
+        const described = describe(exit.cause)
+        const errorReason = described.reason ?? described.code
+        emit({ type: "tool-call-end", toolCallId, status: "failed", durationMs, errorReason })
+        toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : "failed", durationMs })
+        // a service the turn depends on is down: the turn fails with it (7.2) rather than guess on
+        if (errorReason === "codegraph_unavailable") return yield* Effect.fail(new TurnFailed(failure("codegraph_unavailable", described.message)))
+        return { error: errorReason, message: described.message }
+      })
+
+    const askUser = (input: { question: string; options?: ReadonlyArray<string> }, toolCallId: string) =>
+      Effect.gen(function* () {
+        const started = now()
+        const questionId = newPublicId("qst")
+        const options = [...(input.options ?? [])]
+        const deadline = new Date(started + QUESTION_WAIT_MS).toISOString()
+        // listening before the question is asked: its answer, through any node, cannot come first
+        const waiting = registry.awaitQuestion(conversationId, questionId, { timeoutMs: QUESTION_WAIT_MS, signal })
+        return yield* Effect.gen(function* () {
+          yield* record(new AskQuestion({ runId, questionId, question: input.question, options, userId: turn.userId, deadline }))
+          context.openQuestions.add(questionId)
+          emit({ type: "question", id: questionId, question: input.question, options })
+          const outcome = yield* Effect.promise(() => waiting.outcome)
+          if (outcome.status === "aborted") return yield* Effect.fail(new TurnAborted())
+          // the sweeper may close it too: one command id, so the actor closes it once
+          if (outcome.status === "timeout") yield* record(new CloseQuestion({ questionId, reason: "timeout" }), questionTimeoutCommandId(questionId))
+          context.openQuestions.delete(questionId)
+          emit(outcome.status === "answered" ? { type: "question-end", id: questionId, status: "answered" } : { type: "question-end", id: questionId, status: "closed", reason: "timeout" })
+          toolCalls.push({ toolCallId, toolName: ASK_USER, outcome: "completed", durationMs: Math.max(0, now() - started) })
+          return outcome.status === "answered" ? { answer: outcome.answer } : { timedOut: true, options }
+        }).pipe(Effect.ensuring(Effect.sync(() => waiting.cancel())))
+      })
+
+    // the SDK calls a tool's `execute` and awaits the Promise it returns: the one way back into the node's runtime;
+    // it rejects with the failure itself, so the turn's loop recognises TurnFailed and TurnAborted in `tool-error`
+    const runExit = Runtime.runPromiseExit(runtime)
+    const execute = async <A>(effect: Effect.Effect<A, unknown, any>): Promise<A> => {
+      const exit = await runExit(effect)
+      if (Exit.isSuccess(exit)) return exit.value
+      throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
+    }
+
+    const tools: ToolSet = {}
+    for (const tool of turn.tools) {
+      tools[tool.toolName] = dynamicTool({
+        description: tool.capability.description,
+        inputSchema: jsonSchema(tool.inputSchema as any),
+        execute: (input, options) => execute(callTool(tool, input, options.toolCallId))
+      })
+    }
+    tools[ASK_USER] = dynamicTool({
+      description: ASK_USER_DESCRIPTION,
+      inputSchema: jsonSchema(askUserSchema as any),
+      execute: (input, options) => execute(askUser(input as { question: string; options?: ReadonlyArray<string> }, options.toolCallId))
+    })
+    return tools
+  })

@@ -1,0 +1,51 @@
+/**
+ * Spec 8's memory of a conversation: the model reads the last messages word for word and a summary
+ * of the older ones, rewritten about once every five turns. A run that starts after a rewrite
+ * carries the new summary.
+ */
+import { generateText, type ModelMessage } from "ai"
+import { Effect } from "effect"
+import { ConversationActor } from "../../actors/conversation/actor.ts"
+import type { RunFinished } from "../../actors/conversation/events.ts"
+import { RewriteSummary } from "../../actors/conversation/protocol.ts"
+import type { CommandMeta } from "../../actors/kernel.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import type { Signal } from "../../streams/LogSignals.ts"
+import { type ChatMessage, loadHistory, olderMessages } from "./ChatQueries.ts"
+import type { ResolvedModel } from "./models/resolve.ts"
+
+/** Spec 8: the model reads the last 50 messages word for word, this turn's own message included. */
+export const VERBATIM_MESSAGES = 50
+/** Spec 8: the summary of older messages is rewritten about once every five turns. */
+export const SUMMARY_EVERY_TURNS = 5
+/** How long the summary's history read waits for the read models to hold the run's end. */
+const SUMMARY_READ_TIMEOUT_MS = 10_000
+
+const SUMMARY_PROMPT =
+  "[summarise] Summarise the conversation below in at most 300 words, keeping names, decisions and open questions."
+
+/** A stored message as the model reads it. */
+export const modelMessageOf = (m: ChatMessage): ModelMessage => (m.role === "user" ? { role: "user", content: m.content } : { role: "assistant", content: m.content })
+
+/** Rewrites the summary when due after the run `finished` ended; the rewrite's command id derives from the run, so it happens once. */
+export const rewriteSummaryIfDue = (model: ResolvedModel, finished: Signal<RunFinished>, meta: CommandMeta) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const { conversationId, runId } = finished.event
+    // the history must hold the run's own messages
+    yield* Effect.promise(() => host.awaitProjected(new Map([[finished.position.partition, finished.position.offset]]), SUMMARY_READ_TIMEOUT_MS))
+    // the next turn reads the last 49 messages and its own: everything before those is the summary's
+    const history = yield* loadHistory(conversationId, VERBATIM_MESSAGES - 1)
+    if (history.older === 0) return
+    if (history.summary !== null && history.turnCount - history.summary.atTurn < SUMMARY_EVERY_TURNS) return
+    const older = yield* olderMessages(conversationId, history.older)
+    const summarised = yield* Effect.tryPromise(() =>
+      generateText({ model: model.model, system: SUMMARY_PROMPT, messages: older.map(modelMessageOf), maxRetries: 0 })
+    )
+    yield* host.send(
+      ConversationActor,
+      conversationId,
+      new RewriteSummary({ summary: summarised.text, coversMessages: history.older, atTurn: history.turnCount }),
+      { ...meta, commandId: `summary_${runId}` }
+    )
+  })
