@@ -440,15 +440,20 @@ const openTransactionalWriter = (
         await transaction.commit()
         return Number(written.baseOffset)
       } catch (error) {
-        if (isFenced(error)) {
+        // a commit the coordinator answers with CONCURRENT_TRANSACTIONS was refused: the coordinator
+        // is ending this transaction itself, which it does when a newer writer bumps the epoch
+        const refusedCommit = committing && (error as { type?: unknown }).type === "CONCURRENT_TRANSACTIONS"
+        // a transaction that never reached its commit is aborted: by us, or by the newer writer's
+        // coordinator, whose refusal of our abort says we are fenced
+        const abort = committing ? undefined : await transaction.abort().then(() => undefined, (abortError: unknown) => abortError ?? "failed")
+        if (isFenced(error) || refusedCommit || (abort !== undefined && isFenced(abort))) {
           unusable = new LogFenced({ partition, message: `partition ${partition}: a newer writer has opened it` })
           throw unusable
         }
         const failed = fail(`append to partition ${partition}`)(error)
         // an aborted transaction leaves nothing readable; a failed commit's outcome is unknown, and
         // kafkajs can neither retry nor abort it
-        const aborted = !committing && (await transaction.abort().then(() => true, () => false))
-        if (!aborted) {
+        if (committing || abort !== undefined) {
           unusable = new LogError({
             operation: failed.operation,
             message: `the writer of partition ${partition} cannot go on after ${failed.message}; reopen it`
