@@ -22,10 +22,9 @@ import {
   PUSH_CONFIG_PREFIX,
   STREAMING_METHODS
 } from "../src/a2a/Protocol.ts"
-import { followTask, sendAndSettle, startTask, type TaskEvent } from "../src/a2a/Tasks.ts"
 import { authenticate, type Principal } from "../src/Auth.ts"
 import { invoke } from "../src/Capabilities.ts"
-import type { MessageSendPlan } from "../src/capabilities/A2a.ts"
+import type { Started } from "../src/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { openSse } from "./sse.ts"
@@ -50,9 +49,9 @@ const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, res
 
 const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
   "message/send": "a2a.message.send",
-  "message/stream": "a2a.message.send",
+  "message/stream": "a2a.message.stream",
   "tasks/get": "a2a.tasks.get",
-  "tasks/resubscribe": "a2a.tasks.get",
+  "tasks/resubscribe": "a2a.tasks.resubscribe",
   "tasks/cancel": "a2a.tasks.cancel",
   "agent/getAuthenticatedExtendedCard": "a2a.card.extended"
 }
@@ -118,17 +117,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     if (Exit.isFailure(exit)) return { error: rpcErrorOf(exit.cause) }
     // the extended card names the endpoint this gateway serves, like the public one
     if (method === "agent/getAuthenticatedExtendedCard") return { result: { ...(exit.value as object), url: publicAgentCard(options.baseUrl()).url } }
-    if (method !== "message/send") return { result: exit.value }
-    const plan = exit.value as MessageSendPlan
-    const configuration = isObject(params) && isObject(params.configuration) ? params.configuration : {}
-    const settled = await options.run(
-      sendAndSettle(principal.workspaceId ?? "", plan, {
-        // `configuration.blocking: false` answers once the task is submitted; by default, once it settles
-        blocking: configuration.blocking !== false,
-        historyLength: typeof configuration.historyLength === "number" ? configuration.historyLength : undefined
-      })
-    )
-    return Exit.isSuccess(settled) ? { result: settled.value } : { error: rpcErrorOf(settled.cause) }
+    return { result: exit.value }
   }
 
   const dispatch = async (principal: Principal, entry: unknown, inBatch: boolean): Promise<object | undefined> => {
@@ -159,25 +148,8 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       sse.end()
       return Streaming
     }
-    const send = (result: unknown) => sse.data(success(id, result))
-    if (method === "message/stream" && (exit.value as MessageSendPlan).kind === "new") {
-      const plan = exit.value as Extract<MessageSendPlan, { kind: "new" }>
-      const started = await options.run(
-        startTask(plan.task, {
-          // the first event is the Task as submitted; the turn's own reports follow it in order
-          submitted: (task) => send(task),
-          event: (event: TaskEvent) => send(event),
-          settled: () => sse.end()
-        })
-      )
-      if (Exit.isFailure(started)) {
-        sse.data(failure(id, rpcErrorOf(started.cause)))
-        sse.end()
-      }
-      return Streaming
-    }
-    const taskId = method === "message/stream" ? (exit.value as Extract<MessageSendPlan, { kind: "resumed" }>).taskId : (params as { id: string }).id
-    void options.run(followTask(principal.workspaceId ?? "", taskId, send).pipe(Effect.ensuring(Effect.sync(() => sse.end()))))
+    const task = exit.value as Started<unknown, void>
+    task.listen({ event: (result) => sse.data(success(id, result)), done: () => sse.end() })
     return Streaming
   }
 

@@ -1,13 +1,12 @@
 /**
  * The two turn routes of spec 4.1: `chat/stream` (SSE) and `assistant/ask` (one JSON result). Both
  * invoke `ask_assistant` through the checkpoint, so every refusal of 7.1 is a JSON error before any
- * stream opens; then the prepared turn runs. On the stream, a failure after it opened is one
+ * stream opens; the capability answers with the started turn, whose events this route frames. On the stream, a failure after it opened is one
  * `error` event and `done` with `[DONE]` (7.2); on the ask route it is a JSON error.
  */
 import { Effect, Exit } from "effect"
 import type uWS from "uWebSockets.js"
-import type { TurnFailure, TurnResult, TurnSink } from "../src/assistant/ChatEvents.ts"
-import { executeTurn, type PreparedTurn } from "../src/assistant/Turn.ts"
+import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
 import { invoke } from "../src/Capabilities.ts"
 import { MODEL_OVERRIDE_FIELDS } from "../src/capabilities/Assistant.ts"
 import { BadRequest } from "../src/Errors.ts"
@@ -95,15 +94,13 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       }
       return replyForFailure(exit.cause)
     }
-    const prepared = exit.value as PreparedTurn
+    const turn = exit.value as StartedTurn
+    // the turn runs to its end whether or not the client stays (spec 3.2)
     if (mode === "stream") {
-      // the turn runs to its end whether or not the client stays (spec 3.2)
-      void options.run(executeTurn(prepared, streamSink(res)))
+      turn.listen(streamSink(res))
       return Streaming
     }
-    const outcome = await new Promise<{ result: TurnResult } | { failure: TurnFailure }>((resolve) => {
-      void options.run(executeTurn(prepared, { event: () => {}, done: resolve }))
-    })
+    const outcome = await new Promise<TurnOutcome>((resolve) => turn.listen({ event: () => {}, done: resolve }))
     return "result" in outcome ? { status: 200, json: outcome.result } : askFailure(outcome.failure)
   }
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/stream", handler("stream"), options.limits)

@@ -255,6 +255,14 @@ export const nodeFence = (host: ActorHostService): ReadFence => ({
   await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS)
 })
 
+/**
+ * Starts what a capability goes on doing after it answers (a turn, a task's follower): it outlives
+ * the call, and each of its reads waits for what the node has acknowledged by then, like any
+ * process of the node's.
+ */
+export const startInBackground = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(ActorHost, (host) => Effect.forkDaemon(Effect.locally(effect, CurrentReadFence, nodeFence(host))))
+
 export const makeFence = (host: ActorHostService, positions: Map<number, number>): ReadFence => ({
   positions,
   passed: new Map(),

@@ -10,7 +10,7 @@
  * tail of the log. The text chunks are not events (only the whole reply is, on completion), so a
  * follower hears status updates only.
  */
-import { Cause, Deferred, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Deferred, Effect, Exit, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { type A2aTaskCommand, CompleteTask, FailTask, MarkWorking, RejectTask, RequireInput, SubmitTask } from "../../actors/a2atask/protocol.ts"
@@ -22,6 +22,8 @@ import { newPublicId } from "../ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
 import { TurnRegistry } from "../assistant/TurnRegistry.ts"
+import { startInBackground } from "../Capabilities.ts"
+import { Relay, type Started } from "../Relay.ts"
 import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type IncomingMessage, type StatusUpdate, type TaskState } from "./Protocol.ts"
 import { type A2aTask, taskView } from "./TaskQueries.ts"
 
@@ -34,6 +36,13 @@ export interface NewTask {
 }
 
 export type TaskEvent = StatusUpdate | ArtifactUpdate
+
+/** A report of the turn to its task's actor, and what follows once it is recorded. */
+interface Report {
+  readonly command: A2aTaskCommand | undefined
+  readonly then: (recorded: Task | undefined) => void
+  readonly last: boolean
+}
 
 export interface TaskListener {
   /** The task is recorded as submitted (before its turn starts): the Task a stream opens with. */
@@ -82,8 +91,6 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
     const registry = yield* TurnRegistry
-    const runtime = yield* Effect.runtime<any>()
-    const runExit = Runtime.runPromiseExit(runtime)
     const { taskId, contextId } = task
     const { invocation } = task.turn
     const clock = yield* Effect.clock
@@ -109,20 +116,27 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     const submittedTask = submitted.state as Task
     listener.submitted?.(taskView(submittedTask))
 
-    // reports reach the actor in the order the turn made them; the listener hears each after it is
-    // recorded, and `then` learns the task as the actor answered the report (undefined when unknown)
-    let queue: Promise<unknown> = Promise.resolve()
-    const report = (command: A2aTaskCommand | undefined, then: (recorded: Task | undefined) => void) => {
-      queue = queue.then(async () => {
-        let recorded: Task | undefined
-        if (command !== undefined) {
-          const exit = await runExit(host.send(A2aTaskActor, taskId, command, meta()))
-          if (Exit.isFailure(exit)) console.error(`a2a: task ${taskId} report failed`, Option.getOrUndefined(Cause.failureOption(exit.cause)))
-          else if (exit.value.state._tag === "Task") recorded = exit.value.state
+    // reports reach the actor in the order the turn made them, one after the other; the listener
+    // hears each after it is recorded, and `then` learns the task as the actor answered the report
+    // (undefined when unknown). The turn's end makes the last report.
+    const reports = yield* Queue.unbounded<Report>()
+    const report = (command: A2aTaskCommand | undefined, then: (recorded: Task | undefined) => void, last = false) =>
+      void Queue.unsafeOffer(reports, { command, then, last })
+    yield* startInBackground(
+      Effect.gen(function* () {
+        for (;;) {
+          const { command, then, last } = yield* Queue.take(reports)
+          let recorded: Task | undefined
+          if (command !== undefined) {
+            const exit = yield* Effect.exit(host.send(A2aTaskActor, taskId, command, meta()))
+            if (Exit.isFailure(exit)) yield* Effect.logError(`a2a: task ${taskId} report failed`, Cause.squash(exit.cause))
+            else if (exit.value.state._tag === "Task") recorded = exit.value.state
+          }
+          then(recorded)
+          if (last) return
         }
-        then(recorded)
       })
-    }
+    )
     const status = (state: TaskState, final: boolean, message?: A2aMessage): StatusUpdate => ({
       kind: "status-update",
       taskId,
@@ -195,7 +209,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => {
         if ("result" in outcome) {
           // a stopped turn is a cancelled task: the cancel recorded it already
-          if (outcome.result.stopped) return report(undefined, () => endCanceled())
+          if (outcome.result.stopped) return report(undefined, () => endCanceled(), true)
           flush(true)
           const reply = agentMessage(taskId, contextId, outcome.result.reply)
           report(
@@ -205,7 +219,8 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
               if (recorded?.state === "canceled") return endCanceled(recorded)
               listener.event(status("completed", true, reply))
               listener.settled("completed", recorded)
-            }
+            },
+            true
           )
           return
         }
@@ -221,11 +236,12 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
             const state = rejected ? "rejected" : "failed"
             listener.event(status(state, true, agentMessage(taskId, contextId, message, `${taskId}-${state}`)))
             listener.settled(state, recorded)
-          }
+          },
+          true
         )
       }
     }
-    void runExit(executeTurn(task.turn, sink))
+    yield* startInBackground(executeTurn(task.turn, sink))
     return submittedTask
   })
 
@@ -263,16 +279,31 @@ export const followTask = (workspaceId: string, taskId: string, onChange: (updat
   )
 
 /**
+ * `message/stream` and `tasks/resubscribe`: a new task's Task as submitted and then its updates,
+ * or a resumed (or followed) task's status updates, until it settles.
+ */
+export const streamTask = (workspaceId: string, accepted: { readonly task: NewTask } | { readonly taskId: string }) =>
+  Effect.gen(function* () {
+    const relay = new Relay<A2aTask | TaskEvent, void>()
+    if ("task" in accepted) {
+      yield* startTask(accepted.task, { submitted: relay.event, event: relay.event, settled: () => relay.done() })
+    } else {
+      yield* startInBackground(followTask(workspaceId, accepted.taskId, relay.event).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
+    }
+    return relay satisfies Started<A2aTask | TaskEvent, void>
+  })
+
+/**
  * `message/send`: runs a new task until it settles (or, not blocking, until it is submitted), or
  * waits for a resumed one to settle; then the Task as its actor answered.
  */
-export const sendAndSettle = (workspaceId: string, plan: { readonly task: NewTask } | { readonly taskId: string }, options: { readonly blocking: boolean; readonly historyLength?: number }) =>
+export const sendAndSettle = (workspaceId: string, accepted: { readonly task: NewTask } | { readonly taskId: string }, options: { readonly blocking: boolean; readonly historyLength?: number }) =>
   Effect.gen(function* () {
-    const taskId = "task" in plan ? plan.task.taskId : plan.taskId
+    const taskId = "task" in accepted ? accepted.task.taskId : accepted.taskId
     let task: Task | undefined
-    if ("task" in plan) {
+    if ("task" in accepted) {
       const settled = yield* Deferred.make<Task | undefined>()
-      const submitted = yield* startTask(plan.task, { event: () => {}, settled: (_, recorded) => void Deferred.unsafeDone(settled, Exit.succeed(recorded)) })
+      const submitted = yield* startTask(accepted.task, { event: () => {}, settled: (_, recorded) => void Deferred.unsafeDone(settled, Exit.succeed(recorded)) })
       // settled by a cancel, whose state this request did not hear: the task's own events tell
       task = options.blocking ? ((yield* Deferred.await(settled)) ?? (yield* followTask(workspaceId, taskId))) : submitted
     } else {

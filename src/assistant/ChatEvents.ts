@@ -2,6 +2,7 @@
  * The chat stream's events (spec 6.1) and the turn result (2.3): what a turn tells its sink, the SSE
  * writer or the ask route's collector. Deltas are not log events; they go straight to the sink.
  */
+import type { Listener, Started } from "../Relay.ts"
 
 export interface Usage {
   readonly promptTokens: number
@@ -78,11 +79,13 @@ export interface TurnFailure {
   readonly message: string
 }
 
+export type TurnOutcome = { readonly result: TurnResult } | { readonly failure: TurnFailure }
+
 /** Where a turn's events go. `done` is called exactly once, last. */
-export interface TurnSink {
-  readonly event: (event: ChatEvent) => void
-  readonly done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => void
-}
+export type TurnSink = Listener<ChatEvent, TurnOutcome>
+
+/** A turn the chat capability started: the gateway frames its events. */
+export type StartedTurn = Started<ChatEvent, TurnOutcome>
 
 /** At most this many characters of a tool's input are shown in previews. */
 const PREVIEW_CHARS = 200

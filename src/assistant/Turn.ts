@@ -11,10 +11,11 @@ import type { RunFinished } from "../../actors/conversation/events.ts"
 import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
-import type { Invocation, Registry } from "../Capabilities.ts"
+import { type Invocation, type Registry, startInBackground } from "../Capabilities.ts"
+import { Relay } from "../Relay.ts"
 import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
 import { chargeTurn, checkModelKeyLimit } from "./Billing.ts"
-import type { ParkedCard, ToolCallRecord, TurnFailure, TurnResult, TurnSink } from "./ChatEvents.ts"
+import type { ChatEvent, ParkedCard, StartedTurn, ToolCallRecord, TurnFailure, TurnOutcome, TurnResult, TurnSink } from "./ChatEvents.ts"
 import { findConversation, loadHistory } from "./ChatQueries.ts"
 import { isTextType, readAttachments } from "./Files.ts"
 import { continueTowards, type Goal, judgeRound } from "./Goal.ts"
@@ -94,6 +95,14 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
       // only the turn's abort signal stops it, not the end of the fiber that started it
       Effect.uninterruptible
     )
+  })
+
+/** Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). */
+export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, never, any> =>
+  Effect.gen(function* () {
+    const relay = new Relay<ChatEvent, TurnOutcome>()
+    yield* startInBackground(executeTurn(turn, relay))
+    return relay
   })
 
 const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>

@@ -1,8 +1,8 @@
 /**
  * The A2A methods as capabilities on their own surface, `a2a`, so they pass the one checkpoint:
  * a workspace key (or a person) acts in its own workspace, and a task of another workspace is
- * not found (-32001), never revealed. `a2a.message.send` prepares the turn with the chat's own
- * checks (7.1); the gateway runs it (gateway/a2a.ts).
+ * not found (-32001), never revealed. A new task's turn passes the chat's own checks (7.1). The
+ * streaming methods answer with the started task, whose updates the gateway frames as SSE.
  */
 import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
@@ -13,15 +13,17 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { extendedAgentCard } from "../a2a/Card.ts"
 import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "../a2a/Protocol.ts"
 import { findTask, taskView } from "../a2a/TaskQueries.ts"
-import { contentOf, contextOfConversation, conversationOfContext, type NewTask, userMessage } from "../a2a/Tasks.ts"
+import { contentOf, contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask, userMessage } from "../a2a/Tasks.ts"
 import { findConversation } from "../assistant/ChatQueries.ts"
 import { agentToolsFor } from "../assistant/Tools.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 import { slugsOf } from "../Auth.ts"
-import { type AnyCapability, Capabilities, defineCapability } from "../Capabilities.ts"
+import { type AnyCapability, Capabilities, defineCapability, type Invocation } from "../Capabilities.ts"
 import { BadRequest } from "../Errors.ts"
 import { PublicUrl } from "./Organization.ts"
 import { askers, prepareTurn } from "./Assistant.ts"
+
+const Task = Schema.Unknown
 
 const common = {
   scope: "workspace",
@@ -32,58 +34,76 @@ const common = {
   needsApproval: false
 } as const
 
-/** What message/send hands the gateway: a new task to run, or the answer that resumes a waiting one. */
-export type MessageSendPlan = { readonly kind: "new"; readonly task: NewTask } | { readonly kind: "resumed"; readonly taskId: string }
+/** A message accepted: a new task to run, or the answer that resumes a waiting one. */
+type AcceptedMessage = { readonly task: NewTask } | { readonly taskId: string }
+
+/** message/send and message/stream: the caller's message, checked and recorded as its task's start or answer. */
+const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
+  Effect.gen(function* () {
+    const { message } = params
+    const workspaceId = invocation.workspaceId!
+    if (message.taskId !== undefined) {
+      // the caller answers the question its task waits on; the task's actor decides whether it may
+      const task = yield* findTask(workspaceId, message.taskId)
+      if (task === undefined) return yield* new TaskNotFound({ taskId: message.taskId })
+      const host = yield* ActorHost
+      const questionId = task.pendingQuestionId
+      yield* host.send(
+        A2aTaskActor,
+        task.taskId,
+        new ReceiveMessage({ taskId: task.taskId, message: userMessage(task.taskId, task.contextId, message), userId: invocation.principal.attributedTo ?? "" }),
+        invocation.meta
+      )
+      const conversation = yield* findConversation(workspaceId, task.conversationId)
+      if (conversation !== undefined && questionId !== null) {
+        yield* TurnControl.answerQuestion(conversation.conversationId, questionId, task.userId, contentOf(message), { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
+      }
+      return { taskId: task.taskId }
+    }
+    let conversationRef: string | null = null
+    let newConversation: string | null = null
+    let contextId: string
+    if (message.contextId !== undefined) {
+      conversationRef = conversationOfContext(message.contextId)
+      if (conversationRef === null) return yield* new BadRequest({ reason: "invalid_context_id", message: `${message.contextId} is not a context id this agent issued` })
+      contextId = message.contextId
+    } else {
+      newConversation = invocation.newId("cnv")
+      contextId = contextOfConversation(newConversation)
+    }
+    const turn = yield* prepareTurn(invocation, { content: contentOf(message), conversationId: conversationRef, turnId: randomUUID() }, newConversation)
+    return { task: { taskId: invocation.newId("a2a"), contextId, turn, message } }
+  })
 
 export const sendMessage = defineCapability({
   ...common,
   name: "a2a.message.send",
-  description: "Send a message to the workspace agent (A2A message/send and message/stream): a new task, a message continuing a context, or the answer to a task waiting for input.",
+  description: "Send a message to the workspace agent (A2A message/send): a new task, a message continuing a context, or the answer to a task waiting for input. Answers with the task once it settles, or once it is submitted when not blocking.",
   input: MessageSendParams,
-  // the plan stays in the process; the gateway runs it
-  output: Schema.Unknown,
+  output: Task,
   sensitivity: "medium",
   mutating: true,
   changesAccess: false,
   handler: (invocation, params) =>
-    Effect.gen(function* () {
-      const { message } = params
-      const workspaceId = invocation.workspaceId!
-      if (message.taskId !== undefined) {
-        // the caller answers the question its task waits on; the task's actor decides whether it may
-        const task = yield* findTask(workspaceId, message.taskId)
-        if (task === undefined) return yield* new TaskNotFound({ taskId: message.taskId })
-        const host = yield* ActorHost
-        const questionId = task.pendingQuestionId
-        yield* host.send(
-          A2aTaskActor,
-          task.taskId,
-          new ReceiveMessage({ taskId: task.taskId, message: userMessage(task.taskId, task.contextId, message), userId: invocation.principal.attributedTo ?? "" }),
-          invocation.meta
-        )
-        const conversation = yield* findConversation(workspaceId, task.conversationId)
-        if (conversation !== undefined && questionId !== null) {
-          yield* TurnControl.answerQuestion(conversation.conversationId, questionId, task.userId, contentOf(message), { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
-        }
-        return { kind: "resumed", taskId: task.taskId } satisfies MessageSendPlan
-      }
-      let conversationRef: string | null = null
-      let newConversation: string | null = null
-      let contextId: string
-      if (message.contextId !== undefined) {
-        conversationRef = conversationOfContext(message.contextId)
-        if (conversationRef === null) return yield* new BadRequest({ reason: "invalid_context_id", message: `${message.contextId} is not a context id this agent issued` })
-        contextId = message.contextId
-      } else {
-        newConversation = invocation.newId("cnv")
-        contextId = contextOfConversation(newConversation)
-      }
-      const turn = yield* prepareTurn(invocation, { content: contentOf(message), conversationId: conversationRef, turnId: randomUUID() }, newConversation)
-      return { kind: "new", task: { taskId: invocation.newId("a2a"), contextId, turn, message } } satisfies MessageSendPlan
-    })
+    Effect.flatMap(acceptMessage(invocation, params), (accepted) =>
+      sendAndSettle(invocation.workspaceId!, accepted, {
+        blocking: params.configuration?.blocking !== false,
+        historyLength: params.configuration?.historyLength
+      }))
 })
 
-const Task = Schema.Unknown
+export const streamMessage = defineCapability({
+  ...common,
+  name: "a2a.message.stream",
+  description: "Send a message to the workspace agent and follow its task as it runs (A2A message/stream): the Task as submitted, then its status and artifact updates until it settles.",
+  input: MessageSendParams,
+  // the started task stays in the process; the gateway frames its updates
+  output: Schema.Unknown,
+  sensitivity: "medium",
+  mutating: true,
+  changesAccess: false,
+  handler: (invocation, params) => Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation.workspaceId!, accepted))
+})
 
 export const getTask = defineCapability({
   ...common,
@@ -98,6 +118,23 @@ export const getTask = defineCapability({
       const task = yield* findTask(invocation.workspaceId!, params.id)
       if (task === undefined) return yield* new TaskNotFound({ taskId: params.id })
       return taskView(task, params.historyLength)
+    })
+})
+
+export const resubscribe = defineCapability({
+  ...common,
+  name: "a2a.tasks.resubscribe",
+  description: "Follow a task again (A2A tasks/resubscribe): its status updates until it settles.",
+  input: TaskQueryParams,
+  // the follower stays in the process; the gateway frames its updates
+  output: Schema.Unknown,
+  sensitivity: "low",
+  mutating: false,
+  handler: (invocation, params) =>
+    Effect.gen(function* () {
+      const workspaceId = invocation.workspaceId!
+      if ((yield* findTask(workspaceId, params.id)) === undefined) return yield* new TaskNotFound({ taskId: params.id })
+      return yield* streamTask(workspaceId, { taskId: params.id })
     })
 })
 
@@ -142,4 +179,4 @@ export const extendedCard = defineCapability({
     })
 })
 
-export const a2aCapabilities: ReadonlyArray<AnyCapability> = [sendMessage, getTask, cancelTask, extendedCard]
+export const a2aCapabilities: ReadonlyArray<AnyCapability> = [sendMessage, streamMessage, getTask, resubscribe, cancelTask, extendedCard]

@@ -22,7 +22,7 @@ import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { ChatRateLimiter, RateLimited } from "../assistant/RateLimit.ts"
 import { AssistantSettings } from "../assistant/Settings.ts"
 import { agentToolsFor, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "../assistant/Tools.ts"
-import type { PreparedTurn } from "../assistant/Turn.ts"
+import { type PreparedTurn, startTurn } from "../assistant/Turn.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 
 const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -106,12 +106,12 @@ export const askAssistant = defineCapability({
   rest: { method: "post", path: "chat/stream" },
   surfaces: ["api"],
   input: ChatRequest,
-  // the prepared turn stays in the process; the gateway runs it
+  // the started turn stays in the process; the gateway frames its events
   output: Schema.Unknown,
   sensitivity: "medium",
   mutating: true,
   changesAccess: false,
-  handler: (invocation, input) => prepareTurn(invocation, input)
+  handler: (invocation, input) => Effect.flatMap(prepareTurn(invocation, input), startTurn)
 })
 
 /** What a turn is asked with: the chat request's fields (A2A messages fill the first ones). */
