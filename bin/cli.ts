@@ -39,25 +39,29 @@ const usage = [
   "       svc billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>"
 ].join("\n")
 
-/** Read-model pools on the configured Postgres (embedded when no URL is set), closed with the scope. */
-const pools = Effect.gen(function* () {
+/**
+ * The configured Postgres (embedded when no URL is set), closed with the scope: one pool for every
+ * schema the command touches, since queries name their schema. Embedded, the pool is one
+ * connection: pglite-socket interleaves its connections message by message, so a second one
+ * would break the first one's statements (a replay failed on `portal "" does not exist`).
+ */
+const database = Effect.gen(function* () {
   const config = loadConfig()
   const url = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
-  const pool = (schema: string) =>
-    Effect.acquireRelease(
-      Effect.sync(() => service(connect({ url, schema, max: config.databaseUrl ? 4 : 1 }), schema)),
-      (db) => Effect.promise(() => db.sql.end({ timeout: 5 }))
-    )
-  return { config, pool }
+  const sql = yield* Effect.acquireRelease(
+    Effect.sync(() => connect({ url, schema: config.dbSchema, max: config.databaseUrl ? 8 : 1 })),
+    (sql) => Effect.promise(() => sql.end({ timeout: 5 }))
+  )
+  return { config, schema: (name: string) => service(sql, name) }
 })
 
 const replayCommand = (args: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     const { values } = parseArgs({ args: [...args], options: { into: { type: "string" }, compare: { type: "boolean" } } })
-    const { config, pool } = yield* pools
-    const live = yield* pool(config.dbSchema)
+    const { config, schema } = yield* database
+    const live = schema(config.dbSchema)
     const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14)
-    const target = yield* pool(values.into ?? `${config.dbSchema}_replay_${stamp}`)
+    const target = schema(values.into ?? `${config.dbSchema}_replay_${stamp}`)
     const stats = yield* replay(target, actorKinds).pipe(
       Effect.provide(logLayer(config).pipe(Layer.provide(Layer.succeed(Db, live))))
     )
@@ -87,8 +91,8 @@ const issueKeyCommand = (args: ReadonlyArray<string>) =>
       catch: (e) => new Error(`${(e as Error).message}\n${usage}`)
     })
     if (values.purpose === undefined || values.org === undefined) return yield* Effect.fail(new Error(`--purpose and --org are required\n${usage}`))
-    const { config, pool } = yield* pools
-    const db = yield* pool(config.dbSchema)
+    const { config, schema } = yield* database
+    const db = schema(config.dbSchema)
     const issued = yield* issueCredential({
       orgSlug: values.org,
       workspaceSlug: values.workspace,
@@ -114,8 +118,8 @@ const billingCommand = ([action, orgSlug, credits, ...rest]: ReadonlyArray<strin
       : (action === "suspend" || action === "resume") && credits === undefined ? setBillingSuspended(orgSlug, action === "suspend")
       : undefined
     if (operation === undefined) return yield* Effect.fail(new Error(usage))
-    const { config, pool } = yield* pools
-    const db = yield* pool(config.dbSchema)
+    const { config, schema } = yield* database
+    const db = schema(config.dbSchema)
     const billing = yield* operation.pipe(
       Effect.provide(operatorHost(config).pipe(Layer.provideMerge(Layer.succeed(Db, db)))),
       Effect.mapError((e) => new Error(`billing ${action} refused: ${e.message}`))

@@ -38,8 +38,13 @@ export const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta
 
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
+/** Schema names go into SQL as identifiers (the migrator's `create schema`), so only plain ones pass. */
+const checkSchemaName = (schema: string) => {
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name '${schema}'`)
+}
+
 export const connect = (options: DbOptions): postgres.Sql => {
-  if (!SCHEMA_NAME.test(options.schema)) throw new Error(`invalid schema name '${options.schema}'`)
+  checkSchemaName(options.schema)
   return postgres(options.url, {
     max: options.max ?? 10,
     onnotice: () => {},
@@ -76,11 +81,10 @@ export const migrate = (sql: postgres.Sql, schema: string) =>
     catch: (cause) => new DbError({ message: `migration of schema ${schema} failed: ${String(cause)}`, cause })
   })
 
-export const service = (sql: postgres.Sql, schema: string): DbService => ({
-  sql,
-  schema,
-  table: (name) => sql(`${schema}.${name}`)
-})
+export const service = (sql: postgres.Sql, schema: string): DbService => {
+  checkSchemaName(schema)
+  return { sql, schema, table: (name) => sql(`${schema}.${name}`) }
+}
 
 /** Pool plus migrated schema, closed with the scope. */
 export const layer = (options: DbOptions): Layer.Layer<Db, DbError> =>

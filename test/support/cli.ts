@@ -1,5 +1,6 @@
 /** Runs the operator CLI `svc` (bin/cli.ts) as its own process against a test node's database and
- * embedded log, as an operator would while the node runs. */
+ * embedded log, as an operator would: while the node runs on Postgres, or after it stopped when it
+ * runs embedded PGlite in its data directory (PGlite has one owner). */
 import { execFile } from "node:child_process"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -17,7 +18,8 @@ export const runCli = (node: TestNode, args: ReadonlyArray<string>) =>
         timeout: 60_000,
         env: {
           ...process.env,
-          DATABASE_URL: node.config.databaseUrl,
+          SVC_DATA_DIR: node.config.dataDir,
+          DATABASE_URL: node.config.databaseUrl ?? "",
           DB_SCHEMA: node.config.dbSchema,
           LOG_PARTITIONS: String(node.config.partitions),
           KAFKA_BROKERS: ""
