@@ -28,6 +28,8 @@ const table: Readonly<Record<string, Row>> = {
   BadRequest: own(400, "bad_request"),
   NotFound: own(404, "not_found"),
   MalformedJson: badRequest("invalid_json", (e) => e.message),
+  // as the IETF Idempotency-Key draft answers a key reused with another payload (docs/decisions.md)
+  IdempotencyKeyReused: { status: 422, code: "unprocessable_content", reason: "idempotency_key_reused", message: (e) => e.message },
   Unavailable: { status: 503, code: "unavailable", reason: "owner_unreachable", message: (e) => e.message },
   DbError: {
     status: 503,

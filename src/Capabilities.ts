@@ -20,6 +20,7 @@ import { newPublicId } from "./ApiKeyToken.ts"
 import { AuditLog } from "./AuditLog.ts"
 import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "./Auth.ts"
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
+import { bindIdempotencyKey, requestDigest } from "./IdempotencyKeys.ts"
 
 export type Surface = "api" | "mcp" | "agent" | "a2a"
 
@@ -204,6 +205,12 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
         seed === undefined
           ? newPublicId(prefix)
           : `${prefix}_${createHash("sha256").update(`${seed}\n${prefix}\n${ids++}`).digest("hex").slice(0, 32)}`
+    }
+    // the key stands for this write: the same again goes on to replay, another one is refused (a
+    // read changes nothing, so it has nothing to replay: its key binds nothing, as Stripe's on GET)
+    if (seed !== undefined && capability.mutating) {
+      const sent = { orgId: place.orgId, workspaceId: place.workspaceId, input: yield* Schema.encode(capability.input)(input).pipe(Effect.orDie) }
+      yield* bindIdempotencyKey(seed, requestDigest(sent), invocation.meta)
     }
     const outcome = yield* capability.handler(invocation, input).pipe(
       Effect.mapError((e) => (e instanceof HostUnavailable ? new Unavailable({ message: e.message }) : e)),

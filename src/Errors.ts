@@ -25,6 +25,11 @@ export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: Schema.String
 }) {}
 
+/** An `Idempotency-Key` sent again with another request than the one it was first sent with. */
+export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReused>()("IdempotencyKeyReused", {
+  message: Schema.String
+}) {}
+
 /** Retryable: the owner of the data could not be reached in time. */
 export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
   message: Schema.String

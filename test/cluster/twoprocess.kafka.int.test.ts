@@ -73,6 +73,14 @@ describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster",
     for (const x of [...onA.slice(0, 3)]) expect((await invoke(b, "node.update", { nodeId: x.nodeId, properties: { n: ++x.n } })).body.version).toBe(x.n + 1)
     for (const x of [...onB.slice(0, 3)]) expect((await invoke(a, "node.update", { nodeId: x.nodeId, properties: { n: ++x.n } })).body.version).toBe(x.n + 1)
 
+    // an Idempotency-Key is bound to its first request whichever process takes the retry
+    const keyed = { label: "Item", properties: { n: 7 } }
+    const first = await invoke(a, "node.create", keyed, "keyed-create")
+    expect(first.status).toBe(200)
+    expect((await invoke(b, "node.create", { ...keyed, properties: { n: 8 } }, "keyed-create")).body).toMatchObject({ error: { reason: "idempotency_key_reused" } })
+    expect(await invoke(b, "node.create", keyed, "keyed-create")).toMatchObject({ status: 200, body: first.body })
+    nodes.push({ nodeId: first.body.nodeId, n: 7 })
+
     b.child.kill("SIGKILL")
 
     // a takes over b's partitions, catches up and goes on; requests keep their idempotency keys across retries
@@ -90,6 +98,8 @@ describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster",
       return h.partitions.ready.length === PARTITIONS ? h : undefined
     })
     expect(after.partitions.owned).toEqual(allPartitions(PARTITIONS))
+    // and after b's partitions moved to a
+    expect((await invoke(a, "node.create", { ...keyed, properties: { n: 8 } }, "keyed-create")).status).toBe(422)
 
     // per key: the log's events (seq 1..n, each once) agree with the projected rows
     const log = await Effect.runPromise(

@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { call, eventsOf, eventually, expectError, send, sleep } from "./client.ts"
+import { call, eventsOf, eventually, expectError, logCount, send, sleep } from "./client.ts"
 
 let node: TestNode
 
@@ -179,6 +179,79 @@ describe("nodes", () => {
     const other = await call(node, "node.create", input, { idempotencyKey: randomUUID() })
     expect(other.status).toBe(200)
     expect(other.body.nodeId).not.toBe(first.body.nodeId)
+  })
+})
+
+describe("Idempotency-Key bound to its first request", () => {
+  const keyReused = (reply: Awaited<ReturnType<typeof call>>) => expectError(reply, 422, "unprocessable_content", "idempotency_key_reused")
+
+  beforeAll(async () => {
+    await defineLabel("Keyed", { title: { type: "string", required: true }, done: { type: "boolean" } })
+  })
+
+  it("replays the same body, however its keys are ordered; refuses another body with 422, changing nothing", async () => {
+    const idempotencyKey = randomUUID()
+    const first = await call(node, "node.create", { label: "Keyed", properties: { title: "First", done: false } }, { idempotencyKey })
+    expect(first.status).toBe(200)
+    const logged = await logCount(node)
+
+    keyReused(await call(node, "node.create", { label: "Keyed", properties: { title: "Second", done: false } }, { idempotencyKey }))
+    keyReused(await call(node, "node.create", { label: "Keyed", properties: { title: "First" } }, { idempotencyKey }))
+    expect(await logCount(node)).toBe(logged)
+    expect(await call(node, "node.get", { nodeId: first.body.nodeId })).toEqual({ status: 200, body: first.body })
+    const listed = await listAll({ label: "Keyed", limit: 200 })
+    expect(listed.flatMap((p) => p.nodes).map((n) => n.properties.title)).toEqual(["First"])
+
+    // the same request, written otherwise, is still the same request
+    expect(await call(node, "node.create", { properties: { done: false, title: "First" }, label: "Keyed" }, { idempotencyKey })).toEqual(first)
+    expect(await eventsOf(node, `node:${first.body.nodeId}`)).toHaveLength(1)
+  })
+
+  it("binds the key, not the node it acts on: the same key on another node is refused, and that node is unchanged", async () => {
+    const one = await createNode("Keyed", { title: "One" })
+    const two = await createNode("Keyed", { title: "Two" })
+    const idempotencyKey = randomUUID()
+    const updated = await call(node, "node.update", { nodeId: one.nodeId, properties: { done: true } }, { idempotencyKey })
+    expect(updated.status).toBe(200)
+
+    keyReused(await call(node, "node.update", { nodeId: two.nodeId, properties: { done: true } }, { idempotencyKey }))
+    expect(await call(node, "node.get", { nodeId: two.nodeId })).toEqual({ status: 200, body: two })
+    expect(await eventsOf(node, `node:${two.nodeId}`)).toHaveLength(1)
+    expect(await call(node, "node.update", { nodeId: one.nodeId, properties: { done: true } }, { idempotencyKey })).toEqual(updated)
+  })
+
+  it("binds nothing for a read: the same key reads another node, and the log is unchanged", async () => {
+    const one = await createNode("Keyed", { title: "Read one" })
+    const two = await createNode("Keyed", { title: "Read two" })
+    const idempotencyKey = randomUUID()
+    const logged = await logCount(node)
+    expect(await call(node, "node.get", { nodeId: one.nodeId }, { idempotencyKey })).toEqual({ status: 200, body: one })
+    expect(await call(node, "node.get", { nodeId: two.nodeId }, { idempotencyKey })).toEqual({ status: 200, body: two })
+    expect(await logCount(node)).toBe(logged + 2) // the two reads' audit records
+  })
+
+  it("holds across a restart: the binding is in the log, not in the process", async () => {
+    const first = await startTestNode()
+    const idempotencyKey = randomUUID()
+    try {
+      expect((await call(first, "schema.define_label", { label: "Keyed", properties: { title: { type: "string" } } })).status).toBe(200)
+      const created = await call(first, "node.create", { label: "Keyed", properties: { title: "Before" } }, { idempotencyKey })
+      expect(created.status).toBe(200)
+      await first.stop()
+
+      const restarted = await startTestNode({ dataDir: first.config.dataDir, dbSchema: first.config.dbSchema })
+      try {
+        const logged = await logCount(restarted)
+        keyReused(await call(restarted, "node.create", { label: "Keyed", properties: { title: "After" } }, { idempotencyKey }))
+        expect(await logCount(restarted)).toBe(logged)
+        expect(await call(restarted, "node.create", { label: "Keyed", properties: { title: "Before" } }, { idempotencyKey })).toEqual(created)
+        expect(await eventsOf(restarted, `node:${created.body.nodeId}`)).toHaveLength(1)
+      } finally {
+        await restarted.stop()
+      }
+    } finally {
+      await first.stop().catch(() => {})
+    }
   })
 })
 
