@@ -268,7 +268,8 @@ export const nodeFence = (host: ActorHostService): ReadFence => ({
  * process of the node's.
  */
 export const startInBackground = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(ActorHost, (host) => Effect.forkDaemon(Effect.locally(effect, CurrentReadFence, nodeFence(host))))
+  // interruptible whatever region starts it: its own timeouts must work
+  Effect.flatMap(ActorHost, (host) => Effect.forkDaemon(Effect.interruptible(Effect.locally(effect, CurrentReadFence, nodeFence(host)))))
 
 export const makeFence = (host: ActorHostService, positions: Map<number, number>): ReadFence => ({
   positions,

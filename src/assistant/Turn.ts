@@ -6,7 +6,7 @@
  * cancel (any node) or the process shutting down does.
  */
 import { type ModelMessage, stepCountIs, streamText } from "ai"
-import { Cause, Effect, Exit, Option, Runtime } from "effect"
+import { Cause, Effect, Exit, Option } from "effect"
 import type { RunFinished } from "../../actors/conversation/events.ts"
 import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
@@ -253,11 +253,16 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
       stopped
     }
     const saved = failed === undefined && (reply !== "" || !stopped)
-    // charging and the summary react to the recorded end, off the turn's way to `done`; the registry
-    // calls back with a Promise, so the reaction re-enters the node's runtime there
-    const runPromise = Runtime.runPromise(yield* Effect.runtime<any>())
-    const reaction = registry.afterRun(conversationId, runId, (finished) =>
-      runPromise(reactToFinishedRun(turn, finished, { orgId, workspaceId, actor: invocation.meta.actor }))
+    // charging and the summary react to the recorded end, off the turn's way to `done`
+    const reaction = registry.afterRun(conversationId, runId)
+    yield* startInBackground(
+      reaction.finished.pipe(
+        Effect.flatMap((finished) => reactToFinishedRun(turn, finished, { orgId, workspaceId, actor: invocation.meta.actor })),
+        Effect.catchAllCause((cause) =>
+          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.sync(() => console.error(`assistant: reacting to the end of run ${runId} failed`, errorOf(cause)))
+        ),
+        Effect.ensuring(Effect.sync(reaction.reacted))
+      )
     )
     const recorded = yield* Effect.exit(
       record(

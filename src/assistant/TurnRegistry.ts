@@ -9,7 +9,7 @@
  * setTimeout. It also ends runs still marked running long after any turn could (their process
  * died mid-turn). That sweep is a timer over durable deadlines, not a wait for a signal.
  */
-import { Clock, Context, Deferred, Effect, Exit, Layer, Schedule } from "effect"
+import { Clock, Context, Deferred, Effect, Exit, FiberId, Layer, Schedule } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import type { RunFinished } from "../../actors/conversation/events.ts"
 import { CloseQuestion, FinishRun } from "../../actors/conversation/protocol.ts"
@@ -57,11 +57,20 @@ export interface TurnRegistryService {
    */
   readonly awaitQuestion: (conversationId: string, questionId: string, options: { readonly timeoutMs: number; readonly signal: AbortSignal }) => QuestionWait
   /**
-   * Runs `react` once the run's `run.finished` reaches this node's tail (charging, the summary):
-   * after the turn has answered, off its path. Registered before the end is recorded; `cancel`
-   * when it could not be. Shutdown waits for reactions under way.
+   * Listens for the run's `run.finished` on this node's tail, for what reacts to it (charging, the
+   * summary) after the turn has answered, off its path. Registered before the end is recorded.
+   * Shutdown waits for reactions under way.
    */
-  readonly afterRun: (conversationId: string, runId: string, react: (finished: Signal<RunFinished>) => Promise<void>) => { readonly cancel: () => void }
+  readonly afterRun: (conversationId: string, runId: string) => RunEnd
+}
+
+export interface RunEnd {
+  /** The run's end as the tail delivered it; interrupted by `cancel`. */
+  readonly finished: Effect.Effect<Signal<RunFinished>>
+  /** The reaction is over: shutdown stops waiting for it. */
+  readonly reacted: () => void
+  /** The end could not be recorded: nothing will react. */
+  readonly cancel: () => void
 }
 
 export class TurnRegistry extends Context.Tag("svc/assistant/TurnRegistry")<TurnRegistry, TurnRegistryService>() {}
@@ -195,8 +204,9 @@ export const layer = Layer.scoped(
         void outcome.then(cancel)
         return { outcome, cancel }
       },
-      afterRun: (conversationId, runId, react) => {
-        const done = () => {
+      afterRun: (conversationId, runId) => {
+        const finished = Deferred.unsafeMake<Signal<RunFinished>>(FiberId.none)
+        const reacted = () => {
           reacting.delete(runId)
           checkIdle()
         }
@@ -206,17 +216,18 @@ export const layer = Layer.scoped(
           (signal) => {
             if (signal.event._tag !== "run.finished" || signal.event.runId !== runId) return
             listening.stop()
-            react(signal as Signal<RunFinished>)
-              .catch((error) => console.error(`assistant: reacting to the end of run ${runId} failed`, error))
-              .finally(done)
+            Deferred.unsafeDone(finished, Exit.succeed(signal as Signal<RunFinished>))
           },
           ["run.finished"]
         )
         reacting.add(runId)
         return {
+          finished: Deferred.await(finished),
+          reacted,
           cancel: () => {
             listening.stop()
-            done()
+            Deferred.unsafeDone(finished, Exit.interrupt(FiberId.none))
+            reacted()
           }
         }
       }
