@@ -45,6 +45,7 @@ import { secretsLayer } from "./Secrets.ts"
 import { AssistantSettings } from "./assistant/Settings.ts"
 import { fileContentsLayer } from "./assistant/Files.ts"
 import * as AuditLog from "./AuditLog.ts"
+import * as KeyRotations from "./KeyRotations.ts"
 import { chargesLayer } from "./assistant/Billing.ts"
 import { chatRateLimiterLayer } from "./assistant/RateLimit.ts"
 import * as TurnRegistry from "./assistant/TurnRegistry.ts"
@@ -100,5 +101,5 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   ).pipe(Layer.provideMerge(base))
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  return Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer).pipe(Layer.provideMerge(charged))
+  return Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer).pipe(Layer.provideMerge(charged))
 }

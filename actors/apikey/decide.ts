@@ -2,7 +2,7 @@ import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
 import { ApiKeyAlreadyExists, ApiKeyNotActive, ApiKeyNotFound, NotARotation, ReservedScopeKey, UnknownPurpose, type ApiKeyError } from "./errors.ts"
 import { ApiKeyCreated, ApiKeyRevoked, ApiKeyRotated, type ApiKeyEvent } from "./events.ts"
-import type { AcknowledgeRotation, ApiKeyCommand, CreateApiKey, IssueCredential, RevokeApiKey, RotateApiKey } from "./protocol.ts"
+import { type AcknowledgeRotation, type ApiKeyCommand, CreateApiKey, type IssueCredential, type RevokeApiKey, type RotateApiKey } from "./protocol.ts"
 import { isKnownPurpose, RESERVED_SCOPE_KEY } from "./purposes.ts"
 import type { ApiKeyState } from "./state.ts"
 
@@ -37,7 +37,31 @@ const rotate = (state: ApiKeyState, command: RotateApiKey): Decision => {
   if (state._tag === "Absent") return Either.left(new ApiKeyNotFound({ keyId: command.keyId }))
   if (state._tag === "Grace" && state.supersededBy === command.newKeyId) return nothing
   if (state._tag !== "Active") return Either.left(new ApiKeyNotActive({ keyId: command.keyId, status: statusOf(state) }))
-  return Either.right([new ApiKeyRotated({ keyId: command.keyId, supersededBy: command.newKeyId, graceEndsAt: command.graceEndsAt })])
+  return Either.right([new ApiKeyRotated({ keyId: command.keyId, supersededBy: command.newKeyId, graceEndsAt: command.graceEndsAt, successor: command.successor })])
+}
+
+/**
+ * The successor's creation, to send to its own key: the successor lives in another actor (and
+ * partition), so it cannot be one append with the rotation. The rotation's event records it, and
+ * whoever completes the rotation (the rotating request, or the sweep after a crash) issues this same
+ * key, with the old key's name, place, scopes, role and expiry. Undefined: no rotation recorded one.
+ */
+export const successorOf = (state: ApiKeyState): CreateApiKey | undefined => {
+  if ((state._tag !== "Grace" && state._tag !== "Revoked") || state.supersededBy === null || state.successor === null) return undefined
+  return new CreateApiKey({
+    keyId: state.supersededBy,
+    orgId: state.orgId,
+    workspaceId: state.workspaceId,
+    createdBy: state.successor.createdBy,
+    name: state.name,
+    lookupId: state.successor.lookupId,
+    secretHash: state.successor.secretHash,
+    scopes: state.scopes,
+    expiresAt: state.expiresAt,
+    customRole: state.customRole,
+    machineId: state.machineId,
+    supersedes: state.keyId
+  })
 }
 
 // Acknowledging after the grace has run out revokes nothing: the old key has already stopped.

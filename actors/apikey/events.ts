@@ -33,6 +33,16 @@ export const apiKeyFields = {
   supersedes: nullByDefault(Schema.NonEmptyString)
 }
 
+/**
+ * What a rotation issues beyond the old key's own fields: the successor's secret (lookup id and
+ * hash; the raw key goes to the caller alone) and the person who rotated, who creates it.
+ */
+export const RotationSuccessor = Schema.Struct({
+  lookupId: Schema.NonEmptyString,
+  secretHash: Schema.NonEmptyString,
+  createdBy: Schema.NonEmptyString
+})
+
 export class ApiKeyCreated extends Schema.TaggedClass<ApiKeyCreated>()("api_key.created", apiKeyFields) {}
 
 /** The key was rotated: `supersededBy` replaces it, and it keeps working until `graceEndsAt`. */
@@ -40,7 +50,13 @@ export class ApiKeyRotated extends Schema.TaggedClass<ApiKeyRotated>()("api_key.
   keyId: Schema.NonEmptyString,
   supersededBy: Schema.NonEmptyString,
   /** ISO 8601. */
-  graceEndsAt: Schema.String
+  graceEndsAt: Schema.String,
+  /**
+   * The durable intent: with the old key's fields, everything the successor is issued with, so a
+   * crash before the successor's own `api_key.created` leaves a rotation that can be completed
+   * (`successorOf`). Null in rotations recorded before it was carried.
+   */
+  successor: nullByDefault(RotationSuccessor)
 }) {}
 
 export class ApiKeyRevoked extends Schema.TaggedClass<ApiKeyRevoked>()("api_key.revoked", {

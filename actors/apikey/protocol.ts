@@ -1,7 +1,7 @@
 /** Commands of the API key actor. The application mints the key (id, lookup id, hash) and checks
  * that the caller may manage it and that the workspace belongs to the organization. */
 import { Schema, Struct } from "effect"
-import { apiKeyFields } from "./events.ts"
+import { apiKeyFields, RotationSuccessor } from "./events.ts"
 
 /** `create_api_key`: an ordinary key; a `purpose` scope is refused. */
 export class CreateApiKey extends Schema.TaggedClass<CreateApiKey>()(
@@ -19,7 +19,9 @@ export class RotateApiKey extends Schema.TaggedClass<RotateApiKey>()("RotateApiK
   keyId: Schema.NonEmptyString,
   newKeyId: Schema.NonEmptyString,
   /** ISO 8601: the command's time plus the rotation grace. */
-  graceEndsAt: Schema.String
+  graceEndsAt: Schema.String,
+  /** The successor's secret and creator, recorded with the rotation (see `successorOf`). */
+  successor: RotationSuccessor
 }) {}
 
 /** Sent to the OLD key, naming the new one that confirms the rotation. */

@@ -1,17 +1,21 @@
 /** A key is absent, active, in grace after a rotation, or revoked; every present state holds the
  * whole key so that each event can project the full `api_keys` row. */
 import { Schema } from "effect"
-import { apiKeyFields } from "./events.ts"
+import { apiKeyFields, RotationSuccessor } from "./events.ts"
+
+/** Kept from a rotation until its successor is issued and after: see `successorOf`. */
+const successor = Schema.optionalWith(Schema.NullOr(RotationSuccessor), { default: () => null, exact: true })
 
 export const ApiKeyState = Schema.Union(
   Schema.TaggedStruct("Absent", {}),
   Schema.TaggedStruct("Active", apiKeyFields),
-  Schema.TaggedStruct("Grace", { ...apiKeyFields, supersededBy: Schema.String, graceEndsAt: Schema.String }),
+  Schema.TaggedStruct("Grace", { ...apiKeyFields, supersededBy: Schema.String, graceEndsAt: Schema.String, successor }),
   Schema.TaggedStruct("Revoked", {
     ...apiKeyFields,
     revokedAt: Schema.String,
     /** Kept from a rotation, so the row still names its successor. */
-    supersededBy: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null, exact: true })
+    supersededBy: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null, exact: true }),
+    successor
   })
 )
 export type ApiKeyState = typeof ApiKeyState.Type

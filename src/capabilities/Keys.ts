@@ -6,9 +6,12 @@
  */
 import { Effect, Schema } from "effect"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
+import { successorOf } from "../../actors/apikey/decide.ts"
+import { ApiKeyNotActive } from "../../actors/apikey/errors.ts"
 import { AcknowledgeRotation, CreateApiKey, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey } from "../ApiKeyToken.ts"
+import { issueSuccessor } from "../KeyRotations.ts"
 import { customRoleGrants } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
@@ -141,26 +144,21 @@ export const rotateApiKey = defineCapability({
       const old = yield* manageableKey(invocation, input.keyPublicId)
       const host = yield* ActorHost
       const token = mintApiKey()
-      const newKeyId = invocation.newId("aky")
       const graceEndsAt = new Date(Date.parse(invocation.at) + ROTATION_GRACE_MS).toISOString()
-      // the old key first: a key that cannot be rotated (already in grace, revoked) gets no successor
-      yield* host.send(ApiKeyActor, old.key_id, new RotateApiKey({ keyId: old.key_id, newKeyId, graceEndsAt }), invocation.meta)
-      yield* host.send(ApiKeyActor, newKeyId, new CreateApiKey({
-        keyId: newKeyId,
-        orgId: old.org_id,
-        workspaceId: old.workspace_id,
-        createdBy: invocation.principal.attributedTo,
-        name: old.name,
-        lookupId: token.lookupId,
-        secretHash: token.secretHash,
-        scopes: old.scopes,
-        expiresAt: iso(old.expires_at),
-        customRole: old.custom_role,
-        machineId: null,
-        supersedes: old.key_id
-      }), { ...invocation.meta, commandId: `${invocation.meta.commandId}:successor` })
+      // one decision of the old key: into grace, with the successor it issues as a durable intent
+      // (KeyRotations.ts); a key that cannot be rotated (already in grace, revoked) gets no successor
+      const rotated = yield* host.send(ApiKeyActor, old.key_id, new RotateApiKey({
+        keyId: old.key_id,
+        newKeyId: invocation.newId("aky"),
+        graceEndsAt,
+        successor: { lookupId: token.lookupId, secretHash: token.secretHash, createdBy: invocation.principal.attributedTo }
+      }), invocation.meta)
+      const successor = successorOf(rotated.state)
+      if (successor !== undefined) yield* issueSuccessor(successor, invocation.meta)
+      // a replayed request finds the rotation its first attempt recorded, whose raw key only that attempt had
+      if (successor?.lookupId !== token.lookupId) return yield* new ApiKeyNotActive({ keyId: old.key_id, status: "grace" })
       const stopsAt = old.expires_at !== null && old.expires_at.toISOString() < graceEndsAt ? old.expires_at.toISOString() : graceEndsAt
-      return { publicId: newKeyId, rawKey: token.raw, superseded: { publicId: old.key_id, expiresAt: stopsAt } }
+      return { publicId: successor.keyId, rawKey: token.raw, superseded: { publicId: old.key_id, expiresAt: stopsAt } }
     })
 })
 

@@ -3,9 +3,11 @@
  * revocation; sessions; passwords, two-factor and SSO identities; organization security settings,
  * SSO providers and custom roles; uniqueness claims.
  */
-import { describe, it } from "@effect/vitest"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Schema } from "effect"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
-import { ApiKeyCreated, ApiKeyRevoked, ApiKeyRotated } from "../../actors/apikey/events.ts"
+import { successorOf } from "../../actors/apikey/decide.ts"
+import { ApiKeyCreated, type ApiKeyEvent, ApiKeyRevoked, ApiKeyRotated } from "../../actors/apikey/events.ts"
 import { AcknowledgeRotation, CreateApiKey, IssueCredential, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
 import { ClaimActor } from "../../actors/claim/actor.ts"
 import { Claimed } from "../../actors/claim/events.ts"
@@ -19,7 +21,7 @@ import { EndSession, StartSession } from "../../actors/session/protocol.ts"
 import { UserActor } from "../../actors/user/actor.ts"
 import { MfaEnabled, PasswordSet, SsoIdentityLinked, TotpEnrolmentStarted, UserRegistered } from "../../actors/user/events.ts"
 import { ConfirmTotp, LinkSsoIdentity, SetPassword, StartTotpEnrolment } from "../../actors/user/protocol.ts"
-import { meta, spec } from "../support/decider.ts"
+import { jsonRoundTrip, meta, spec } from "../support/decider.ts"
 
 const at = meta().at
 const inGrace = "2024-05-01T18:00:00.000Z"
@@ -43,7 +45,9 @@ describe("apikey actor: issuing, rotation, acknowledgement, revocation", () => {
     supersedes: null
   }
   const created = new ApiKeyCreated({ ...fields, createdAt: at })
-  const rotated = new ApiKeyRotated({ keyId: "aky_old", supersededBy: "aky_new", graceEndsAt: graceEnds })
+  const successor = { lookupId: "BBBBBBBBBBBBBBBB", secretHash: "new hash", createdBy: "usr_bob" }
+  const rotate = (newKeyId: string) => new RotateApiKey({ keyId: "aky_old", newKeyId, graceEndsAt: graceEnds, successor })
+  const rotated = new ApiKeyRotated({ keyId: "aky_old", supersededBy: "aky_new", graceEndsAt: graceEnds, successor })
 
   it.each(["cli_session_v1", "svc_host_v1", "svc_gateway_v1", "svc_telemetry_v1"])("issues a %s credential", (purpose) =>
     apikey
@@ -58,10 +62,10 @@ describe("apikey actor: issuing, rotation, acknowledgement, revocation", () => {
   })
 
   const table: ReadonlyArray<readonly [string, ReadonlyArray<typeof created | typeof rotated | ApiKeyRevoked>, RotateApiKey | AcknowledgeRotation | RevokeApiKey, string, ReadonlyArray<unknown> | string]> = [
-    ["rotate an active key", [created], new RotateApiKey({ keyId: "aky_old", newKeyId: "aky_new", graceEndsAt: graceEnds }), at, [rotated]],
-    ["rotate again to the same successor", [created, rotated], new RotateApiKey({ keyId: "aky_old", newKeyId: "aky_new", graceEndsAt: graceEnds }), at, []],
-    ["rotate a key already in grace", [created, rotated], new RotateApiKey({ keyId: "aky_old", newKeyId: "aky_other", graceEndsAt: graceEnds }), at, "ApiKeyNotActive"],
-    ["rotate a key that does not exist", [], new RotateApiKey({ keyId: "aky_old", newKeyId: "aky_new", graceEndsAt: graceEnds }), at, "ApiKeyNotFound"],
+    ["rotate an active key", [created], rotate("aky_new"), at, [rotated]],
+    ["rotate again to the same successor", [created, rotated], rotate("aky_new"), at, []],
+    ["rotate a key already in grace", [created, rotated], rotate("aky_other"), at, "ApiKeyNotActive"],
+    ["rotate a key that does not exist", [], rotate("aky_new"), at, "ApiKeyNotFound"],
     ["acknowledge in grace", [created, rotated], new AcknowledgeRotation({ keyId: "aky_old", newKeyId: "aky_new" }), inGrace,
       [new ApiKeyRevoked({ keyId: "aky_old", revokedAt: inGrace, reason: "rotation_acknowledged" })]],
     ["acknowledge after the grace", [created, rotated], new AcknowledgeRotation({ keyId: "aky_old", newKeyId: "aky_new" }), afterGrace, []],
@@ -77,6 +81,39 @@ describe("apikey actor: issuing, rotation, acknowledgement, revocation", () => {
     if (typeof outcome === "string") result.thenThrows(outcome as never)
     else result.then(outcome as never)
   })
+
+  // The two keys are two actors, so a rotation is two appends; the first records the second as its
+  // intent: every history holding the rotation names the successor's creation, from the old key's
+  // fields and the rotation's secret, and that creation makes the successor whoever sends it.
+  const issued = new CreateApiKey({ ...fields, keyId: "aky_new", ...successor, supersedes: "aky_old" })
+  const successorTable: ReadonlyArray<readonly [string, ReadonlyArray<ApiKeyEvent>, CreateApiKey | undefined]> = [
+    ["active, never rotated", [created], undefined],
+    ["in grace", [created, rotated], issued],
+    ["revoked in grace, before its successor was issued", [created, rotated, new ApiKeyRevoked({ keyId: "aky_old", revokedAt: inGrace })], issued],
+    ["acknowledged", [created, rotated, new ApiKeyRevoked({ keyId: "aky_old", revokedAt: inGrace, reason: "rotation_acknowledged" })], issued],
+    ["revoked, never rotated", [created, new ApiKeyRevoked({ keyId: "aky_old", revokedAt: inGrace })], undefined],
+    ["in grace from a rotation recorded without its successor", [created, new ApiKeyRotated({ keyId: "aky_old", supersededBy: "aky_new", graceEndsAt: graceEnds })], undefined]
+  ]
+  it.each(successorTable)("the successor a key names: %s", (_, history, expected) => {
+    const named = successorOf(history.reduce(ApiKeyActor.evolve, ApiKeyActor.initialState))
+    expect(named === undefined ? undefined : Schema.encodeSync(ApiKeyActor.commands)(named)).toEqual(
+      expected === undefined ? undefined : Schema.encodeSync(ApiKeyActor.commands)(expected)
+    )
+  })
+
+  it("the rotation's intent issues the successor once, with the old key's fields", () => {
+    const intent = successorOf([created, rotated].reduce(ApiKeyActor.evolve, ApiKeyActor.initialState))!
+    apikey.given([]).when(intent).then([new ApiKeyCreated({ ...fields, keyId: "aky_new", ...successor, supersedes: "aky_old", createdAt: at })])
+    apikey.given([new ApiKeyCreated({ ...fields, keyId: "aky_new", ...successor, supersedes: "aky_old", createdAt: at })]).when(intent).thenThrows("ApiKeyAlreadyExists")
+  })
+
+  it.effect("a rotation, its command and the state in grace survive the log's JSON", () =>
+    Effect.gen(function* () {
+      expect(yield* jsonRoundTrip(ApiKeyActor.events, rotated)).toEqual(rotated)
+      expect(yield* jsonRoundTrip(ApiKeyActor.commands, rotate("aky_new"))).toEqual(rotate("aky_new"))
+      const inGraceState = [created, rotated].reduce(ApiKeyActor.evolve, ApiKeyActor.initialState)
+      expect(yield* jsonRoundTrip(ApiKeyActor.state, inGraceState)).toEqual(inGraceState)
+    }))
 })
 
 describe("session actor", () => {

@@ -110,10 +110,12 @@ beforeAll(async () => {
   credentials.set("revoked key", { bearer: revoked.raw })
   credentials.set("expired key", { bearer: (await ordinaryKey({ expiresAt: new Date(Date.now() - 1000).toISOString() })).raw })
   const rotated = await ordinaryKey()
+  const successor = mintApiKey()
   await run(node.host.send(ApiKeyActor, rotated.keyId, new RotateApiKey({
     keyId: rotated.keyId,
     newKeyId: newPublicId("aky"),
-    graceEndsAt: new Date(Date.now() + 3600_000).toISOString()
+    graceEndsAt: new Date(Date.now() + 3600_000).toISOString(),
+    successor: { lookupId: successor.lookupId, secretHash: successor.secretHash, createdBy: admin.userId }
   }), meta()))
   credentials.set("in-grace old key", { bearer: rotated.raw })
   await run(caughtUp(node.db))

@@ -85,6 +85,30 @@ describe("rotation (spec 3.3)", () => {
     expect(await revocationsOf(created.body.publicId)).toEqual([])
   })
 
+  it("a replayed rotation (same Idempotency-Key) issues no second successor and answers 409 key_not_active: the new key's secret went to the first answer", async () => {
+    const session = await signIn(node.baseUrl, owner)
+    secrets.push(session.cookie.split("=")[1])
+    const as = await ownerSession()
+    const created = await as("create_api_key", { name: "replayed" })
+    secrets.push(created.body.rawKey)
+    const rotate = async () => {
+      const response = await fetch(`${node.baseUrl}/v1/acme/main/api-keys/rotate`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: session.cookie, "idempotency-key": `rotate-${created.body.publicId}` },
+        body: JSON.stringify({ keyPublicId: created.body.publicId })
+      })
+      return { status: response.status, body: (await response.json()) as any }
+    }
+    const first = await rotate()
+    expect(first.status).toBe(200)
+    secrets.push(first.body.rawKey)
+    const replayed = await rotate()
+    expect([replayed.status, replayed.body.error.reason]).toEqual([409, "key_not_active"])
+    expect(await whoamiStatus(first.body.rawKey)).toBe(200)
+    const listed = await as("api_key/list", {})
+    expect(listed.body.keys.filter((k: any) => k.supersedes === created.body.publicId).map((k: any) => k.publicId)).toEqual([first.body.publicId])
+  })
+
   it("acknowledging with the new key's id stops the old key at once, and records api_key.revoked once", async () => {
     const as = await ownerSession()
     const created = await as("create_api_key", { name: "ci" })
