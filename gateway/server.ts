@@ -4,7 +4,7 @@
  */
 import { Effect, type Exit } from "effect"
 import uWS from "uWebSockets.js"
-import { formatPositions, invoke, type Registry } from "../src/Capabilities.ts"
+import { invoke, type Registry } from "../src/Capabilities.ts"
 
 import { a2aRoutes } from "./a2a.ts"
 import { authRoutes } from "./auth.ts"
@@ -12,6 +12,7 @@ import { chatRoutes } from "./chat.ts"
 import { deviceRoutes } from "./device.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
+import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { ssoRoutes } from "./sso.ts"
 import { uploadRoutes } from "./upload.ts"
 import { type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
@@ -39,9 +40,6 @@ export interface GatewayOptions {
   readonly secureCookies: boolean
 }
 
-/** Read-your-writes across nodes: a write's answer names its log positions; a read sends them back. */
-const POSITION_HEADER = "svc-position"
-
 const WORKSPACE_ROUTE = /^\/v1\/([^/]+)\/([^/]+)\/(.+)$/
 
 const decodeSlugs = (orgSlug: string, workspaceSlug: string) => {
@@ -65,9 +63,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     const exit = await options.run(effect)
     if (exit._tag === "Failure" && exit.cause._tag === "Fail" && exit.cause.error instanceof PayloadTooLarge) return Streaming
     const reply = replyForExit(exit)
-    return written === undefined || written.size === 0
-      ? reply
-      : { ...reply, headers: { ...reply.headers, [POSITION_HEADER]: formatPositions(written) } }
+    return written === undefined ? reply : withPositions(reply, written)
   }
 
   route(app, "get", "/healthz", async () => ({ status: 200, json: options.health() }))

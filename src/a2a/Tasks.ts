@@ -18,6 +18,7 @@ import type { Task } from "../../actors/a2atask/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { follow } from "../../streams/LogSignals.ts"
+import { noteWrite, type Position } from "../../streams/ReadFence.ts"
 import { newPublicId } from "../ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
@@ -40,7 +41,7 @@ export type TaskEvent = StatusUpdate | ArtifactUpdate
 /** A report of the turn to its task's actor, and what follows once it is recorded. */
 interface Report {
   readonly command: A2aTaskCommand | undefined
-  readonly then: (recorded: Task | undefined) => void
+  readonly then: (recorded: Task | undefined, position: Position | undefined) => void
   readonly last: boolean
 }
 
@@ -53,7 +54,7 @@ export interface TaskListener {
    * The task reached a state a caller stops waiting at: terminal, or waiting for input. `task`:
    * as its actor answered the report that settled it; undefined when the cancel settled it.
    */
-  readonly settled: (state: TaskState, task: Task | undefined) => void
+  readonly settled: (state: TaskState, task: Task | undefined, position?: Position) => void
 }
 
 const agentMessage = (taskId: string, contextId: string, text: string, messageId: string = newPublicId("msg")): A2aMessage => ({
@@ -120,19 +121,23 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     // hears each after it is recorded, and `then` learns the task as the actor answered the report
     // (undefined when unknown). The turn's end makes the last report.
     const reports = yield* Queue.unbounded<Report>()
-    const report = (command: A2aTaskCommand | undefined, then: (recorded: Task | undefined) => void, last = false) =>
+    const report = (command: A2aTaskCommand | undefined, then: Report["then"], last = false) =>
       void Queue.unsafeOffer(reports, { command, then, last })
     yield* startInBackground(
       Effect.gen(function* () {
         for (;;) {
           const { command, then, last } = yield* Queue.take(reports)
           let recorded: Task | undefined
+          let position: Position | undefined
           if (command !== undefined) {
             const exit = yield* Effect.exit(host.send(A2aTaskActor, taskId, command, meta()))
             if (Exit.isFailure(exit)) yield* Effect.logError(`a2a: task ${taskId} report failed`, Cause.squash(exit.cause))
-            else if (exit.value.state._tag === "Task") recorded = exit.value.state
+            else if (exit.value.state._tag === "Task") {
+              recorded = exit.value.state
+              position = exit.value.position
+            }
           }
-          then(recorded)
+          then(recorded, position)
           if (last) return
         }
       })
@@ -190,11 +195,11 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
           case "question": {
             const options = event.options.length === 0 ? "" : ` (${event.options.join(" / ")})`
             const asked = agentMessage(taskId, contextId, `${event.question}${options}`)
-            report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), (recorded) => {
+            report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), (recorded, position) => {
               // cancelled meanwhile: the turn is being stopped, and its end reports the cancel
               if (recorded?.state === "canceled") return
               listener.event(status("input-required", true, asked))
-              listener.settled("input-required", recorded)
+              listener.settled("input-required", recorded, position)
             })
             break
           }
@@ -214,11 +219,11 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
           const reply = agentMessage(taskId, contextId, outcome.result.reply)
           report(
             new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
-            (recorded) => {
+            (recorded, position) => {
               // a cancel recorded first wins: the task stays canceled, and the stream says so
               if (recorded?.state === "canceled") return endCanceled(recorded)
               listener.event(status("completed", true, reply))
-              listener.settled("completed", recorded)
+              listener.settled("completed", recorded, position)
             },
             true
           )
@@ -230,12 +235,12 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
           rejected
             ? new RejectTask({ taskId, reason: message })
             : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
-          (recorded) => {
+          (recorded, position) => {
             if (recorded?.state === "canceled") return endCanceled(recorded)
             // the same status message tasks/get shows (the actor names it after the task)
             const state = rejected ? "rejected" : "failed"
             listener.event(status(state, true, agentMessage(taskId, contextId, message, `${taskId}-${state}`)))
-            listener.settled(state, recorded)
+            listener.settled(state, recorded, position)
           },
           true
         )
@@ -302,10 +307,20 @@ export const sendAndSettle = (workspaceId: string, accepted: { readonly task: Ne
     const taskId = "task" in accepted ? accepted.task.taskId : accepted.taskId
     let task: Task | undefined
     if ("task" in accepted) {
-      const settled = yield* Deferred.make<Task | undefined>()
-      const submitted = yield* startTask(accepted.task, { event: () => {}, settled: (_, recorded) => void Deferred.unsafeDone(settled, Exit.succeed(recorded)) })
-      // settled by a cancel, whose state this request did not hear: the task's own events tell
-      task = options.blocking ? ((yield* Deferred.await(settled)) ?? (yield* followTask(workspaceId, taskId))) : submitted
+      const settled = yield* Deferred.make<{ readonly task: Task | undefined; readonly position: Position | undefined }>()
+      const submitted = yield* startTask(accepted.task, {
+        event: () => {},
+        settled: (_, recorded, position) => void Deferred.unsafeDone(settled, Exit.succeed({ task: recorded, position }))
+      })
+      if (options.blocking) {
+        const end = yield* Deferred.await(settled)
+        // the turn wrote the task's end: the caller's reads through other nodes wait for it too
+        if (end.position !== undefined) yield* noteWrite(end.position)
+        // settled by a cancel, whose state this request did not hear: the task's own events tell
+        task = end.task ?? (yield* followTask(workspaceId, taskId))
+      } else {
+        task = submitted
+      }
     } else {
       task = yield* followTask(workspaceId, taskId)
     }

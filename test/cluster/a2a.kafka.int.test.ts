@@ -23,10 +23,10 @@ describe.skipIf(kafkaBrokers.length === 0)("A2A on a two-process Kafka cluster",
     cluster = await startTwoProcessCluster({ partitions: PARTITIONS, dirPrefix: "svc-a2a-cluster-" })
     const { a, b, schema, bootstrap: { workspaceKey } } = cluster
 
-    const rpc = async (p: Proc, method: string, params: unknown) => {
-      const reply = await call(p.baseUrl, workspaceKey, "/a2a", { jsonrpc: "2.0", id: randomUUID(), method, params })
+    const rpc = async (p: Proc, method: string, params: unknown, headers?: Record<string, string>) => {
+      const reply = await call(p.baseUrl, workspaceKey, "/a2a", { jsonrpc: "2.0", id: randomUUID(), method, params }, headers)
       expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-      return reply.body as { result?: any; error?: { code: number; message: string } }
+      return { ...(reply.body as { result?: any; error?: { code: number; message: string } }), position: reply.position }
     }
 
     // each process answers for the cluster: a card naming itself, and a task of the other process
@@ -40,6 +40,16 @@ describe.skipIf(kafkaBrokers.length === 0)("A2A on a two-process Kafka cluster",
       return task?.status.state === "completed" ? task : undefined
     }, 10_000)
     expect(onB.status.state).toBe("completed")
+    // read-your-writes by position: a send's answer names where its task ended in the log, and a
+    // read through the other process sent with it sees that end at once
+    expect(quick.position).toMatch(/^\d+:\d+(,\d+:\d+)*$/)
+    for (let i = 0; i < 3; i++) {
+      const sent = await rpc(a, "message/send", { message: { role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: `read me ${i}` }] } })
+      const read = await rpc(b, "tasks/get", { id: sent.result.id }, { "svc-position": sent.position! })
+      expect(read.result).toMatchObject({ id: sent.result.id, status: { state: "completed" } })
+    }
+    const malformed = await rpc(b, "tasks/get", { id: quick.result.id }, { "svc-position": "nonsense" })
+    expect(malformed.error).toMatchObject({ code: -32602, data: { reason: "invalid_position" } })
 
     // a long turn on a, followed on its stream: 300 words, 3 a chunk, 300 ms apart, take 30 s
     const envelopes: Array<any> = []
