@@ -30,6 +30,8 @@ const table: Readonly<Record<string, Row>> = {
   MalformedJson: badRequest("invalid_json", (e) => e.message),
   // as the IETF Idempotency-Key draft answers a key reused with another payload (docs/decisions.md)
   IdempotencyKeyReused: { status: 422, code: "unprocessable_content", reason: "idempotency_key_reused", message: (e) => e.message },
+  // a replay cannot show a secret again: spec 2.6, the raw key is shown once (docs/decisions.md)
+  SecretShownOnce: conflict("idempotent_replay_secret", (e) => e.message),
   Unavailable: { status: 503, code: "unavailable", reason: "owner_unreachable", message: (e) => e.message },
   DbError: {
     status: 503,

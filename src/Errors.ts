@@ -30,6 +30,16 @@ export class IdempotencyKeyReused extends Schema.TaggedError<IdempotencyKeyReuse
   message: Schema.String
 }) {}
 
+/**
+ * A retry (same `Idempotency-Key`) of a request whose answer was a secret. The secret was shown to
+ * the first request only and cannot be recovered (only its hash, or its sealed form, is kept), so
+ * the retry is refused rather than answered with a new secret that would not work; what the first
+ * request made stands.
+ */
+export class SecretShownOnce extends Schema.TaggedError<SecretShownOnce>()("SecretShownOnce", {
+  message: Schema.String
+}) {}
+
 /** Retryable: the owner of the data could not be reached in time. */
 export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
   message: Schema.String

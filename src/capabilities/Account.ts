@@ -9,7 +9,7 @@ import { ConfirmTotp, StartTotpEnrolment } from "../../actors/user/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { BadRequest, Forbidden } from "../Errors.ts"
+import { BadRequest, Forbidden, SecretShownOnce } from "../Errors.ts"
 import { PlatformSecrets } from "../Secrets.ts"
 import { newTotp, totpMatches } from "../Sessions.ts"
 
@@ -43,7 +43,14 @@ export const enrolMfa = defineCapability({
       const secrets = yield* PlatformSecrets
       const host = yield* ActorHost
       const secret = new OTPAuth.Secret({ size: 20 }).base32
-      yield* host.send(UserActor, userId, new StartTotpEnrolment({ userId, secretSealed: secrets.seal(secret) }), invocation.meta)
+      const secretSealed = secrets.seal(secret)
+      const started = yield* host.send(UserActor, userId, new StartTotpEnrolment({ userId, secretSealed }), invocation.meta)
+      // a replay (same Idempotency-Key) is decided as the first attempt was, whose secret only that attempt had
+      if (started.state._tag !== "Registered" || started.state.totpPendingSealed !== secretSealed) {
+        return yield* new SecretShownOnce({
+          message: "two-factor enrolment was started by the first request under this Idempotency-Key; its secret is shown only once, in that answer. If that answer was lost, start enrolment again with a new key"
+        })
+      }
       return { secret, otpauthUri: newTotp(secret, userId).toString() }
     })
 })

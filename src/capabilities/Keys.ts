@@ -7,7 +7,6 @@
 import { Effect, Schema } from "effect"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { successorOf } from "../../actors/apikey/decide.ts"
-import { ApiKeyNotActive } from "../../actors/apikey/errors.ts"
 import { AcknowledgeRotation, CreateApiKey, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey } from "../ApiKeyToken.ts"
@@ -15,7 +14,7 @@ import { issueSuccessor } from "../KeyRotations.ts"
 import { customRoleGrants } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
+import { BadRequest, Forbidden, NotFound, SecretShownOnce } from "../Errors.ts"
 
 /** Spec 8: the old key keeps working this long after a rotation. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000
@@ -39,6 +38,12 @@ interface KeyRow {
   readonly supersedes: string | null
   readonly superseded_by: string | null
 }
+
+/** A replay of a request that answered a raw key, which is shown once (spec 2.6). */
+const replayedKey = (keyId: string) =>
+  new SecretShownOnce({
+    message: `API key ${keyId} was made by the first request under this Idempotency-Key; its raw key is shown only once, in that answer. If that answer was lost, revoke ${keyId} and make another`
+  })
 
 const iso = (value: Date | null) => (value === null ? null : value.toISOString())
 
@@ -106,7 +111,7 @@ export const createApiKey = defineCapability({
       const keyId = invocation.newId("aky")
       const workspaceId = level === "workspace" ? invocation.workspaceId : null
       const expiresAt = input.expiresInDays === undefined ? null : new Date(Date.parse(invocation.at) + input.expiresInDays * 86_400_000).toISOString()
-      yield* host.send(ApiKeyActor, keyId, new CreateApiKey({
+      const created = yield* host.send(ApiKeyActor, keyId, new CreateApiKey({
         keyId,
         orgId,
         workspaceId,
@@ -119,7 +124,12 @@ export const createApiKey = defineCapability({
         customRole: input.customRole ?? null,
         machineId: null,
         supersedes: null
-      }), invocation.meta)
+      }), invocation.meta).pipe(
+        // the key's id comes from the Idempotency-Key: a key already there was made by this request's first attempt
+        Effect.catchTag("ApiKeyAlreadyExists", () => Effect.fail(replayedKey(keyId)))
+      )
+      // a replay is decided as the first attempt was, whose raw key only that attempt had
+      if (created.state._tag === "Absent" || created.state.lookupId !== token.lookupId) return yield* replayedKey(keyId)
       return { publicId: keyId, rawKey: token.raw, name: input.name, orgId, workspaceId, expiresAt }
     })
 })
@@ -144,19 +154,20 @@ export const rotateApiKey = defineCapability({
       const old = yield* manageableKey(invocation, input.keyPublicId)
       const host = yield* ActorHost
       const token = mintApiKey()
+      const newKeyId = invocation.newId("aky")
       const graceEndsAt = new Date(Date.parse(invocation.at) + ROTATION_GRACE_MS).toISOString()
       // one decision of the old key: into grace, with the successor it issues as a durable intent
       // (KeyRotations.ts); a key that cannot be rotated (already in grace, revoked) gets no successor
       const rotated = yield* host.send(ApiKeyActor, old.key_id, new RotateApiKey({
         keyId: old.key_id,
-        newKeyId: invocation.newId("aky"),
+        newKeyId,
         graceEndsAt,
         successor: { lookupId: token.lookupId, secretHash: token.secretHash, createdBy: invocation.principal.attributedTo }
       }), invocation.meta)
       const successor = successorOf(rotated.state)
       if (successor !== undefined) yield* issueSuccessor(successor, invocation.meta)
       // a replayed request finds the rotation its first attempt recorded, whose raw key only that attempt had
-      if (successor?.lookupId !== token.lookupId) return yield* new ApiKeyNotActive({ keyId: old.key_id, status: "grace" })
+      if (successor === undefined || successor.lookupId !== token.lookupId) return yield* replayedKey(newKeyId)
       const stopsAt = old.expires_at !== null && old.expires_at.toISOString() < graceEndsAt ? old.expires_at.toISOString() : graceEndsAt
       return { publicId: successor.keyId, rawKey: token.raw, superseded: { publicId: old.key_id, expiresAt: stopsAt } }
     })

@@ -1,7 +1,8 @@
 /**
  * Spec 3.3 and 4.2 end to end, on a node whose clock the test moves: rotation with its 24-hour
  * grace, acknowledgement, revocation, each `api_key.revoked` recorded once; two-factor at sign-in;
- * and, after all of it, no raw key, password, TOTP secret or cookie in the database or the output.
+ * replays (same `Idempotency-Key`) that never show a secret again; and, after all of it, no raw
+ * key, password, TOTP secret or cookie in the database or the output.
  */
 import { Effect, Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
@@ -27,6 +28,16 @@ const ownerSession = async () => {
   expect(session.status).toBe(200)
   secrets.push(session.cookie.split("=")[1])
   return (path: string, input: unknown, method = "POST") => callWithCookie(node.baseUrl, session.cookie, `/v1/acme/main/${path}`, input, method)
+}
+
+/** A POST under a session with an `Idempotency-Key`, as a client that retries it sends it again. */
+const callWithKey = async (cookie: string, path: string, input: unknown, idempotencyKey: string) => {
+  const response = await fetch(`${node.baseUrl}${path}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", cookie, "idempotency-key": idempotencyKey },
+    body: JSON.stringify(input)
+  })
+  return { status: response.status, body: (await response.json()) as any }
 }
 
 const whoamiStatus = async (rawKey: string) => (await call(node.baseUrl, rawKey, "/v1/auth/whoami")).status
@@ -55,6 +66,25 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(() => node?.stop())
+
+describe("creation (spec 3.3)", () => {
+  it("a replayed creation (same Idempotency-Key) makes no second key and answers 409 idempotent_replay_secret: the raw key went to the first answer, and works", async () => {
+    const session = await signIn(node.baseUrl, owner)
+    secrets.push(session.cookie.split("=")[1])
+    const create = () => callWithKey(session.cookie, "/v1/acme/main/create_api_key", { name: "created once" }, "create-once")
+    const first = await create()
+    expect(first.status).toBe(200)
+    expect(first.body.rawKey).toMatch(/^svc_/)
+    secrets.push(first.body.rawKey)
+    const replayed = await create()
+    expect([replayed.status, replayed.body.error.code, replayed.body.error.reason]).toEqual([409, "conflict", "idempotent_replay_secret"])
+    expect(replayed.body.error.message).toContain(first.body.publicId)
+    expect(JSON.stringify(replayed.body)).not.toContain("svc_")
+    expect(await whoamiStatus(first.body.rawKey)).toBe(200)
+    const listed = await callWithCookie(node.baseUrl, session.cookie, "/v1/acme/main/api_key/list", {})
+    expect(listed.body.keys.filter((k: any) => k.name === "created once").map((k: any) => [k.publicId, k.status])).toEqual([[first.body.publicId, "active"]])
+  })
+})
 
 describe("rotation (spec 3.3)", () => {
   it("the old key works for 24 hours after a rotation, then stops; the new key works throughout", async () => {
@@ -85,25 +115,20 @@ describe("rotation (spec 3.3)", () => {
     expect(await revocationsOf(created.body.publicId)).toEqual([])
   })
 
-  it("a replayed rotation (same Idempotency-Key) issues no second successor and answers 409 key_not_active: the new key's secret went to the first answer", async () => {
+  it("a replayed rotation (same Idempotency-Key) issues no second successor and answers 409 idempotent_replay_secret: the new key's secret went to the first answer", async () => {
     const session = await signIn(node.baseUrl, owner)
     secrets.push(session.cookie.split("=")[1])
     const as = await ownerSession()
     const created = await as("create_api_key", { name: "replayed" })
     secrets.push(created.body.rawKey)
-    const rotate = async () => {
-      const response = await fetch(`${node.baseUrl}/v1/acme/main/api-keys/rotate`, {
-        method: "POST",
-        headers: { "content-type": "application/json", cookie: session.cookie, "idempotency-key": `rotate-${created.body.publicId}` },
-        body: JSON.stringify({ keyPublicId: created.body.publicId })
-      })
-      return { status: response.status, body: (await response.json()) as any }
-    }
+    const rotate = () => callWithKey(session.cookie, "/v1/acme/main/api-keys/rotate", { keyPublicId: created.body.publicId }, `rotate-${created.body.publicId}`)
     const first = await rotate()
     expect(first.status).toBe(200)
     secrets.push(first.body.rawKey)
     const replayed = await rotate()
-    expect([replayed.status, replayed.body.error.reason]).toEqual([409, "key_not_active"])
+    expect([replayed.status, replayed.body.error.code, replayed.body.error.reason]).toEqual([409, "conflict", "idempotent_replay_secret"])
+    expect(replayed.body.error.message).toContain(first.body.publicId)
+    expect(JSON.stringify(replayed.body)).not.toContain("svc_")
     expect(await whoamiStatus(first.body.rawKey)).toBe(200)
     const listed = await as("api_key/list", {})
     expect(listed.body.keys.filter((k: any) => k.supersedes === created.body.publicId).map((k: any) => k.publicId)).toEqual([first.body.publicId])
@@ -191,6 +216,23 @@ describe("two-factor at sign-in", () => {
     const withCode = await signIn(node.baseUrl, person, code())
     expect(withCode.status).toBe(200)
     secrets.push(withCode.cookie.split("=")[1])
+  })
+
+  it("a replayed enrolment (same Idempotency-Key) answers 409 idempotent_replay_secret: the first answer's secret is the one that confirms", async () => {
+    const person = await addPerson(node, "vera", { org: "member" })
+    secrets.push(person.password)
+    const session = await signIn(node.baseUrl, person)
+    secrets.push(session.cookie.split("=")[1])
+    const enrol = () => callWithKey(session.cookie, "/v1/auth/mfa/enroll", {}, "enrol-once")
+    const first = await enrol()
+    expect(first.status).toBe(200)
+    secrets.push(first.body.secret)
+    const replayed = await enrol()
+    expect([replayed.status, replayed.body.error.code, replayed.body.error.reason]).toEqual([409, "conflict", "idempotent_replay_secret"])
+    expect(replayed.body).not.toHaveProperty("secret")
+    const code = newTotp(first.body.secret).generate({ timestamp: time.now() })
+    expect((await callWithCookie(node.baseUrl, session.cookie, "/v1/auth/mfa/confirm", { code })).status).toBe(200)
+    expect((await signIn(node.baseUrl, person, code)).status).toBe(200)
   })
 
   it("records sign-ins and failed sign-ins in the organization's audit log, never the password", async () => {
