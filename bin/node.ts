@@ -62,6 +62,7 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
           baseUrl: config.baseUrl,
           registry,
           secureCookies: config.secureCookies,
+          corsOrigins: config.corsOrigins,
           maxAttachmentBytes: config.assistant.maxAttachmentBytes,
           run: (effect) => Runtime.runPromiseExit(runtime)(effect as Effect.Effect<any, any, never>),
           health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() })

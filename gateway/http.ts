@@ -7,6 +7,7 @@ import { STATUS_CODES } from "node:http"
 import { Effect } from "effect"
 import type uWS from "uWebSockets.js"
 import { BadRequest } from "../src/Errors.ts"
+import { type Cors, OriginRefused, type ResponseHeaders } from "./cors.ts"
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
@@ -93,16 +94,21 @@ const statusLine = (status: number): string => {
   return line
 }
 
-/** Must run inside res.cork (or synchronously inside the uWS callback). */
+/**
+ * Must run inside res.cork (or synchronously inside the uWS callback). `routeHeaders` are those
+ * every response to the request carries (CORS), `headers` the reply's own.
+ */
 const writeResponse = (
   res: uWS.HttpResponse,
   status: number,
+  routeHeaders: ResponseHeaders | undefined,
   headers: Record<string, string> | undefined,
   contentType: string,
   body: string,
   closeConnection: boolean
 ): void => {
   res.writeStatus(statusLine(status))
+  if (routeHeaders !== undefined) for (const name in routeHeaders) res.writeHeader(name, routeHeaders[name])
   if (headers !== undefined) for (const name in headers) res.writeHeader(name, headers[name])
   if (status === 204 || status === 304) {
     // No body, no content-length. Called without arguments: this uWS build silently ignores
@@ -115,9 +121,20 @@ const writeResponse = (
 }
 
 // The 413 closes the connection: reading (and discarding) the rest of an oversized body is wasted work.
-const writeTooLarge = (res: uWS.HttpResponse, limit: number): void => {
+const writeTooLarge = (res: uWS.HttpResponse, routeHeaders: ResponseHeaders | undefined, limit: number): void => {
   const body = JSON.stringify(jsonError(413, "payload_too_large", `Request body exceeds ${limit} bytes`).json)
-  writeResponse(res, 413, undefined, JSON_TYPE, body, true)
+  writeResponse(res, 413, routeHeaders, undefined, JSON_TYPE, body, true)
+}
+
+// Closes the connection for the same reason: the refused request's body is not worth reading.
+const writeOriginRefused = (res: uWS.HttpResponse, origin: string): void => {
+  const reply = jsonError(
+    403,
+    "forbidden",
+    `origin '${origin}' may not call this route cross-origin; the operator lists allowed origins in CORS_ORIGINS`,
+    "origin_not_allowed"
+  )
+  writeResponse(res, 403, undefined, undefined, JSON_TYPE, JSON.stringify(reply.json), true)
 }
 
 // req.forEach runs synchronously, so one shared collector serves every request without a closure each.
@@ -157,6 +174,8 @@ class Exchange implements HttpRequest {
     readonly headers: Readonly<Record<string, string>>,
     readonly res: uWS.HttpResponse,
     readonly maxBodyBytes: number,
+    /** Carried by every response to this request, a taken-over one included. */
+    readonly routeHeaders: ResponseHeaders | undefined,
     hasBody: boolean
   ) {
     this.#body = hasBody ? undefined : EMPTY
@@ -196,7 +215,7 @@ class Exchange implements HttpRequest {
         this.#settleBody(new PayloadTooLarge(`Request body exceeds ${this.maxBodyBytes} bytes`))
         if (!this.aborted && !this.committed) {
           this.committed = true
-          this.res.cork(() => writeTooLarge(this.res, this.maxBodyBytes))
+          this.res.cork(() => writeTooLarge(this.res, this.routeHeaders, this.maxBodyBytes))
         }
         return
       }
@@ -235,7 +254,7 @@ class Exchange implements HttpRequest {
   send(status: number, headers: Record<string, string> | undefined, contentType: string, body: string): void {
     if (this.aborted || this.committed) return
     this.committed = true
-    this.res.cork(() => writeResponse(this.res, status, headers, contentType, body, false))
+    this.res.cork(() => writeResponse(this.res, status, this.routeHeaders, headers, contentType, body, false))
   }
 }
 
@@ -258,6 +277,27 @@ const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
 
 const countParams = (pattern: string): number => pattern.split("/").filter((segment) => segment.startsWith(":")).length
 
+const corsOfApp = new WeakMap<uWS.TemplatedApp, Cors>()
+
+/**
+ * Serves `cors` on `app`: answers preflights, and makes route() add the CORS headers to every
+ * response (or refuse the origin) before the handler runs. Call it before any route().
+ */
+export const serveCors = (app: uWS.TemplatedApp, cors: Cors): void => {
+  corsOfApp.set(app, cors)
+  app.options("/*", (res, req) => {
+    const origin = req.getHeader("origin")
+    if (origin === "" || req.getHeader("access-control-request-method") === "") {
+      // not a preflight: whatever route matches answers it
+      req.setYield(true)
+      return
+    }
+    const headers = cors.preflightHeaders(req.getUrl(), origin)
+    if (headers === OriginRefused) writeOriginRefused(res, origin)
+    else writeResponse(res, 204, headers, undefined, TEXT_TYPE, "", false)
+  })
+}
+
 export const route = (
   app: uWS.TemplatedApp,
   method: Method,
@@ -267,11 +307,18 @@ export const route = (
 ): void => {
   const paramCount = countParams(pattern)
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+  const cors = corsOfApp.get(app)
   app[method](pattern, (res, req) => {
     const headers = readHeaders(req)
+    const url = req.getUrl()
+    const routeHeaders = cors?.responseHeaders(url, headers.origin)
+    if (routeHeaders === OriginRefused) {
+      writeOriginRefused(res, headers.origin)
+      return
+    }
     const declared = headers["content-length"]
     if (declared !== undefined && Number(declared) > limit) {
-      writeTooLarge(res, limit)
+      writeTooLarge(res, routeHeaders, limit)
       return
     }
     let params = NO_PARAMS
@@ -283,13 +330,14 @@ export const route = (
     const hasBody = declared !== undefined ? Number(declared) > 0 : headers["transfer-encoding"] !== undefined
     const ex = new Exchange(
       req.getMethod().toUpperCase(),
-      req.getUrl(),
+      url,
       // undefined when there is no query, whatever the typings say
       req.getQuery() ?? "",
       params,
       headers,
       res,
       limit,
+      routeHeaders,
       hasBody
     )
     res[EXCHANGE] = ex
@@ -313,6 +361,9 @@ export const takeOver = (res: uWS.HttpResponse, onAbort: () => void): boolean =>
   }
   return ex.takeOver(onAbort)
 }
+
+/** The headers route() adds to every response of this request (CORS), for a handler writing its own. */
+export const routeHeaders = (res: uWS.HttpResponse): ResponseHeaders | undefined => (res[EXCHANGE] as Exchange | undefined)?.routeHeaders
 
 /** The body as JSON; a body over the limit has already been answered with 413. */
 export const jsonBody = (req: HttpRequest) =>

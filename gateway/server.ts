@@ -9,13 +9,14 @@ import { invoke, type Registry } from "../src/Capabilities.ts"
 import { a2aRoutes } from "./a2a.ts"
 import { authRoutes } from "./auth.ts"
 import { chatRoutes } from "./chat.ts"
+import { type CorsRoute, makeCors } from "./cors.ts"
 import { deviceRoutes } from "./device.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { ssoRoutes } from "./sso.ts"
 import { uploadRoutes } from "./upload.ts"
-import { type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
+import { type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, serveCors, Streaming } from "./http.ts"
 
 export interface Health {
   readonly status: "ok"
@@ -38,7 +39,23 @@ export interface GatewayOptions {
   readonly maxAttachmentBytes: number
   /** Whether the sign-in cookie is marked Secure. */
   readonly secureCookies: boolean
+  /** Origins whose pages may call the CORS routes; `*` opens the public ones only. */
+  readonly corsOrigins: ReadonlyArray<string>
 }
+
+/**
+ * The routes browser clients (the MCP Inspector, browser A2A clients) may call cross-origin: those
+ * taking a bearer credential, never a cookie, and the public discovery documents. The MCP SDK
+ * client sends MCP-Protocol-Version when it fetches the protected-resource metadata too.
+ */
+const CORS_ROUTES: ReadonlyArray<CorsRoute> = [
+  { path: "/mcp", methods: ["POST", "GET", "DELETE"], requestHeaders: ["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID"], public: false },
+  { path: "/a2a", methods: ["POST"], requestHeaders: ["Authorization", "Content-Type", "Svc-Position", "X-A2A-Extensions"], public: false },
+  { path: "/.well-known/", methods: ["GET"], requestHeaders: ["Mcp-Protocol-Version"], public: true }
+]
+const CORS_EXPOSED_HEADERS = ["Mcp-Session-Id", "WWW-Authenticate", "Svc-Position", "Retry-After"]
+// Chromium's cap; a cached preflight grants nothing the actual response does not grant again.
+const CORS_MAX_AGE_SECONDS = 7200
 
 const WORKSPACE_ROUTE = /^\/v1\/([^/]+)\/([^/]+)\/(.+)$/
 
@@ -57,6 +74,12 @@ export interface Gateway {
 
 export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   const app = uWS.App()
+  // the node's own pages send its origin too (on a POST), and are no foreign origin
+  const ownOrigin = new URL(options.baseUrl).origin
+  serveCors(
+    app,
+    makeCors({ origins: [...options.corsOrigins, ownOrigin], routes: CORS_ROUTES, exposedHeaders: CORS_EXPOSED_HEADERS, maxAgeSeconds: CORS_MAX_AGE_SECONDS })
+  )
   const limits = { maxBodyBytes: options.maxBodyBytes }
   /** `written`: the positions of the call's writes, answered as `Svc-Position`. */
   const answer = async <A, E>(effect: Effect.Effect<A, E, any>, written?: ReadonlyMap<number, number>) => {

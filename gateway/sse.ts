@@ -5,7 +5,7 @@
  * writes are dropped.
  */
 import type uWS from "uWebSockets.js"
-import { takeOver } from "./http.ts"
+import { routeHeaders, takeOver } from "./http.ts"
 
 export const DEFAULT_KEEP_ALIVE_MS = 15_000
 
@@ -46,8 +46,9 @@ const prefixLines = (prefix: string, text: string): string => {
 }
 
 /**
- * Writes status 200 and the stream headers. uWS sends the end of the header block with the first
- * body write, so a client sees the headers with the first event or keep-alive.
+ * Writes status 200, the stream headers and those route() adds to every response (CORS). uWS
+ * sends the end of the header block with the first body write, so a client sees the headers with
+ * the first event or keep-alive.
  */
 export const openSse = (res: uWS.HttpResponse, options: SseOptions = {}): SseWriter => new Writer(res, options)
 
@@ -81,6 +82,8 @@ class Writer implements SseWriter {
       res.writeHeader("content-type", "text/event-stream")
       res.writeHeader("cache-control", "no-cache")
       res.writeHeader("connection", "keep-alive")
+      const common = routeHeaders(res)
+      if (common !== undefined) for (const name in common) res.writeHeader(name, common[name])
       const headers = options.headers
       if (headers !== undefined) for (const name in headers) res.writeHeader(name, headers[name])
     })

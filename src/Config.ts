@@ -40,6 +40,8 @@ export interface AppConfig {
   readonly secretKey: string | undefined
   /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
   readonly secureCookies: boolean
+  /** Origins whose pages may call MCP, A2A and the discovery documents; `*` opens the documents only. */
+  readonly corsOrigins: ReadonlyArray<string>
   readonly assistant: AssistantConfig
 }
 
@@ -79,6 +81,16 @@ const tierName = (value: string | undefined): "fast" | "balanced" | "precise" =>
   throw new Error(`MODEL_DEFAULT_TIER must be fast, balanced or precise, got '${value}'`)
 }
 
+/** `*`, or an origin as a browser sends it: scheme, host and port, nothing else. */
+const corsOrigin = (entry: string): string => {
+  if (entry === "*") return entry
+  const url = URL.canParse(entry) ? new URL(entry) : undefined
+  if (url === undefined || url.origin === "null" || url.pathname !== "/" || url.search !== "" || url.hash !== "" || url.username !== "" || url.password !== "") {
+    throw new Error(`CORS_ORIGINS entries must be origins such as https://app.example or *, got '${entry}'`)
+  }
+  return url.origin
+}
+
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
   const port = int(env.PORT, 8080, "PORT")
   const host = env.HOST ?? "0.0.0.0"
@@ -100,6 +112,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
     secretKey: env.SECRET_KEY || undefined,
     secureCookies: env.SECURE_COOKIES !== "false",
+    corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((o) => o.trim()).filter((o) => o !== "").map(corsOrigin),
     assistant: {
       operatorTiers: {
         fast: env.MODEL_TIER_FAST ?? "offline:fast",

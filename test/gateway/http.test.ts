@@ -1,14 +1,18 @@
 import net from "node:net"
 import uWS from "uWebSockets.js"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { makeCors } from "../../gateway/cors.ts"
 import {
   type HttpRequest,
   jsonError,
   MalformedJson,
   readJson,
   RequestAborted,
-  route
+  route,
+  serveCors,
+  Streaming
 } from "../../gateway/http.ts"
+import { openSse } from "../../gateway/sse.ts"
 import { type Served, serve } from "../support/uws.ts"
 
 let served: Served
@@ -230,5 +234,163 @@ describe("route", () => {
     }
     const response = await fetch(`${base}/echo/a/b`, { method: "POST", body: "{}" })
     expect(response.status).toBe(200)
+  })
+})
+
+describe("serveCors", () => {
+  const ALLOWED = "https://app.example"
+  let corsServed: Served
+  let corsBase: string
+  let bearerCalls = 0
+
+  beforeAll(async () => {
+    const app = uWS.App()
+    serveCors(
+      app,
+      makeCors({
+        origins: [ALLOWED, "*"],
+        routes: [
+          { path: "/bearer", methods: ["POST"], requestHeaders: ["Authorization", "Content-Type"], public: false },
+          { path: "/stream", methods: ["GET"], requestHeaders: ["Last-Event-ID"], public: false },
+          { path: "/public/", methods: ["GET"], requestHeaders: [], public: true }
+        ],
+        exposedHeaders: ["WWW-Authenticate", "Retry-After"],
+        maxAgeSeconds: 600
+      })
+    )
+    route(
+      app,
+      "post",
+      "/bearer",
+      async (req) => {
+        bearerCalls++
+        await req.body()
+        return { ...jsonError(401, "unauthorized", "no key", "missing_credential"), headers: { "www-authenticate": "Bearer" } }
+      },
+      { maxBodyBytes: 64 }
+    )
+    route(app, "get", "/stream", async (_req, res) => {
+      const sse = openSse(res)
+      sse.data({ n: 1 })
+      sse.end()
+      return Streaming
+    })
+    route(app, "get", "/public/doc", async () => ({ status: 200, json: { public: true } }))
+    // a cookie route: no policy
+    route(app, "post", "/session", async () => ({ status: 200, headers: { "set-cookie": "s=1; HttpOnly" }, json: { signedIn: true } }))
+    route(app, "any", "/*", async (req) => jsonError(404, "not_found", `no route ${req.method} ${req.url}`, "route_not_found"))
+    corsServed = await serve(app)
+    corsBase = corsServed.base
+  })
+
+  afterAll(() => {
+    corsServed.close()
+  })
+
+  const preflight = (path: string, origin: string, headers = "authorization,content-type") =>
+    fetch(`${corsBase}${path}`, {
+      method: "OPTIONS",
+      headers: { origin, "access-control-request-method": "POST", "access-control-request-headers": headers }
+    })
+
+  const corsHeadersOf = (response: Response) =>
+    Object.fromEntries([...response.headers].filter(([name]) => name.startsWith("access-control-") || name === "vary"))
+
+  it("answers a preflight from an allowed origin 204 with that origin, the route's methods and headers, and a max age", async () => {
+    const response = await preflight("/bearer", ALLOWED)
+    expect(response.status).toBe(204)
+    expect(corsHeadersOf(response)).toEqual({
+      "access-control-allow-origin": ALLOWED,
+      vary: "Origin",
+      "access-control-allow-methods": "POST",
+      "access-control-allow-headers": "Authorization, Content-Type",
+      "access-control-max-age": "600"
+    })
+    expect(await response.text()).toBe("")
+  })
+
+  it("refuses a preflight from another origin, or on a route without a policy, 403 without CORS headers", async () => {
+    for (const [path, origin] of [
+      ["/bearer", "https://evil.example"],
+      ["/bearer", "null"],
+      // `*` opens public routes only
+      ["/stream", "https://evil.example"],
+      // a cookie route allows no foreign origin, a listed one neither
+      ["/session", ALLOWED],
+      ["/nowhere", ALLOWED]
+    ]) {
+      const response = await preflight(path, origin)
+      expect(response.status, `${path} from ${origin}`).toBe(403)
+      expect(corsHeadersOf(response)).toEqual({})
+      expect(await response.json()).toMatchObject({ error: { code: "forbidden", reason: "origin_not_allowed" } })
+    }
+  })
+
+  it("leaves an OPTIONS that is no preflight to the routes", async () => {
+    const response = await fetch(`${corsBase}/bearer`, { method: "OPTIONS" })
+    expect(response.status).toBe(404)
+    expect(await response.json()).toMatchObject({ error: { reason: "route_not_found" } })
+  })
+
+  it("lets an allowed origin read a response, a 401's WWW-Authenticate included, and never allows credentials", async () => {
+    const response = await fetch(`${corsBase}/bearer`, { method: "POST", headers: { origin: ALLOWED }, body: "{}" })
+    expect(response.status).toBe(401)
+    expect(response.headers.get("www-authenticate")).toBe("Bearer")
+    expect(corsHeadersOf(response)).toEqual({
+      "access-control-allow-origin": ALLOWED,
+      vary: "Origin",
+      "access-control-expose-headers": "WWW-Authenticate, Retry-After"
+    })
+  })
+
+  it("carries the CORS headers on an answer the layer writes itself (413) and on an SSE stream", async () => {
+    const tooLarge = await fetch(`${corsBase}/bearer`, { method: "POST", headers: { origin: ALLOWED }, body: "x".repeat(100) })
+    expect(tooLarge.status).toBe(413)
+    expect(tooLarge.headers.get("access-control-allow-origin")).toBe(ALLOWED)
+
+    const stream = await fetch(`${corsBase}/stream`, { headers: { origin: ALLOWED } })
+    expect(stream.headers.get("content-type")).toBe("text/event-stream")
+    expect(corsHeadersOf(stream)).toEqual({
+      "access-control-allow-origin": ALLOWED,
+      vary: "Origin",
+      "access-control-expose-headers": "WWW-Authenticate, Retry-After"
+    })
+    expect(await stream.text()).toBe('data: {"n":1}\n\n')
+  })
+
+  it("refuses a request from another origin 403 before its handler runs; one without an Origin is served", async () => {
+    const before = bearerCalls
+    const refused = await fetch(`${corsBase}/bearer`, { method: "POST", headers: { origin: "https://evil.example" }, body: "{}" })
+    expect(refused.status).toBe(403)
+    expect(corsHeadersOf(refused)).toEqual({})
+    expect(await refused.json()).toMatchObject({ error: { code: "forbidden", reason: "origin_not_allowed" } })
+    expect(bearerCalls).toBe(before)
+
+    const server = await fetch(`${corsBase}/bearer`, { method: "POST", body: "{}" })
+    expect(server.status).toBe(401)
+    // the answer depends on the Origin: a cache must not hand one origin's answer to another
+    expect(corsHeadersOf(server)).toEqual({ vary: "Origin" })
+    expect(bearerCalls).toBe(before + 1)
+  })
+
+  it("opens a public route to any origin with `*` when the origins include it", async () => {
+    for (const origin of ["https://anyone.example", ALLOWED]) {
+      const response = await fetch(`${corsBase}/public/doc`, { headers: { origin } })
+      expect(response.status).toBe(200)
+      expect(corsHeadersOf(response)).toEqual({ "access-control-allow-origin": "*", "access-control-expose-headers": "WWW-Authenticate, Retry-After" })
+    }
+    const response = await fetch(`${corsBase}/public/doc`, {
+      method: "OPTIONS",
+      headers: { origin: "https://anyone.example", "access-control-request-method": "GET" }
+    })
+    expect(response.status).toBe(204)
+    expect(corsHeadersOf(response)).toEqual({ "access-control-allow-origin": "*", "access-control-allow-methods": "GET", "access-control-max-age": "600" })
+  })
+
+  it("adds nothing to a route without a policy, whatever the origin", async () => {
+    const response = await fetch(`${corsBase}/session`, { method: "POST", headers: { origin: ALLOWED }, body: "{}" })
+    expect(response.status).toBe(200)
+    expect(response.headers.get("set-cookie")).toBe("s=1; HttpOnly")
+    expect(corsHeadersOf(response)).toEqual({})
   })
 })
