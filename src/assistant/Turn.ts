@@ -169,7 +169,11 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
     )
     if (Exit.isFailure(started)) {
       unregister()
-      return sink.done({ failure: startFailure(errorOf(started.cause), turn) })
+      const error = errorOf(started.cause)
+      const refused = startFailure(error, turn)
+      // a refusal the caller caused is theirs to read; anything else is the operator's
+      if (refused.reason === null && refused.code === "assistant_run_not_recorded") console.error(`assistant: recording run ${runId} failed`, error)
+      return sink.done({ failure: refused })
     }
     sink.event({ type: "run", runId })
 
