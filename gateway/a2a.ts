@@ -57,6 +57,12 @@ const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
   "agent/getAuthenticatedExtendedCard": "a2a.card.extended"
 }
 
+/**
+ * Errors that say a request is not one the server can run: answered even without an id (with id
+ * null), as the A2A reference server and the A2A TCK do, so the sender learns of its mistake.
+ */
+const REFUSED_AS_REQUEST: ReadonlySet<number> = new Set([JSONRPC_INVALID_REQUEST, JSONRPC_METHOD_NOT_FOUND, JSONRPC_INVALID_PARAMS])
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
@@ -133,7 +139,9 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     const envelope = envelopeOf(entry)
     if ("error" in envelope) return failure(envelope.id, envelope.error)
     const { id, method, params } = envelope
-    const reply = (body: object) => (envelope.notification ? undefined : body)
+    // a notification that runs is answered with nothing; one refused as a request (docs/a2a.md) is answered, with id null
+    const reply = (body: ReturnType<typeof success> | ReturnType<typeof failure>) =>
+      envelope.notification && !("error" in body && REFUSED_AS_REQUEST.has(body.error.code)) ? undefined : body
     if (method.startsWith(PUSH_CONFIG_PREFIX)) return reply(failure(id, { code: A2A_PUSH_NOT_SUPPORTED, message: "Push Notification is not supported" }))
     if (!(A2A_METHODS as ReadonlyArray<string>).includes(method)) return reply(failure(id, { code: JSONRPC_METHOD_NOT_FOUND, message: `Method not found: ${method}` }))
     if (params !== undefined && !isObject(params)) return reply(failure(id, { code: JSONRPC_INVALID_PARAMS, message: "Invalid params: A2A methods take named params (an object)" }))

@@ -1,8 +1,9 @@
 /**
  * The A2A endpoint as JSON-RPC 2.0, raw over fetch (spec 4.3, 5 rule 13, 7.4, docs/decisions.md on
- * batches): the envelope checks and every error code of 7.4, batches answered entry by entry in
- * order, notifications answered with nothing, refusals of the checkpoint as -32000 with their HTTP
- * meaning in `data`, and 401 for a missing or wrong Bearer before any JSON-RPC is read.
+ * batches, docs/a2a.md on notifications): the envelope checks and every error code of 7.4, batches
+ * answered entry by entry in order, notifications that run answered with nothing (those refused as
+ * requests with id null), refusals of the checkpoint as -32000 with their HTTP meaning in `data`,
+ * and 401 for a missing or wrong Bearer before any JSON-RPC is read.
  *
  * -32603 (internal error) is not reached: no request a client can make fails inside the server.
  */
@@ -375,19 +376,31 @@ describe("requests that succeed", () => {
 })
 
 describe("notifications", () => {
-  it("a request without an id is answered with nothing (204), whether it succeeds or fails", async () => {
+  it("a request without an id that runs is answered with nothing (204), whether it succeeds or fails", async () => {
     const task = await completedTask()
     for (const notification of [
       { jsonrpc: "2.0", method: "tasks/get", params: { id: task.id } },
-      { jsonrpc: "2.0", method: "no/such/method" },
-      { jsonrpc: "2.0", method: "tasks/get", params: [1] },
       { jsonrpc: "2.0", method: "tasks/get", params: { id: `a2a_${"0".repeat(32)}` } },
+      { jsonrpc: "2.0", method: "tasks/cancel", params: { id: task.id } },
       { jsonrpc: "2.0", method: "tasks/pushNotificationConfig/set", params: {} }
     ]) {
       const reply = await post(notification)
       expect(reply.status, JSON.stringify(notification)).toBe(204)
       expect(reply.text).toBe("")
     }
+  })
+
+  it("a request without an id that names an unknown method or has invalid params is answered, with id null (as the A2A TCK requires)", async () => {
+    expectRpcError(await rpc({ jsonrpc: "2.0", method: "message/ssend", params: {} }), null, -32601)
+    expectRpcError(await rpc({ jsonrpc: "2.0", method: "no/such/method" }), null, -32601)
+    expectRpcError(await rpc({ jsonrpc: "2.0", method: "message/send", params: { "": "not_a_dict" } }), null, -32602)
+    expectRpcError(await rpc({ jsonrpc: "2.0", method: "tasks/get", params: [1] }), null, -32602)
+    expectRpcError(await rpc({ jsonrpc: "2.0", method: "tasks/get", params: { historyLength: -1 } }), null, -32602)
+    // and nothing of it ran: no task was submitted
+    const before = await node.db.sql`select count(*)::int as n from ${node.db.table("a2a_tasks")}`
+    expectRpcError(await rpc({ jsonrpc: "2.0", method: "message/send", params: { message: { role: "user", parts: [] } } }), null, -32602)
+    const after = await node.db.sql`select count(*)::int as n from ${node.db.table("a2a_tasks")}`
+    expect(after[0].n).toBe(before[0].n)
   })
 
   it("a notification still acts: a cancel without an id cancels the task", async () => {
@@ -408,15 +421,20 @@ describe("notifications", () => {
     expect(status).toBe("stopped")
   })
 
-  it("a batch of notifications only is answered 204", async () => {
+  it("a batch of notifications that run is answered 204; one refused as a request is answered in the batch", async () => {
     const task = await completedTask()
     const reply = await post([
       { jsonrpc: "2.0", method: "tasks/get", params: { id: task.id } },
-      { jsonrpc: "2.0", method: "unknown/method" },
       { jsonrpc: "2.0", method: "tasks/cancel", params: { id: task.id } }
     ])
     expect(reply.status).toBe(204)
     expect(reply.text).toBe("")
+    const answers = await rpc([
+      { jsonrpc: "2.0", method: "tasks/get", params: { id: task.id } },
+      { jsonrpc: "2.0", method: "unknown/method" }
+    ])
+    expect(answers).toHaveLength(1)
+    expectRpcError(answers[0], null, -32601)
   })
 })
 
