@@ -124,7 +124,8 @@ const anonymous = (capability: string, orgId: string, workspaceId: string): Invo
     workspaceId,
     at,
     meta: { commandId: "cmd_bench", at, actor: "system" },
-    newId: (prefix) => `${prefix}_bench`
+    newId: (prefix) => `${prefix}_bench`,
+    clientAddress: null
   }
 }
 

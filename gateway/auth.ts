@@ -35,7 +35,7 @@ export const authRoutes = (app: uWS.TemplatedApp, options: GatewayOptions & { re
     "post",
     "/v1/auth/sign-in",
     (req) =>
-      reply(jsonBody(req).pipe(Effect.flatMap(decodeInput(SignInRequest)), Effect.flatMap(signInWithPassword)), (session) => ({
+      reply(jsonBody(req).pipe(Effect.flatMap(decodeInput(SignInRequest)), Effect.flatMap((input) => signInWithPassword(input, req.remoteAddress))), (session) => ({
         status: 200,
         json: { userId: session.userId, sessionId: session.sessionId, expiresAt: session.expiresAt },
         headers: { "set-cookie": sessionCookie(session, options.secureCookies), "cache-control": "no-store" }

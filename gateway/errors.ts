@@ -14,6 +14,8 @@ interface Row {
   /** A fixed reason, one derived from the error, or the error's own `reason` field when omitted. */
   readonly reason?: string | ((e: Tagged) => string)
   readonly message: (e: Tagged) => string
+  /** Headers the answer carries beside the body. */
+  readonly headers?: (e: Tagged) => Record<string, string>
 }
 
 const badRequest = (reason: string, message: (e: Tagged) => string): Row => ({ status: 400, code: "bad_request", reason, message })
@@ -32,6 +34,14 @@ const table: Readonly<Record<string, Row>> = {
   IdempotencyKeyReused: { status: 422, code: "unprocessable_content", reason: "idempotency_key_reused", message: (e) => e.message },
   // a replay cannot show a secret again: spec 2.6, the raw key is shown once (docs/decisions.md)
   SecretShownOnce: conflict("idempotent_replay_secret", (e) => e.message),
+  // spec 7.1's code for 429, in the shape of the routes other than chat (docs/decisions.md)
+  TooManyAttempts: {
+    status: 429,
+    code: "rate_limited",
+    reason: "too_many_attempts",
+    message: (e) => e.message,
+    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
+  },
   Unavailable: { status: 503, code: "unavailable", reason: "owner_unreachable", message: (e) => e.message },
   DbError: {
     status: 503,
@@ -128,22 +138,40 @@ export type { FailureDescription }
 
 const internal: FailureDescription = { status: 500, code: "internal", reason: undefined, message: "Internal error" }
 
-/** What a failure means, from the one table; unknown failures are logged once and described as 500 internal. */
-export const describeFailure = <E>(cause: Cause.Cause<E>): FailureDescription => {
+/** The failure and its row of the table, when it has one. */
+const rowOf = <E>(cause: Cause.Cause<E>): { readonly error: Tagged; readonly row: Row } | undefined => {
   const failure = Cause.failureOption(cause)
-  if (Option.isSome(failure)) {
-    const error = failure.value as Tagged
-    const row = table[error?._tag]
-    if (row !== undefined) return { status: row.status, code: row.code, reason: typeof row.reason === "function" ? row.reason(error) : row.reason ?? error.reason, message: row.message(error) }
-  }
+  if (Option.isNone(failure)) return undefined
+  const error = failure.value as Tagged
+  const row = table[error?._tag]
+  return row === undefined ? undefined : { error, row }
+}
+
+const describeRow = ({ error, row }: { readonly error: Tagged; readonly row: Row }): FailureDescription => ({
+  status: row.status,
+  code: row.code,
+  reason: typeof row.reason === "function" ? row.reason(error) : row.reason ?? error.reason,
+  message: row.message(error)
+})
+
+/** A failure the table does not know: logged once, described as 500 internal. */
+const unexpected = <E>(cause: Cause.Cause<E>): FailureDescription => {
   console.error("request failed unexpectedly:", Cause.pretty(cause))
   return internal
 }
 
+/** What a failure means, from the one table; unknown failures are logged once and described as 500 internal. */
+export const describeFailure = <E>(cause: Cause.Cause<E>): FailureDescription => {
+  const found = rowOf(cause)
+  return found === undefined ? unexpected(cause) : describeRow(found)
+}
+
 /** The reply for a failed request; unknown failures are logged once and answered 500. */
 export const replyForFailure = <E>(cause: Cause.Cause<E>): HttpReply => {
-  const { status, code, reason, message } = describeFailure(cause)
-  return jsonError(status, code, message, reason)
+  const found = rowOf(cause)
+  const { status, code, reason, message } = found === undefined ? unexpected(cause) : describeRow(found)
+  const reply = jsonError(status, code, message, reason)
+  return found?.row.headers === undefined ? reply : { ...reply, headers: found.row.headers(found.error) }
 }
 
 /** 200 with the output, or the mapped failure. */

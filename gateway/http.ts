@@ -28,6 +28,8 @@ export interface HttpRequest {
   body(): Promise<Buffer>
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal
+  /** The peer's address on the socket (a proxy's, behind one); null once the client has gone. */
+  readonly remoteAddress: string | null
 }
 
 export interface HttpReply {
@@ -179,6 +181,11 @@ class Exchange implements HttpRequest {
     hasBody: boolean
   ) {
     this.#body = hasBody ? undefined : EMPTY
+  }
+
+  // Read on first use, from the response (which outlives the uWS request): most handlers never look.
+  get remoteAddress(): string | null {
+    return this.aborted ? null : Buffer.from(this.res.getRemoteAddressAsText()).toString()
   }
 
   // Created on first use: most handlers never look at the signal.

@@ -117,7 +117,8 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
         input: jsonBody(req),
         idempotencyKey: req.headers["idempotency-key"],
         position: req.headers[POSITION_HEADER],
-        written
+        written,
+        clientAddress: req.remoteAddress
       }),
       written
     )

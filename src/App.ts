@@ -10,6 +10,7 @@ import { ClaimActor } from "../actors/claim/actor.ts"
 import { ConversationActor } from "../actors/conversation/actor.ts"
 import { DeviceActor } from "../actors/device/actor.ts"
 import { FileActor } from "../actors/file/actor.ts"
+import { GuardActor } from "../actors/guard/actor.ts"
 import { kindRegistry } from "../actors/kernel.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
 import { ModelsActor } from "../actors/models/actor.ts"
@@ -45,6 +46,7 @@ import { secretsLayer } from "./Secrets.ts"
 import { AssistantSettings } from "./assistant/Settings.ts"
 import { fileContentsLayer } from "./assistant/Files.ts"
 import * as AuditLog from "./AuditLog.ts"
+import { Lockout } from "./Lockout.ts"
 import * as KeyRotations from "./KeyRotations.ts"
 import { chargesLayer } from "./assistant/Billing.ts"
 import { chatRateLimiterLayer } from "./assistant/RateLimit.ts"
@@ -54,7 +56,7 @@ import { codegraphCapabilities } from "./capabilities/Codegraph.ts"
 import { a2aCapabilities } from "./capabilities/A2a.ts"
 import { A2aTaskActor } from "../actors/a2atask/actor.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor])
 
 export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities])
 
@@ -90,6 +92,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(Capabilities, registry),
     Layer.succeed(PublicUrl, config.baseUrl),
     Layer.succeed(AssistantSettings, config.assistant),
+    Layer.succeed(Lockout, config.lockout),
     secretsLayer(config.secretKey, config.dataDir),
     fileContentsLayer,
     AccessCache.layer

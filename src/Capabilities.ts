@@ -49,6 +49,8 @@ export interface Invocation {
   readonly meta: CommandMeta
   /** A new public id; the same ids again when the same idempotency key is replayed. */
   readonly newId: (prefix: string) => string
+  /** The address of the client that sent the call over HTTP; null on other paths (an agent's tool call). */
+  readonly clientAddress: string | null
 }
 
 export interface Capability<I, O, R> {
@@ -142,6 +144,8 @@ export interface InvokeRequest<E> {
   readonly position?: string | undefined
   /** Receives the log positions of this call's writes (for the `Svc-Position` answer header). */
   readonly written?: Map<number, number>
+  /** The address of the client on the other end of the connection. */
+  readonly clientAddress?: string | null
 }
 
 /** How long a read waits for the read models to pass the writes it must see (then 503, retryable). */
@@ -204,7 +208,8 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
       newId: (prefix) =>
         seed === undefined
           ? newPublicId(prefix)
-          : `${prefix}_${createHash("sha256").update(`${seed}\n${prefix}\n${ids++}`).digest("hex").slice(0, 32)}`
+          : `${prefix}_${createHash("sha256").update(`${seed}\n${prefix}\n${ids++}`).digest("hex").slice(0, 32)}`,
+      clientAddress: request.clientAddress ?? null
     }
     // the key stands for this write: the same again goes on to replay, another one is refused (a
     // read changes nothing, so it has nothing to replay: its key binds nothing, as Stripe's on GET)

@@ -40,9 +40,23 @@ export interface AppConfig {
   readonly secretKey: string | undefined
   /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
   readonly secureCookies: boolean
+  /** Brute-force protection of passwords, TOTP codes and CLI user codes. */
+  readonly lockout: LockoutConfig
   /** Origins whose pages may call MCP, A2A and the discovery documents; `*` opens the documents only. */
   readonly corsOrigins: ReadonlyArray<string>
   readonly assistant: AssistantConfig
+}
+
+/** Brute-force protection (src/Lockout.ts): failures in a row lock a guard, for longer each time. */
+export interface LockoutConfig {
+  /** Failures in a row of one account (or one person entering CLI user codes) that lock it. */
+  readonly accountFailures: number
+  /** Failures in a row from one client address that lock it (several people may share one). */
+  readonly addressFailures: number
+  /** The first lock; each further failure doubles it. */
+  readonly lockMs: number
+  /** The longest lock, however many failures. */
+  readonly maxLockMs: number
 }
 
 /** The assistant's operator settings (spec 2.2, 7.1, 8). */
@@ -112,6 +126,12 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
     secretKey: env.SECRET_KEY || undefined,
     secureCookies: env.SECURE_COOKIES !== "false",
+    lockout: {
+      accountFailures: int(env.LOCKOUT_ACCOUNT_FAILURES, 5, "LOCKOUT_ACCOUNT_FAILURES"),
+      addressFailures: int(env.LOCKOUT_ADDRESS_FAILURES, 20, "LOCKOUT_ADDRESS_FAILURES"),
+      lockMs: int(env.LOCKOUT_SECONDS, 60, "LOCKOUT_SECONDS") * 1000,
+      maxLockMs: int(env.LOCKOUT_MAX_SECONDS, 900, "LOCKOUT_MAX_SECONDS") * 1000
+    },
     corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((o) => o.trim()).filter((o) => o !== "").map(corsOrigin),
     assistant: {
       operatorTiers: {

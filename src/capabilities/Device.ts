@@ -3,15 +3,17 @@
  * pass the one checkpoint: a signed-in person of the organization (rule 7's SSO and two-factor
  * checks included) names the workspace in the path. Only a browser session may decide: a key is
  * refused by the checkpoint (`requiresPerson`), and a CLI login here, since one CLI login must not
- * mint another.
+ * mint another. A user code is a secret to guess, guarded per person and per client address like a
+ * password (src/Lockout.ts): a well-formed code that names no login counts as a failure.
  */
 import { Effect, Schema } from "effect"
 import { DeviceActor } from "../../actors/device/actor.ts"
 import { ApproveDevice, DenyDevice } from "../../actors/device/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
-import { findDeviceByUserCode } from "../DeviceLogin.ts"
+import { findDeviceByUserCode, normalizeUserCode } from "../DeviceLogin.ts"
 import { Forbidden } from "../Errors.ts"
+import { admit, countFailure, type Guesses, refuseWhileLocked } from "../Lockout.ts"
 
 const common = {
   scope: "workspace",
@@ -36,6 +38,26 @@ const sessionPerson = (invocation: Invocation) =>
         message: `${invocation.capability} needs a signed-in browser session; a key or CLI login cannot approve or deny a CLI login`
       })
 
+/**
+ * The device login whose user code the person entered, through the guards of their guesses. A
+ * malformed code is no guess (no code has its shape) and is refused without counting.
+ */
+const findGuarded = (invocation: Invocation, userId: string, userCode: string) =>
+  Effect.gen(function* () {
+    const guesses: Guesses = { flow: "device_code", account: userId, address: invocation.clientAddress }
+    const { actor } = invocation.meta
+    yield* refuseWhileLocked(guesses)
+    const device = yield* findDeviceByUserCode(userCode, Date.parse(invocation.at)).pipe(
+      Effect.tapError((error) =>
+        error._tag === "NotFound" && normalizeUserCode(userCode) !== undefined
+          ? countFailure(guesses, { email: null, userId, orgIds: invocation.orgId === null ? [] : [invocation.orgId] }, actor)
+          : Effect.void
+      )
+    )
+    yield* admit(guesses, true, actor)
+    return device
+  })
+
 export const approveDevice = defineCapability({
   ...common,
   name: "auth.device.approve",
@@ -57,7 +79,7 @@ export const approveDevice = defineCapability({
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const userId = yield* sessionPerson(invocation)
-      const device = yield* findDeviceByUserCode(input.userCode, Date.parse(invocation.at))
+      const device = yield* findGuarded(invocation, userId, input.userCode)
       const level = input.level ?? "workspace"
       const orgId = invocation.orgId!
       const workspaceId = level === "organization" ? null : invocation.workspaceId
@@ -76,7 +98,7 @@ export const denyDevice = defineCapability({
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const userId = yield* sessionPerson(invocation)
-      const device = yield* findDeviceByUserCode(input.userCode, Date.parse(invocation.at))
+      const device = yield* findGuarded(invocation, userId, input.userCode)
       const host = yield* ActorHost
       yield* host.send(DeviceActor, device.deviceId, new DenyDevice({ deviceId: device.deviceId, userId }), invocation.meta)
       return { userCode: device.userCode, clientName: device.clientName, status: "denied" as const }
