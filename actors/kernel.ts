@@ -15,6 +15,16 @@ export interface CommandMeta {
 
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [k: string]: Json }
 
+/** Any JSON value (a tool's input, a turn's result, an A2A data part). */
+export const Json: Schema.Schema<Json> = Schema.Union(
+  Schema.Null,
+  Schema.Boolean,
+  Schema.Number,
+  Schema.String,
+  Schema.Array(Schema.suspend(() => Json)),
+  Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
+)
+
 /** A read-model row operation. The projection runner coalesces them per table and primary key. */
 export type RowOp =
   | {

@@ -9,10 +9,12 @@ import { Cause, Effect, Exit, Option } from "effect"
 import type uWS from "uWebSockets.js"
 import { publicAgentCard } from "../src/a2a/Card.ts"
 import {
+  A2A_CONTENT_TYPE_NOT_SUPPORTED,
   A2A_METHODS,
   A2A_PUSH_NOT_SUPPORTED,
   A2A_TASK_NOT_CANCELABLE,
   A2A_TASK_NOT_FOUND,
+  A2A_UNSUPPORTED_OPERATION,
   JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_PARAMS,
   JSONRPC_INVALID_REQUEST,
@@ -67,7 +69,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
 const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
-  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; retryAfterSeconds?: number } | undefined
+  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; retryAfterSeconds?: number } | undefined
   switch (error?._tag) {
     case "TaskNotFound":
       return { code: A2A_TASK_NOT_FOUND, message: "Task not found" }
@@ -75,6 +77,13 @@ const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
       return { code: A2A_TASK_NOT_CANCELABLE, message: "Task cannot be canceled: it has already ended" }
     case "RateLimited":
       return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", retryAfterSeconds: error.retryAfterSeconds } }
+    case "AttachmentRefused": {
+      // a file part that breaks a rule: A2A's own codes for a type and for a file by URI, bad params otherwise
+      const data = { code: "attachment_refused", reason: error.reason }
+      if (error.reason === "unsupported_type") return { code: A2A_CONTENT_TYPE_NOT_SUPPORTED, message: `Content type not supported: ${error.message}`, data }
+      if (error.reason === "file_by_uri") return { code: A2A_UNSUPPORTED_OPERATION, message: `This operation is not supported: ${error.message}`, data }
+      return { code: JSONRPC_INVALID_PARAMS, message: `Invalid params: ${error.message}`, data }
+    }
   }
   const described = describeFailure(cause)
   if (described.status === 500) return { code: JSONRPC_INTERNAL_ERROR, message: "Internal error" }

@@ -5,6 +5,7 @@
  * repeats the command's time, because `evolve` sees only the event. A published `_tag` is never renamed.
  */
 import { Schema } from "effect"
+import { Json } from "../kernel.ts"
 
 export const TASK_ID = /^a2a_[0-9a-f]{32}$/
 export const CONTEXT_ID = /^ctx_[0-9a-f]{32}$/
@@ -27,11 +28,26 @@ export const isTerminal = (state: TaskState): boolean => state === "completed" |
 export const TextPart = Schema.Struct({ kind: Schema.Literal("text"), text: Schema.String })
 export type TextPart = typeof TextPart.Type
 
+export const DataPart = Schema.Struct({ kind: Schema.Literal("data"), data: Schema.Record({ key: Schema.String, value: Json }) })
+
+/**
+ * A file part as kept: its name and type as sent; its bytes are an attachment's (never in the log),
+ * which `uri` names: `urn:svc:attachment:<gen_ id>`.
+ */
+export const FilePart = Schema.Struct({
+  kind: Schema.Literal("file"),
+  file: Schema.Struct({ name: Schema.optional(Schema.String), mimeType: Schema.optional(Schema.String), uri: Schema.String })
+})
+
+/** A message's part: its kind and content as sent (A2A v0.3 text, data or file); a part's metadata is not kept. */
+export const Part = Schema.Union(TextPart, DataPart, FilePart)
+export type Part = typeof Part.Type
+
 /** What a command says of a message; the decider makes it an A2A message of this task. */
 export const MessageContent = Schema.Struct({
   /** The caller's id for a user message; one the turn mints for an agent message. */
   messageId: Schema.NonEmptyString,
-  parts: Schema.Array(TextPart)
+  parts: Schema.Array(Part)
 })
 export type MessageContent = typeof MessageContent.Type
 
@@ -39,7 +55,7 @@ export type MessageContent = typeof MessageContent.Type
 export const A2aMessage = Schema.Struct({
   kind: Schema.Literal("message"),
   role: Schema.Literal("user", "agent"),
-  parts: Schema.Array(TextPart),
+  parts: Schema.Array(Part),
   messageId: Schema.NonEmptyString,
   taskId: TaskId,
   contextId: ContextId

@@ -6,17 +6,7 @@
  * state, and the projection writes its final row from the event. A published `_tag` is never renamed.
  */
 import { Schema } from "effect"
-import type { Json as JsonValue } from "../kernel.ts"
-
-/** Any JSON value (tool input, turn result). */
-export const Json: Schema.Schema<JsonValue> = Schema.Union(
-  Schema.Null,
-  Schema.Boolean,
-  Schema.Number,
-  Schema.String,
-  Schema.Array(Schema.suspend(() => Json)),
-  Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
-)
+import { Json } from "../kernel.ts"
 
 export const MessageRole = Schema.Literal("user", "assistant")
 export const RunKind = Schema.Literal("turn", "approval")

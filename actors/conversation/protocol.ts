@@ -2,7 +2,8 @@
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
 import { Schema, Struct } from "effect"
-import { CloseReason, Decision, Json, ParkedCall, RunEnd, RunError, Usage } from "./events.ts"
+import { Json } from "../kernel.ts"
+import { CloseReason, Decision, ParkedCall, RunEnd, RunError, Usage } from "./events.ts"
 
 /** Saves the user's message and starts a turn run; creates the conversation when `create`. */
 export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {

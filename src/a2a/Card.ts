@@ -3,10 +3,14 @@
  * platform's workspace assistant; the authenticated extended card, for a caller's workspace, lists
  * the agent with every skill it has there (its tools, as the caller's role allows).
  */
+import { ALLOWED_MEDIA_TYPES } from "../assistant/Files.ts"
 import type { AgentTool } from "../assistant/Tools.ts"
 
 export const PROTOCOL_VERSION = "0.3.0"
 export const AGENT_VERSION = "0.1.0"
+
+/** What a message may carry: text, data parts (JSON), and files of the types an attachment may have. */
+const INPUT_MODES = [...new Set(["text/plain", "application/json", ...ALLOWED_MEDIA_TYPES])]
 
 const assistantSkill = {
   id: "assistant",
@@ -14,7 +18,7 @@ const assistantSkill = {
   description: "Answers questions and acts in the workspace through its tools; asks when it needs a decision.",
   tags: ["assistant", "chat"],
   examples: ["What changed in this workspace today?"],
-  inputModes: ["text/plain"],
+  inputModes: INPUT_MODES,
   outputModes: ["text/plain"]
 }
 
@@ -26,7 +30,7 @@ export const publicAgentCard = (baseUrl: string) => ({
   preferredTransport: "JSONRPC",
   version: AGENT_VERSION,
   capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
-  defaultInputModes: ["text/plain"],
+  defaultInputModes: INPUT_MODES,
   defaultOutputModes: ["text/plain"],
   skills: [assistantSkill],
   securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "A workspace API key: Authorization: Bearer svc_..." } },

@@ -3,7 +3,7 @@
  * the error codes, and the shapes of the events a stream carries.
  */
 import { Schema } from "effect"
-import { StorableString } from "../StorableText.ts"
+import { StorableJsonObject, StorableString } from "../StorableText.ts"
 
 export const JSONRPC_PARSE_ERROR = -32700
 export const JSONRPC_INVALID_REQUEST = -32600
@@ -15,6 +15,8 @@ export const JSONRPC_REFUSED = -32000
 export const A2A_TASK_NOT_FOUND = -32001
 export const A2A_TASK_NOT_CANCELABLE = -32002
 export const A2A_PUSH_NOT_SUPPORTED = -32003
+export const A2A_UNSUPPORTED_OPERATION = -32004
+export const A2A_CONTENT_TYPE_NOT_SUPPORTED = -32005
 
 export const A2A_METHODS = [
   "message/send",
@@ -34,10 +36,30 @@ const Metadata = Schema.optional(Schema.Record({ key: Schema.String, value: Sche
 
 export const TextPart = Schema.Struct({ kind: Schema.Literal("text"), text: StorableString, metadata: Metadata })
 
+export const DataPart = Schema.Struct({ kind: Schema.Literal("data"), data: StorableJsonObject, metadata: Metadata })
+
+const FileFacts = {
+  name: Schema.optional(StorableString.pipe(Schema.maxLength(255))),
+  mimeType: Schema.optional(StorableString.pipe(Schema.maxLength(255)))
+}
+
+/** A file part: its bytes (base64, decoded here) or a URI, never both (A2A's FileWithBytes, FileWithUri). */
+export const FilePart = Schema.Struct({
+  kind: Schema.Literal("file"),
+  file: Schema.Union(
+    Schema.Struct({ ...FileFacts, bytes: Schema.Uint8ArrayFromBase64 }),
+    Schema.Struct({ ...FileFacts, uri: StorableString })
+  ),
+  metadata: Metadata
+})
+
+export const IncomingPart = Schema.Union(TextPart, DataPart, FilePart)
+export type IncomingPart = typeof IncomingPart.Type
+
 export const IncomingMessage = Schema.Struct({
   kind: Schema.optional(Schema.Literal("message")),
   role: Schema.Literal("user"),
-  parts: Schema.Array(TextPart).pipe(Schema.minItems(1)),
+  parts: Schema.Array(IncomingPart).pipe(Schema.minItems(1)),
   messageId: StorableString.pipe(Schema.minLength(1), Schema.maxLength(200)),
   taskId: Schema.optional(Schema.String),
   contextId: Schema.optional(Schema.String),

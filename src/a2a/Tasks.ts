@@ -13,11 +13,13 @@
 import { Cause, Deferred, Effect, Exit, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
+import type { MessageContent } from "../../actors/a2atask/events.ts"
 import { type A2aTaskCommand, CompleteTask, FailTask, MarkWorking, RejectTask, RequireInput, SubmitTask } from "../../actors/a2atask/protocol.ts"
 import type { Task } from "../../actors/a2atask/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { follow } from "../../streams/LogSignals.ts"
+import { NodeMetrics } from "../../streams/Metrics.ts"
 import { noteWrite, type Position } from "../../streams/ReadFence.ts"
 import { newPublicId } from "../ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
@@ -25,15 +27,15 @@ import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
 import { TurnRegistry } from "../assistant/TurnRegistry.ts"
 import { startInBackground } from "../Capabilities.ts"
 import { Relay, type Started } from "../Relay.ts"
-import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type IncomingMessage, type StatusUpdate, type TaskState } from "./Protocol.ts"
+import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type StatusUpdate, type TaskState } from "./Protocol.ts"
 import { type A2aTask, taskView } from "./TaskQueries.ts"
 
-/** A new task the checkpoint let through: its turn, and the ids it will be known by. */
+/** A new task the checkpoint let through: its turn, the ids it will be known by, and the caller's message as its history keeps it. */
 export interface NewTask {
   readonly taskId: string
   readonly contextId: string
   readonly turn: PreparedTurn
-  readonly message: IncomingMessage
+  readonly message: MessageContent
 }
 
 export type TaskEvent = StatusUpdate | ArtifactUpdate
@@ -66,19 +68,6 @@ const agentMessage = (taskId: string, contextId: string, text: string, messageId
   contextId
 })
 
-/** The caller's message as stored in the task's history. */
-export const userMessage = (taskId: string, contextId: string, message: IncomingMessage): A2aMessage => ({
-  kind: "message",
-  role: "user",
-  parts: message.parts.map((part) => ({ kind: "text", text: part.text })),
-  messageId: message.messageId,
-  taskId,
-  contextId
-})
-
-/** The text a turn is asked with: the message's text parts, one per paragraph. */
-export const contentOf = (message: IncomingMessage): string => message.parts.map((part) => part.text).join("\n\n")
-
 /** `ctx_<hex>` ↔ `cnv_<hex>`: a context is the conversation its turns share. */
 export const conversationOfContext = (contextId: string): string | null =>
   /^ctx_[0-9a-f]{32}$/.test(contextId) ? `cnv_${contextId.slice(4)}` : null
@@ -92,6 +81,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
     const registry = yield* TurnRegistry
+    const { a2aTasksInFlight } = yield* NodeMetrics
     const { taskId, contextId } = task
     const { invocation } = task.turn
     const clock = yield* Effect.clock
@@ -109,7 +99,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
         apiKeyId: invocation.principal.apiKeyId,
         conversationId: conversationOfContext(contextId)!,
         turnId: task.turn.turnId!,
-        message: userMessage(taskId, contextId, task.message)
+        message: task.message
       }),
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:submit` }
     )
@@ -123,6 +113,8 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     const reports = yield* Queue.unbounded<Report>()
     const report = (command: A2aTaskCommand | undefined, then: Report["then"], last = false) =>
       void Queue.unsafeOffer(reports, { command, then, last })
+    // in flight until its turn's end is reported (or the node stops)
+    a2aTasksInFlight.inc()
     yield* startInBackground(
       Effect.gen(function* () {
         for (;;) {
@@ -140,7 +132,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
           then(recorded, position)
           if (last) return
         }
-      })
+      }).pipe(Effect.ensuring(Effect.sync(() => a2aTasksInFlight.dec())))
     )
     const status = (state: TaskState, final: boolean, message?: A2aMessage): StatusUpdate => ({
       kind: "status-update",

@@ -19,6 +19,7 @@ import { UploadFile } from "../../actors/file/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, type DbError, query } from "../../streams/Db.ts"
+import { AssistantSettings } from "./Settings.ts"
 
 /** Spec 2.2 and 8: a chat request attaches at most 10 files; an upload carries at most as many. */
 export const MAX_ATTACHMENTS = 10
@@ -37,7 +38,9 @@ export class AttachmentRefused extends Schema.TaggedError<AttachmentRefused>()("
     "content_mismatch",
     // a chat request's ids
     "attachment_not_found",
-    "content_unreadable"
+    "content_unreadable",
+    // an A2A file part that names its file by URI: the platform fetches nothing a caller names
+    "file_by_uri"
   ),
   message: Schema.String
 }) {}
@@ -66,7 +69,8 @@ const contentChecks: Readonly<Record<string, { readonly expected: string; readon
   "image/webp": { expected: "a WebP image", check: (bytes) => startsWith(bytes, "RIFF") && startsWith(bytes, "WEBP", 8) }
 }
 
-const ALLOWED_MEDIA_TYPES: ReadonlyArray<string> = Object.keys(contentChecks)
+/** The types an attached file may have. */
+export const ALLOWED_MEDIA_TYPES: ReadonlyArray<string> = Object.keys(contentChecks)
 
 /** A type whose bytes are UTF-8 text, which a turn hands the model as text. */
 export const isTextType = (mediaType: string): boolean => contentChecks[mediaType] === text
@@ -196,6 +200,23 @@ export const storeFiles = Effect.fn("Files.storeFiles")(function* (uploader: Upl
       ),
     { concurrency: "unbounded", discard: true }
   )
+})
+
+/**
+ * An upload: the files that keep every rule (`acceptUpload`, with the operator's size limit),
+ * stored under new `gen_` ids. A file that breaks a rule refuses them all, and nothing is stored.
+ */
+export const uploadFiles = Effect.fn("Files.uploadFiles")(function* (
+  uploader: Uploader,
+  files: ReadonlyArray<UploadedFile>,
+  newId: (prefix: string) => string,
+  meta: CommandMeta
+) {
+  const settings = yield* AssistantSettings
+  const accepted = yield* acceptUpload(files, settings.maxAttachmentBytes)
+  const stored = accepted.map((file): NewFile => ({ ...file, fileId: newId("gen") }))
+  yield* storeFiles(uploader, stored, meta)
+  return stored
 })
 
 /** An uploaded file as the read model has it. */

@@ -13,8 +13,10 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { extendedAgentCard } from "../a2a/Card.ts"
 import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "../a2a/Protocol.ts"
 import { findTask, taskView } from "../a2a/TaskQueries.ts"
-import { contentOf, contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask, userMessage } from "../a2a/Tasks.ts"
+import { contentOf, keptParts, uploadsOf } from "../a2a/Parts.ts"
+import { contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask } from "../a2a/Tasks.ts"
 import { findConversation } from "../assistant/ChatQueries.ts"
+import { uploadFiles } from "../assistant/Files.ts"
 import { agentToolsFor } from "../assistant/Tools.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 import { slugsOf } from "../Auth.ts"
@@ -22,6 +24,7 @@ import { type AnyCapability, Capabilities, defineCapability, type Invocation } f
 import { BadRequest } from "../Errors.ts"
 import { PublicUrl } from "./Organization.ts"
 import { askers, prepareTurn } from "./Assistant.ts"
+import { uploaderOf } from "./Attachments.ts"
 
 const Task = Schema.Unknown
 
@@ -37,26 +40,34 @@ const common = {
 /** A message accepted: a new task to run, or the answer that resumes a waiting one. */
 type AcceptedMessage = { readonly task: NewTask } | { readonly taskId: string }
 
-/** message/send and message/stream: the caller's message, checked and recorded as its task's start or answer. */
+/**
+ * message/send and message/stream: the caller's message, checked and recorded as its task's start
+ * or answer. A new task's files are stored as attachments of its turn (src/a2a/Parts.ts).
+ */
 const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
   Effect.gen(function* () {
     const { message } = params
     const workspaceId = invocation.workspaceId!
+    const content = contentOf(message.parts)
     if (message.taskId !== undefined) {
       // the caller answers the question its task waits on; the task's actor decides whether it may
       const task = yield* findTask(workspaceId, message.taskId)
       if (task === undefined) return yield* new TaskNotFound({ taskId: message.taskId })
+      // the answer to a question is text (the question's answer): a file has no place in it
+      if (message.parts.some((part) => part.kind === "file")) {
+        return yield* new BadRequest({ reason: "file_in_answer", message: "a message answering the agent's question carries text and data parts, not files" })
+      }
       const host = yield* ActorHost
       const questionId = task.pendingQuestionId
       yield* host.send(
         A2aTaskActor,
         task.taskId,
-        new ReceiveMessage({ taskId: task.taskId, message: userMessage(task.taskId, task.contextId, message), userId: invocation.principal.attributedTo ?? "" }),
+        new ReceiveMessage({ taskId: task.taskId, message: { messageId: message.messageId, parts: keptParts(message.parts, []) }, userId: invocation.principal.attributedTo ?? "" }),
         invocation.meta
       )
       const conversation = yield* findConversation(workspaceId, task.conversationId)
       if (conversation !== undefined && questionId !== null) {
-        yield* TurnControl.answerQuestion(conversation.conversationId, questionId, task.userId, contentOf(message), { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
+        yield* TurnControl.answerQuestion(conversation.conversationId, questionId, task.userId, content, { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
       }
       return { taskId: task.taskId }
     }
@@ -71,8 +82,18 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
       newConversation = invocation.newId("cnv")
       contextId = contextOfConversation(newConversation)
     }
-    const turn = yield* prepareTurn(invocation, { content: contentOf(message), conversationId: conversationRef, turnId: randomUUID() }, newConversation)
-    return { task: { taskId: invocation.newId("a2a"), contextId, turn, message } }
+    const uploads = yield* uploadsOf(message.parts)
+    const turn = yield* prepareTurn(invocation, { content, conversationId: conversationRef, turnId: randomUUID() }, newConversation)
+    // the turn's checks first, as for a chat request's attachments; then its files are stored as attachments of it
+    const files = uploads.length === 0 ? [] : yield* uploadFiles(uploaderOf(invocation), uploads, invocation.newId, invocation.meta)
+    return {
+      task: {
+        taskId: invocation.newId("a2a"),
+        contextId,
+        turn: { ...turn, attachments: files.map((file) => file.fileId) },
+        message: { messageId: message.messageId, parts: keptParts(message.parts, files) }
+      }
+    }
   })
 
 export const sendMessage = defineCapability({

@@ -5,9 +5,15 @@
  * `gen_` ids answered here.
  */
 import { Effect, Schema } from "effect"
-import { acceptUpload, storeFiles } from "../assistant/Files.ts"
-import { AssistantSettings } from "../assistant/Settings.ts"
-import { type AnyCapability, defineCapability } from "../Capabilities.ts"
+import { type Uploader, uploadFiles } from "../assistant/Files.ts"
+import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
+
+/** The caller as the uploader of the files it sends. */
+export const uploaderOf = (invocation: Invocation): Uploader => ({
+  orgId: invocation.orgId!,
+  workspaceId: invocation.workspaceId!,
+  userId: invocation.principal.attributedTo
+})
 
 export const uploadAttachments = defineCapability({
   name: "assistant.attachments.upload",
@@ -38,11 +44,7 @@ export const uploadAttachments = defineCapability({
   claimedBy: "builtin",
   handler: (invocation, input) =>
     Effect.gen(function* () {
-      const settings = yield* AssistantSettings
-      const accepted = yield* acceptUpload(input.files, settings.maxAttachmentBytes)
-      const files = accepted.map((file) => ({ ...file, fileId: invocation.newId("gen") }))
-      const uploader = { orgId: invocation.orgId!, workspaceId: invocation.workspaceId!, userId: invocation.principal.attributedTo }
-      yield* storeFiles(uploader, files, invocation.meta)
+      const files = yield* uploadFiles(uploaderOf(invocation), input.files, invocation.newId, invocation.meta)
       return { files: files.map(({ fileId, name, mediaType, size }) => ({ id: fileId, name, mediaType, size })) }
     })
 })

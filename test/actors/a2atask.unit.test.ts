@@ -120,6 +120,14 @@ it("a message keeps only the text of each part, whatever else the caller's part 
   expect(Either.getOrThrow(decision)).toStrictEqual([submitted])
 })
 
+it("a message keeps its data and file parts as sent, without their metadata", () => {
+  const data = { kind: "data" as const, data: { key: "value", nested: { array: [1, 2, 3] } } }
+  const file = { kind: "file" as const, file: { name: "note.txt", mimeType: "text/plain", uri: "urn:svc:attachment:gen_1" } }
+  const sent = { messageId: "m-1", parts: [...text("plan the release"), { ...data, metadata: { x: 1 } }, { ...file, metadata: { y: 2 } }] }
+  const [event] = Either.getOrThrow(A2aTaskActor.decide(A2aTaskActor.initialState, new SubmitTask({ ...header, message: sent }), at(T0)))
+  expect((event as TaskSubmitted).message.parts).toStrictEqual([...text("plan the release"), data, file])
+})
+
 describe("the turn's reports", () =>
   run([
     ["working once the run starts", [submitted], markWorking, T1, [working]],

@@ -191,7 +191,7 @@ describe("-32602 invalid params", () => {
     }
   })
 
-  it("message/send without a message, or with a message that is not a user's text", async () => {
+  it("message/send without a message, or with a message that is not a user's", async () => {
     const messageId = randomUUID()
     const bad = [
       {},
@@ -199,8 +199,8 @@ describe("-32602 invalid params", () => {
       { message: { role: "user", messageId, parts: [] } },
       { message: { role: "user", parts: [{ kind: "text", text: "x" }] } },
       { message: { role: "agent", messageId, parts: [{ kind: "text", text: "x" }] } },
-      { message: { role: "user", messageId, parts: [{ kind: "file", file: { uri: "https://example.test/a.png", mimeType: "image/png" } }] } },
-      { message: { role: "user", messageId, parts: [{ kind: "data", data: { a: 1 } }] } },
+      { message: { role: "user", messageId, parts: [{ kind: "image", url: "https://example.test/a.png" }] } },
+      { message: { role: "user", messageId, parts: [{ kind: "data", data: [1, 2] }] } },
       { message: { role: "user", messageId, parts: [{ kind: "text", text: 5 }] } },
       { message: { role: "user", messageId, parts: [{ kind: "text", text: "x" }] }, configuration: { historyLength: -1 } }
     ]
@@ -208,7 +208,7 @@ describe("-32602 invalid params", () => {
   })
 
   it("message/stream with bad params is refused as a stream of that one error", async () => {
-    const reply = await post(request("message/stream", { message: { role: "user", messageId: "m", parts: [{ kind: "file", file: { bytes: "AA==" } }] } }, 13), { headers: { accept: "text/event-stream" } })
+    const reply = await post(request("message/stream", { message: { role: "user", messageId: "m", parts: [{ kind: "text" }] } }, 13), { headers: { accept: "text/event-stream" } })
     expect(reply.headers.get("content-type")).toBe("text/event-stream")
     const envelopes = sseEnvelopes(reply.text)
     expect(envelopes).toHaveLength(1)
@@ -244,6 +244,92 @@ describe("-32602 invalid params", () => {
     const task = await completedTask()
     const error = expectRpcError(await rpc(request("message/send", message("more", { taskId: task.id }), 22)), 22, -32602)
     expect(error.data).toEqual({ reason: "task_terminal" })
+  })
+})
+
+describe("message parts: text, data and file (A2A v0.3)", () => {
+  const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64")
+  const sendParts = (parts: Array<unknown>, id: number | string) =>
+    rpc(request("message/send", { message: { kind: "message", role: "user", messageId: randomUUID(), parts } }, id))
+  const counts = async () => {
+    const [{ tasks }] = await node.db.sql`select count(*)::int as tasks from ${node.db.table("a2a_tasks")}`
+    const [{ files }] = await node.db.sql`select count(*)::int as files from ${node.db.table("files")}`
+    return { tasks, files }
+  }
+
+  it("a data part is accepted: the turn reads its JSON, the history keeps the part as sent", async () => {
+    const data = { key: "value", number: 123, nested: { array: [1, 2, 3] } }
+    const task = expectRpcResult(await sendParts([{ kind: "text", text: "look at this" }, { kind: "data", data, metadata: { ignored: true } }], 60), 60)
+    expect(task.status.state).toBe("completed")
+    expect(task.artifacts[0].parts[0].text).toBe(`You said: look at this\n\n${JSON.stringify(data)}`)
+    const kept = expectRpcResult(await rpc(request("tasks/get", { id: task.id }, 61)), 61)
+    expect(kept.history[0].parts).toEqual([{ kind: "text", text: "look at this" }, { kind: "data", data }])
+  })
+
+  it("a file part with bytes is an attachment of the turn: the turn reads it, the history names the stored attachment", async () => {
+    const task = expectRpcResult(
+      await sendParts([{ kind: "text", text: "what does the note say?" }, { kind: "file", file: { name: "note.txt", mimeType: "text/plain", bytes: base64("the printer is on fire") } }], 62),
+      62
+    )
+    expect(task.status.state).toBe("completed")
+    // a text file reaches the model as text, as a chat request's attachment does
+    expect(task.artifacts[0].parts[0].text).toContain("Attachment note.txt:\nthe printer is on fire")
+    const [part] = task.history[0].parts.slice(1)
+    expect(part).toEqual({ kind: "file", file: { name: "note.txt", mimeType: "text/plain", uri: expect.stringMatching(/^urn:svc:attachment:gen_/) } })
+    const fileId = part.file.uri.slice("urn:svc:attachment:".length)
+    const [stored] = await node.db.sql`select name, media_type, size from ${node.db.table("files")} where file_id = ${fileId}`
+    expect(stored).toEqual({ name: "note.txt", media_type: "text/plain", size: 22 })
+    // a file part alone, without a name: it is named by its place
+    const alone = expectRpcResult(await sendParts([{ kind: "file", file: { mimeType: "text/markdown", bytes: base64("# Title") } }], 63), 63)
+    expect(alone.artifacts[0].parts[0].text).toContain("Attachment file-1:\n# Title")
+    expect(alone.history[0].parts[0].file).toEqual({ mimeType: "text/markdown", uri: expect.stringMatching(/^urn:svc:attachment:gen_/) })
+  })
+
+  it("a file part that breaks an attachment rule is refused, and nothing runs or is stored", async () => {
+    const before = await counts()
+    const refused = async (parts: Array<unknown>, code: number, reason?: string) => {
+      const error = expectRpcError(await sendParts(parts, 64), 64, code)
+      if (reason !== undefined) expect(error.data).toEqual({ code: "attachment_refused", reason })
+      return error
+    }
+    const text = { kind: "text", text: "see attached" }
+    // a type no attachment may have: A2A's ContentTypeNotSupportedError
+    const unsupported = await refused([text, { kind: "file", file: { name: "test.xyz", mimeType: "application/x-unknown", bytes: base64("test data") } }], -32005, "unsupported_type")
+    expect(unsupported.message.toLowerCase()).toContain("content type not supported")
+    await refused([{ kind: "file", file: { name: "x.bin", bytes: base64("no type") } }], -32005, "unsupported_type")
+    // a file by URI: the platform fetches nothing a caller names (A2A's UnsupportedOperationError)
+    const byUri = await refused([text, { kind: "file", file: { name: "a.txt", mimeType: "text/plain", uri: "https://example.test/a.txt" } }], -32004, "file_by_uri")
+    expect(byUri.message.toLowerCase()).toContain("operation is not supported")
+    // bytes that are not what the type says, an empty file, more than 10 files
+    await refused([{ kind: "file", file: { name: "a.png", mimeType: "image/png", bytes: base64("not a png") } }], -32602, "content_mismatch")
+    await refused([{ kind: "file", file: { name: "e.txt", mimeType: "text/plain", bytes: "" } }], -32602, "empty_file")
+    const eleven = Array.from({ length: 11 }, (_, i) => ({ kind: "file", file: { name: `${i}.txt`, mimeType: "text/plain", bytes: base64("x") } }))
+    await refused(eleven, -32602, "too_many_files")
+    // not base64, or both bytes and a URI: bad params
+    await refused([{ kind: "file", file: { mimeType: "text/plain", bytes: "INVALID_BASE64_CONTENT!" } }], -32602)
+    await refused([{ kind: "file", file: { mimeType: "text/plain", bytes: base64("x"), uri: "https://example.test/x" } }], -32602)
+    expect(await counts()).toEqual(before)
+  })
+
+  it("data Postgres cannot store, or nested too deep, is invalid params", async () => {
+    const before = await counts()
+    expectRpcError(await sendParts([{ kind: "data", data: { "a\u0000": 1 } }], 65), 65, -32602)
+    expectRpcError(await sendParts([{ kind: "data", data: { a: ["\ud800"] } }], 66), 66, -32602)
+    let deep: unknown = 1
+    for (let i = 0; i < 100; i++) deep = { deeper: deep }
+    expectRpcError(await sendParts([{ kind: "data", data: deep }], 67), 67, -32602)
+    expect(await counts()).toEqual(before)
+  })
+
+  it("an answer to the agent's question takes text and data parts, not files", async () => {
+    const asked = expectRpcResult(await sendParts([{ kind: "text", text: "/ask Which colour? | red | blue" }], 68), 68)
+    expect(asked.status.state).toBe("input-required")
+    const answer = (parts: Array<unknown>, id: number) => rpc(request("message/send", { message: { role: "user", messageId: randomUUID(), taskId: asked.id, parts } }, id))
+    const withFile = expectRpcError(await answer([{ kind: "file", file: { name: "a.txt", mimeType: "text/plain", bytes: base64("blue") } }], 69), 69, -32602)
+    expect(withFile.data).toEqual({ reason: "file_in_answer" })
+    const answered = expectRpcResult(await answer([{ kind: "data", data: { colour: "blue" } }], 70), 70)
+    expect(answered.status.state).toBe("completed")
+    expect(answered.history.at(-2).parts).toEqual([{ kind: "data", data: { colour: "blue" } }])
   })
 })
 

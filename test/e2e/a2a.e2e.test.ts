@@ -114,7 +114,8 @@ describe("the Agent Card", () => {
     expect(card.url).toBe(`${node.baseUrl}/a2a`)
     expect(card.preferredTransport).toBe("JSONRPC")
     expect(card.capabilities).toMatchObject({ streaming: true, pushNotifications: false })
-    expect(card.defaultInputModes).toEqual(["text/plain"])
+    // text, data parts (JSON) and files of the attachment types
+    expect(card.defaultInputModes).toEqual(expect.arrayContaining(["text/plain", "application/json", "application/pdf", "image/png"]))
     expect(card.defaultOutputModes).toEqual(["text/plain"])
     expect(card.skills.length).toBeGreaterThan(0)
     for (const skill of card.skills) {
