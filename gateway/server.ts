@@ -13,6 +13,7 @@ import { type CorsRoute, makeCors } from "./cors.ts"
 import { deviceRoutes } from "./device.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
+import { openApiDocument } from "./openapi.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { ssoRoutes } from "./sso.ts"
 import { uploadRoutes } from "./upload.ts"
@@ -90,6 +91,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   }
 
   route(app, "get", "/healthz", async () => ({ status: 200, json: options.health() }))
+  route(app, "get", "/openapi.json", async () => ({ status: 200, json: openApiDocument(options.registry) }))
 
   route(app, "get", "/v1/auth/whoami", (req) =>
     answer(invoke({ authorization: req.headers.authorization, surface: "api", capability: "auth.whoami", path: null, input: Effect.succeed({}) }))
