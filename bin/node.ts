@@ -5,9 +5,11 @@
  */
 import { type Clock, Effect, Layer, Runtime } from "effect"
 import { describeFailure } from "../gateway/errors.ts"
+import { serveMetrics } from "../gateway/metrics.ts"
 import { startGateway } from "../gateway/server.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
+import { NodeMetrics } from "../streams/Metrics.ts"
 import { appLayer, registry } from "../src/App.ts"
 import { CurrentReadFence } from "../streams/ReadFence.ts"
 import { nodeFence } from "../src/Capabilities.ts"
@@ -47,6 +49,14 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
     )
     const log = context.unsafeMap.get(EventLog.key) as EventLog["Type"]
     const db = context.unsafeMap.get(Db.key) as Db["Type"]
+    const metrics = (context.unsafeMap.get(NodeMetrics.key) as NodeMetrics["Type"]).registry
+    // scraped from the start: a node catching up with the log shows its projection lag
+    const metricsListener = config.metrics === undefined
+      ? undefined
+      : yield* Effect.acquireRelease(
+          Effect.promise(() => serveMetrics({ ...config.metrics!, registry: metrics })),
+          (listener) => Effect.sync(listener.close)
+        )
 
     const { created, data } = yield* bootstrap(config.dataDir, config.baseUrl).pipe(Effect.provide(context))
     // the node serves once its partitions' read models hold the log as it stood (what a previous run
@@ -63,6 +73,7 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
           registry,
           secureCookies: config.secureCookies,
           corsOrigins: config.corsOrigins,
+          metrics,
           maxAttachmentBytes: config.assistant.maxAttachmentBytes,
           run: (effect) => Runtime.runPromiseExit(runtime)(effect as Effect.Effect<any, any, never>),
           health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() })
@@ -70,5 +81,5 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
       ),
       (gateway) => Effect.sync(gateway.close)
     )
-    return { port: gateway.port, host, log, db, runtime, bootstrap: data, bootstrapped: created }
+    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, db, runtime, bootstrap: data, bootstrapped: created }
   })

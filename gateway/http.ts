@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import type uWS from "uWebSockets.js"
 import { BadRequest } from "../src/Errors.ts"
 import { type Cors, OriginRefused, type ResponseHeaders } from "./cors.ts"
+import type { HttpMetrics } from "./metrics.ts"
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
@@ -28,6 +29,11 @@ export interface HttpRequest {
   body(): Promise<Buffer>
   /** Aborted when the client goes away. */
   readonly signal: AbortSignal
+  /**
+   * The route the request is counted under in the metrics: the pattern it matched, unless its
+   * handler names the narrower route it dispatched to (a capability's). Never the URL itself.
+   */
+  route: string
   /** The peer's address on the socket (a proxy's, behind one); null once the client has gone. */
   readonly remoteAddress: string | null
 }
@@ -178,9 +184,18 @@ class Exchange implements HttpRequest {
     readonly maxBodyBytes: number,
     /** Carried by every response to this request, a taken-over one included. */
     readonly routeHeaders: ResponseHeaders | undefined,
-    hasBody: boolean
+    hasBody: boolean,
+    public route: string,
+    readonly metrics: HttpMetrics | undefined,
+    /** performance.now() on arrival. */
+    readonly started: number
   ) {
     this.#body = hasBody ? undefined : EMPTY
+  }
+
+  /** Counts the request once its status is written. */
+  #answered(status: number): void {
+    this.metrics?.request(this.method, this.route, status, this.started)
   }
 
   // Read on first use, from the response (which outlives the uWS request): most handlers never look.
@@ -223,6 +238,7 @@ class Exchange implements HttpRequest {
         if (!this.aborted && !this.committed) {
           this.committed = true
           this.res.cork(() => writeTooLarge(this.res, this.routeHeaders, this.maxBodyBytes))
+          this.#answered(413)
         }
         return
       }
@@ -251,10 +267,11 @@ class Exchange implements HttpRequest {
     this.#onAbort?.()
   }
 
-  takeOver(onAbort: () => void): boolean {
+  takeOver(onAbort: () => void, status: number): boolean {
     if (this.aborted) return false
     this.committed = true
     this.#onAbort = onAbort
+    this.#answered(status)
     return true
   }
 
@@ -262,6 +279,7 @@ class Exchange implements HttpRequest {
     if (this.aborted || this.committed) return
     this.committed = true
     this.res.cork(() => writeResponse(this.res, status, this.routeHeaders, headers, contentType, body, false))
+    this.#answered(status)
   }
 }
 
@@ -285,6 +303,12 @@ const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
 const countParams = (pattern: string): number => pattern.split("/").filter((segment) => segment.startsWith(":")).length
 
 const corsOfApp = new WeakMap<uWS.TemplatedApp, Cors>()
+const metricsOfApp = new WeakMap<uWS.TemplatedApp, HttpMetrics>()
+
+/** Makes route() count every request of `app` in `metrics`. Call it before any route(). */
+export const observeRequests = (app: uWS.TemplatedApp, metrics: HttpMetrics): void => {
+  metricsOfApp.set(app, metrics)
+}
 
 /**
  * Serves `cors` on `app`: answers preflights, and makes route() add the CORS headers to every
@@ -315,17 +339,21 @@ export const route = (
   const paramCount = countParams(pattern)
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const cors = corsOfApp.get(app)
+  const metrics = metricsOfApp.get(app)
   app[method](pattern, (res, req) => {
+    const started = performance.now()
     const headers = readHeaders(req)
     const url = req.getUrl()
     const routeHeaders = cors?.responseHeaders(url, headers.origin)
     if (routeHeaders === OriginRefused) {
       writeOriginRefused(res, headers.origin)
+      metrics?.request(req.getMethod().toUpperCase(), pattern, 403, started)
       return
     }
     const declared = headers["content-length"]
     if (declared !== undefined && Number(declared) > limit) {
       writeTooLarge(res, routeHeaders, limit)
+      metrics?.request(req.getMethod().toUpperCase(), pattern, 413, started)
       return
     }
     let params = NO_PARAMS
@@ -345,7 +373,10 @@ export const route = (
       res,
       limit,
       routeHeaders,
-      hasBody
+      hasBody,
+      pattern,
+      metrics,
+      started
     )
     res[EXCHANGE] = ex
     res.onAborted(() => ex.abort())
@@ -358,15 +389,28 @@ export const route = (
  * Takes a response over from route(): the route will write nothing to it, and `onAbort` runs when
  * the client goes away (uWS keeps one onAborted handler per response and route() owns it). Returns
  * false when the client is already gone. On a response route() does not manage, this attaches
- * onAborted itself, so call it synchronously inside the uWS callback.
+ * onAborted itself, so call it synchronously inside the uWS callback. `status`: the one the caller
+ * writes, as the request is counted.
  */
-export const takeOver = (res: uWS.HttpResponse, onAbort: () => void): boolean => {
+export const takeOver = (res: uWS.HttpResponse, onAbort: () => void, status = 200): boolean => {
   const ex: Exchange | undefined = res[EXCHANGE]
   if (ex === undefined) {
     res.onAborted(onAbort)
     return true
   }
-  return ex.takeOver(onAbort)
+  return ex.takeOver(onAbort, status)
+}
+
+const NOT_COUNTED = (): void => {}
+
+/** Counts a stream open on the response's route; the returned function counts it closed (call it once). */
+export const countStream = (res: uWS.HttpResponse): (() => void) => {
+  const ex: Exchange | undefined = res[EXCHANGE]
+  const metrics = ex?.metrics
+  if (ex === undefined || metrics === undefined) return NOT_COUNTED
+  const route = ex.route
+  metrics.streamOpened(route)
+  return () => metrics.streamClosed(route)
 }
 
 /** The headers route() adds to every response of this request (CORS), for a handler writing its own. */

@@ -3,6 +3,7 @@
  * uWebSockets.js. Handlers only translate: every decision is the checkpoint's.
  */
 import { Effect, type Exit } from "effect"
+import type { Registry as MetricsRegistry } from "prom-client"
 import uWS from "uWebSockets.js"
 import { invoke, type Registry } from "../src/Capabilities.ts"
 
@@ -14,10 +15,11 @@ import { deviceRoutes } from "./device.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
 import { openApiDocument } from "./openapi.ts"
+import { capabilityRouteNames, HttpMetrics } from "./metrics.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { ssoRoutes } from "./sso.ts"
 import { uploadRoutes } from "./upload.ts"
-import { type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, serveCors, Streaming } from "./http.ts"
+import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge, route, serveCors, Streaming } from "./http.ts"
 
 export interface Health {
   readonly status: "ok"
@@ -42,6 +44,8 @@ export interface GatewayOptions {
   readonly secureCookies: boolean
   /** Origins whose pages may call the CORS routes; `*` opens the public ones only. */
   readonly corsOrigins: ReadonlyArray<string>
+  /** The node's metrics registry: the gateway counts its requests and streams there. */
+  readonly metrics: MetricsRegistry
 }
 
 /**
@@ -75,6 +79,7 @@ export interface Gateway {
 
 export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   const app = uWS.App()
+  observeRequests(app, new HttpMetrics(options.metrics))
   // the node's own pages send its origin too (on a POST), and are no foreign origin
   const ownOrigin = new URL(options.baseUrl).origin
   serveCors(
@@ -82,6 +87,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     makeCors({ origins: [...options.corsOrigins, ownOrigin], routes: CORS_ROUTES, exposedHeaders: CORS_EXPOSED_HEADERS, maxAgeSeconds: CORS_MAX_AGE_SECONDS })
   )
   const limits = { maxBodyBytes: options.maxBodyBytes }
+  const routeNames = capabilityRouteNames(options.registry)
   /** `written`: the positions of the call's writes, answered as `Svc-Position`. */
   const answer = async <A, E>(effect: Effect.Effect<A, E, any>, written?: ReadonlyMap<number, number>) => {
     const exit = await options.run(effect)
@@ -108,13 +114,15 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     }
     const path = match === null ? null : decodeSlugs(match[1], match[2])
     if (path === undefined) return Promise.resolve(jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path"))
+    const capability = own ?? (match === null ? undefined : options.registry.placeRoutes.get(`${method} ${match[3]}`))
+    if (capability !== undefined) req.route = routeNames.get(capability) ?? req.route
     const written = new Map<number, number>()
     return answer(
       invoke({
         authorization: req.headers.authorization,
         cookie: req.headers.cookie,
         surface: "api",
-        capability: own ?? (match === null ? undefined : options.registry.placeRoutes.get(`${method} ${match[3]}`)),
+        capability,
         path,
         input: jsonBody(req),
         idempotencyKey: req.headers["idempotency-key"],

@@ -5,7 +5,7 @@
  * writes are dropped.
  */
 import type uWS from "uWebSockets.js"
-import { routeHeaders, takeOver } from "./http.ts"
+import { countStream, routeHeaders, takeOver } from "./http.ts"
 
 export const DEFAULT_KEEP_ALIVE_MS = 15_000
 
@@ -67,6 +67,7 @@ class Writer implements SseWriter {
   #keepAlive: NodeJS.Timeout | undefined = undefined
   #closeCallbacks: Array<(reason: SseCloseReason) => void> = []
   #drainWaiters: Array<() => void> = []
+  #countClosed: (() => void) | undefined = undefined
 
   constructor(res: uWS.HttpResponse, options: SseOptions) {
     this.#res = res
@@ -76,6 +77,7 @@ class Writer implements SseWriter {
       this.#closeReason = "aborted"
       return
     }
+    this.#countClosed = countStream(res)
     res.onWritable(() => this.#writable())
     res.cork(() => {
       res.writeStatus("200 OK")
@@ -181,6 +183,7 @@ class Writer implements SseWriter {
     this.#closed = true
     this.#closeReason = reason
     clearTimeout(this.#keepAlive)
+    this.#countClosed?.()
     const callbacks = this.#closeCallbacks
     this.#closeCallbacks = []
     for (const callback of callbacks) {

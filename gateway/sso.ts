@@ -83,7 +83,7 @@ const loginFailed = (reason: OidcLoginFailed["reason"], message: string) => new 
 
 /** Writes a reply with several Set-Cookie headers (an HttpReply holds one value per header). */
 const writeWithCookies = (res: uWS.HttpResponse, reply: HttpReply, cookies: ReadonlyArray<string>): typeof Streaming => {
-  if (!takeOver(res, () => {})) return Streaming
+  if (!takeOver(res, () => {}, reply.status)) return Streaming
   const body = reply.json !== undefined ? JSON.stringify(reply.json) : reply.text ?? ""
   res.cork(() => {
     res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ""}`)

@@ -26,6 +26,7 @@ import * as KafkaCluster from "../streams/KafkaCluster.ts"
 import * as KafkaLog from "../streams/KafkaLog.ts"
 import * as LocalCluster from "../streams/LocalCluster.ts"
 import * as LogSignals from "../streams/LogSignals.ts"
+import * as NodeMetrics from "../streams/Metrics.ts"
 import * as AccessCache from "./AccessCache.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { accountCapabilities } from "./capabilities/Account.ts"
@@ -95,7 +96,8 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(Lockout, config.lockout),
     secretsLayer(config.secretKey, config.dataDir),
     fileContentsLayer,
-    AccessCache.layer
+    AccessCache.layer,
+    NodeMetrics.layer
   ).pipe(Layer.provideMerge(db))
   const host = Layer.mergeAll(
     ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }),

@@ -20,6 +20,7 @@ import { Context, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { EventLog, type EventRecord, type LogError } from "../streams/EventLog.ts"
 import * as GroupCommit from "../streams/GroupCommit.ts"
+import { NodeMetrics } from "../streams/Metrics.ts"
 import { partitionFor } from "../streams/partitioner.ts"
 import { addPosition, type Position, type Positions } from "../streams/ReadFence.ts"
 
@@ -40,22 +41,25 @@ export interface AuditLogOptions {
   readonly windowMs: number
 }
 
-export const layer = (options: AuditLogOptions): Layer.Layer<AuditLog, never, EventLog> =>
+export const layer = (options: AuditLogOptions): Layer.Layer<AuditLog, never, EventLog | NodeMetrics> =>
   Layer.scoped(
     AuditLog,
     Effect.gen(function* () {
       const log = yield* EventLog
+      const metrics = yield* NodeMetrics
       const partitionKey = `audit-writer:${randomUUID()}`
       const partition = partitionFor(partitionKey, log.partitions)
       const last = new Map<number, number>()
       const committer = yield* GroupCommit.make({
         maxItems: MAX_RECORDS_PER_APPEND,
         windowMs: options.windowMs,
-        commit: (records: ReadonlyArray<EventRecord>) =>
-          Effect.map(log.append(partitionKey, records), (offsets) => {
+        commit: (records: ReadonlyArray<EventRecord>) => {
+          metrics.auditBatchRecords.observe(records.length)
+          return Effect.map(log.append(partitionKey, records), (offsets) => {
             addPosition(last, { partition, offset: offsets[offsets.length - 1] })
             return offsets.map((offset): Position => ({ partition, offset }))
           })
+        }
       })
       return { append: committer.submit, appended: () => last } satisfies AuditLogService
     })

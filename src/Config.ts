@@ -44,6 +44,8 @@ export interface AppConfig {
   readonly lockout: LockoutConfig
   /** Origins whose pages may call MCP, A2A and the discovery documents; `*` opens the documents only. */
   readonly corsOrigins: ReadonlyArray<string>
+  /** Where `GET /metrics` listens, apart from the API; unset: nowhere. */
+  readonly metrics: { readonly host: string; readonly port: number } | undefined
   readonly assistant: AssistantConfig
 }
 
@@ -86,6 +88,13 @@ const int = (value: string | undefined, fallback: number, name: string): number 
   if (value === undefined || value === "") return fallback
   const parsed = Number(value)
   if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`${name} must be a positive integer, got '${value}'`)
+  return parsed
+}
+
+/** A port to listen on: 0 lets the system choose one. */
+const portNumber = (value: string, name: string): number => {
+  const parsed = Number(value)
+  if (!Number.isInteger(parsed) || parsed < 0 || parsed > 65535) throw new Error(`${name} must be a port number (0 to 65535), got '${value}'`)
   return parsed
 }
 
@@ -133,6 +142,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       maxLockMs: int(env.LOCKOUT_MAX_SECONDS, 900, "LOCKOUT_MAX_SECONDS") * 1000
     },
     corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((o) => o.trim()).filter((o) => o !== "").map(corsOrigin),
+    metrics: env.METRICS_PORT ? { host: env.METRICS_HOST || "127.0.0.1", port: portNumber(env.METRICS_PORT, "METRICS_PORT") } : undefined,
     assistant: {
       operatorTiers: {
         fast: env.MODEL_TIER_FAST ?? "offline:fast",

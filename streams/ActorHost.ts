@@ -13,7 +13,7 @@
  * log's end before deciding anything there; on losing it the host stops deciding at once and
  * forgets its cached states.
  */
-import { Context, Data, Effect, Either, ExecutionStrategy, Exit, Fiber, Layer, Runtime, Schedule, Schema, Scope } from "effect"
+import { Context, Data, Effect, Either, ExecutionStrategy, Exit, Fiber, Layer, Option, Runtime, Schedule, Schema, Scope } from "effect"
 import {
   type ActorKind,
   type AnyActorKind,
@@ -24,9 +24,11 @@ import {
   keyOf,
   kindOfKey
 } from "../actors/kernel.ts"
+import { Gauge } from "prom-client"
 import { Db, type DbService, query } from "./Db.ts"
 import { Cluster, type ClusterError, type RemoteCommand } from "./Cluster.ts"
 import { EventLog, type EventRecord, LogError, type PartitionWriter } from "./EventLog.ts"
+import { NodeMetrics } from "./Metrics.ts"
 import { partitionFor } from "./partitioner.ts"
 import { decodeState, project, rememberCommand, type StoredActor } from "./Projector.ts"
 import { addPosition, noteWrite, type Position, type Positions } from "./ReadFence.ts"
@@ -130,6 +132,9 @@ const MAX_COMMANDS_PER_BATCH = 512
 /** How often a wait for a partition projected on another node reads its checkpoint. */
 const REMOTE_CHECKPOINT_POLL_MS = 10
 
+/** How long a scrape waits for the log's end offsets before it reports no projection lag. */
+const LAG_SCRAPE_TIMEOUT_MS = 2_000
+
 export interface ActorHostOptions {
   readonly commandTimeoutMs: number
   /** How many keys' states each owned partition keeps in memory. */
@@ -142,6 +147,7 @@ export const make = (options: ActorHostOptions) =>
     const log = yield* EventLog
     const cluster = yield* Cluster
     const kinds = yield* ActorKinds
+    const metrics = yield* NodeMetrics
     const runtime = yield* Effect.runtime<EventLog>()
     const run = Runtime.runPromise(runtime)
     const fork = Runtime.runFork(runtime)
@@ -305,6 +311,7 @@ export const make = (options: ActorHostOptions) =>
     }
 
     const decideBatch = async (ownership: Ownership, jobs: ReadonlyArray<Job>) => {
+      metrics.batchCommands.observe(jobs.length)
       try {
         await loadMissing(ownership, jobs)
       } catch (error) {
@@ -345,6 +352,8 @@ export const make = (options: ActorHostOptions) =>
         for (const { job, outcome } of decided) job.settle(outcome)
         return
       }
+      metrics.appendEvents.observe(records.length)
+      const appendStarted = performance.now()
       // an append that hangs (a broker gone quiet) must not hold the partition's queue forever
       const appended = await run(ownership.writer!.writer.append(records).pipe(
         Effect.timeoutFail({
@@ -353,6 +362,7 @@ export const make = (options: ActorHostOptions) =>
         }),
         Effect.either
       ))
+      metrics.appendSeconds.observe((performance.now() - appendStarted) / 1000)
       if (Either.isLeft(appended)) {
         // the batch is not acknowledged; what it may have written (an unknown outcome) is read back
         // from the log before the next decision
@@ -436,12 +446,25 @@ export const make = (options: ActorHostOptions) =>
     const notOwner = (): Outcome => ({ ok: false, unavailable: "not_owner", message: "this node does not own the partition" })
     const failure = (message: string): Outcome => ({ ok: false, unavailable: "failure", message })
 
+    const commandSeconds = new Map([...kinds.keys()].map((kind) => [kind, metrics.commandSeconds.labels(kind)]))
+
     /** Queues a command on its partition's worker; undefined when this node does not own it. */
     const decideHere = (partition: number, kind: AnyActorKind, key: string, command: { readonly _tag: string }, meta: CommandMeta) => {
       const ownership = owned.get(partition)
       if (ownership === undefined) return undefined
       return Effect.async<Outcome>((resume) => {
-        enqueue(ownership, { kind, key, command, meta, settle: (outcome) => resume(Effect.succeed(outcome)) })
+        const enqueued = performance.now()
+        const latency = commandSeconds.get(kind.kind)
+        enqueue(ownership, {
+          kind,
+          key,
+          command,
+          meta,
+          settle: (outcome) => {
+            latency?.observe((performance.now() - enqueued) / 1000)
+            resume(Effect.succeed(outcome))
+          }
+        })
       })
     }
 
@@ -516,6 +539,48 @@ export const make = (options: ActorHostOptions) =>
         Effect.withSpan("ActorHost.send", { attributes: { key, partition, command: command._tag }, captureStackTrace: false })
       )
     }
+
+    // read when scraped: the owned partitions as they stand, and how far each projection is behind
+    // the log's end (asked of the log then: another owner's appends before this node's count too)
+    const registers = [metrics.registry]
+    new Gauge({
+      name: "svc_partitions_owned",
+      help: "Log partitions this node owns",
+      registers,
+      collect() {
+        this.set(owned.size)
+      }
+    })
+    new Gauge({
+      name: "svc_partitions_ready",
+      help: "Owned partitions caught up with the log and deciding",
+      registers,
+      collect() {
+        let ready = 0
+        for (const ownership of owned.values()) if (ownership.caughtUp) ready++
+        this.set(ready)
+      }
+    })
+    new Gauge({
+      name: "svc_projection_lag_offsets",
+      help: "Per owned partition: the log's end offset minus the next offset the read models will apply",
+      labelNames: ["partition"],
+      registers,
+      async collect() {
+        this.reset()
+        if (owned.size === 0) return
+        const ends = await run(log.endOffsets([...owned.keys()]).pipe(
+          Effect.timeout(LAG_SCRAPE_TIMEOUT_MS),
+          Effect.tapError((error) => Effect.logWarning("metrics: the log's end offsets could not be read; no projection lag this scrape", error)),
+          Effect.option
+        ))
+        if (Option.isNone(ends)) return
+        for (const [partition, end] of ends.value) {
+          const ownership = owned.get(partition)
+          if (ownership !== undefined) this.set({ partition: String(partition) }, Math.max(0, end - ownership.applied))
+        }
+      }
+    })
 
     const unprojected = (): Positions => {
       const behind = new Map<number, number>()
@@ -625,5 +690,5 @@ const readCheckpoint = (db: DbService, partition: number) =>
     return (row?.next_offset as number | undefined) ?? 0
   })
 
-export const layer = (options: ActorHostOptions): Layer.Layer<ActorHost, ClusterError, Db | EventLog | Cluster | ActorKinds> =>
+export const layer = (options: ActorHostOptions): Layer.Layer<ActorHost, ClusterError, Db | EventLog | Cluster | ActorKinds | NodeMetrics> =>
   Layer.scoped(ActorHost, make(options))

@@ -17,6 +17,7 @@ import { Cluster, type ClusterError } from "../../streams/Cluster.ts"
 import type { LogError } from "../../streams/EventLog.ts"
 import * as KafkaCluster from "../../streams/KafkaCluster.ts"
 import * as LocalCluster from "../../streams/LocalCluster.ts"
+import * as NodeMetrics from "../../streams/Metrics.ts"
 import { actorKinds, logLayer } from "../App.ts"
 import type { AppConfig } from "../Config.ts"
 import { Db, query } from "../../streams/Db.ts"
@@ -98,6 +99,6 @@ export const operatorHost = (config: AppConfig): Layer.Layer<ActorHost.ActorHost
       )
     : LocalCluster.layer(nodeId, config.partitions)
   return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(
-    Layer.provide(Layer.mergeAll(logLayer({ ...config, nodeId }), cluster, Layer.succeed(ActorHost.ActorKinds, actorKinds)))
+    Layer.provide(Layer.mergeAll(logLayer({ ...config, nodeId }), cluster, Layer.succeed(ActorHost.ActorKinds, actorKinds), NodeMetrics.layer))
   )
 }

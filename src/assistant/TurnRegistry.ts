@@ -10,11 +10,13 @@
  * died mid-turn). That sweep is a timer over durable deadlines, not a wait for a signal.
  */
 import { Clock, Context, Deferred, Effect, Exit, FiberId, Layer, Schedule } from "effect"
+import { Gauge } from "prom-client"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import type { RunFinished } from "../../actors/conversation/events.ts"
 import { CloseQuestion, FinishRun } from "../../actors/conversation/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { LogSignals, type Signal } from "../../streams/LogSignals.ts"
+import { NodeMetrics } from "../../streams/Metrics.ts"
 import { overdueQuestions, staleRunningRuns } from "./ChatQueries.ts"
 
 /** Why a live turn was aborted: its person cancelled it, the process is shutting down, or it ran past its limit. */
@@ -88,6 +90,14 @@ export const layer = Layer.scoped(
     const host = yield* ActorHost
     const signals = yield* LogSignals
     const live = new Map<string, LiveTurn>()
+    new Gauge({
+      name: "svc_turns_in_flight",
+      help: "Assistant turns running on this node (chat and A2A)",
+      registers: [(yield* NodeMetrics).registry],
+      collect() {
+        this.set(live.size)
+      }
+    })
     // runs whose end is awaited or reacted to
     const reacting = new Set<string>()
     // completed when the last live turn and reaction are done, while shutting down

@@ -10,6 +10,7 @@ import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
 import * as KafkaCluster from "../../streams/KafkaCluster.ts"
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import * as LocalCluster from "../../streams/LocalCluster.ts"
+import * as NodeMetrics from "../../streams/Metrics.ts"
 import { Add, CEILING, CounterActor, countersTable } from "../support/counter.ts"
 import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
 import { addPosition, type Position } from "../../streams/ReadFence.ts"
@@ -30,7 +31,7 @@ const kafka: Backend = (schema) =>
 
 const hostLayer = (backend: Backend, schema: string) => {
   const db = Db.layer({ url: databaseUrl, schema })
-  const deps = Layer.mergeAll(backend(schema), Layer.succeed(ActorHost.ActorKinds, kindRegistry([CounterActor]))).pipe(Layer.provideMerge(db))
+  const deps = Layer.mergeAll(backend(schema), Layer.succeed(ActorHost.ActorKinds, kindRegistry([CounterActor])), NodeMetrics.layer).pipe(Layer.provideMerge(db))
   return ActorHost.layer({ commandTimeoutMs: 10_000, cachedKeysPerPartition: 2 }).pipe(Layer.provideMerge(deps))
 }
 

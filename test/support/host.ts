@@ -8,6 +8,7 @@ import * as Db from "../../streams/Db.ts"
 import * as ActorHost from "../../streams/ActorHost.ts"
 import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
 import * as LocalCluster from "../../streams/LocalCluster.ts"
+import * as NodeMetrics from "../../streams/Metrics.ts"
 import { databaseUrl, uniqueName } from "./env.ts"
 
 export interface ActorHostOptions {
@@ -31,7 +32,8 @@ const hostLayer = (kinds: ReadonlyArray<AnyActorKind>, schema: string, partition
       Layer.mergeAll(
         EmbeddedLog.layer({ logSchema: `${schema}_log`, partitions }),
         LocalCluster.layer("node-a", partitions),
-        Layer.succeed(ActorHost.ActorKinds, kindRegistry(kinds))
+        Layer.succeed(ActorHost.ActorKinds, kindRegistry(kinds)),
+        NodeMetrics.layer
       ).pipe(Layer.provideMerge(Db.layer({ url: databaseUrl, schema, max: 4 })))
     )
   )
