@@ -2,12 +2,11 @@
  * A loopback proxy for A2A clients that cannot send credentials (the A2A TCK has no option for
  * them): forwards every request to the platform, adding `Authorization: Bearer <key>` when the
  * request carries no Authorization of its own. A request with its own (say, an invalid one) keeps
- * it, so the platform's answers to bad credentials still reach the client. Responses, SSE
- * included, are streamed back as they come.
+ * it, so the platform's answers to bad credentials still reach the client. The public Agent Card
+ * is served with the proxy's origin in its `url`, so a client that follows the card stays on the
+ * proxy; every other response, SSE included, is streamed back as it comes.
  *
  *   A2A_PROXY_TARGET=http://127.0.0.1:8080 A2A_PROXY_KEY=svc_... A2A_PROXY_PORT=9999 tsx scripts/a2a-proxy.ts
- *
- * Start the platform with BASE_URL set to the proxy's URL, so its Agent Card names the proxy.
  */
 import http from "node:http"
 
@@ -20,13 +19,40 @@ const required = (name: string): string => {
 const target = new URL(required("A2A_PROXY_TARGET"))
 const key = required("A2A_PROXY_KEY")
 const port = Number(required("A2A_PROXY_PORT"))
+const origin = `http://127.0.0.1:${port}`
+
+const CARD_PATH = "/.well-known/agent-card.json"
+
+/** The card with the proxy's origin in its `url`; anything that is not a card with a URL, as it came. */
+const proxiedCard = (body: Buffer): Buffer => {
+  try {
+    const card = JSON.parse(body.toString("utf8"))
+    if (typeof card?.url !== "string") return body
+    const url = new URL(card.url)
+    return Buffer.from(JSON.stringify({ ...card, url: `${origin}${url.pathname}${url.search}` }))
+  } catch {
+    return body
+  }
+}
 
 const server = http.createServer((req, res) => {
   const headers = { ...req.headers, host: target.host }
   if (headers.authorization === undefined) headers.authorization = `Bearer ${key}`
+  const isCard = req.method === "GET" && new URL(req.url ?? "/", origin).pathname === CARD_PATH
   const upstream = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (answer) => {
-    res.writeHead(answer.statusCode ?? 502, answer.headers)
-    answer.pipe(res)
+    if (!isCard) {
+      res.writeHead(answer.statusCode ?? 502, answer.headers)
+      answer.pipe(res)
+      return
+    }
+    const chunks: Array<Buffer> = []
+    answer.on("data", (chunk: Buffer) => chunks.push(chunk))
+    answer.on("end", () => {
+      const body = proxiedCard(Buffer.concat(chunks))
+      const { "transfer-encoding": _chunked, ...rest } = answer.headers
+      res.writeHead(answer.statusCode ?? 502, { ...rest, "content-length": String(body.length) })
+      res.end(body)
+    })
   })
   upstream.on("error", (error) => {
     if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" })
@@ -35,4 +61,4 @@ const server = http.createServer((req, res) => {
   req.pipe(upstream)
 })
 
-server.listen(port, "127.0.0.1", () => console.log(`a2a-proxy: 127.0.0.1:${port} -> ${target.origin}`))
+server.listen(port, "127.0.0.1", () => console.log(`a2a-proxy: ${origin} -> ${target.origin}`))

@@ -4,7 +4,8 @@
  * {...}` then `data: [DONE]`) when the request asks for a stream, else one `chat.completion`.
  *
  * It records every request (tests assert on `reasoning_effort`, tools, messages, the key) and
- * plays scripted responses in order; with none left it echoes the last user message.
+ * plays scripted responses in order; with none left it answers `otherwise` (by default, it echoes
+ * the last user message).
  */
 import { createServer, type IncomingHttpHeaders } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -56,7 +57,12 @@ const usageOf = (body: any, completionChars: number, reasoningChars: number) => 
   }
 }
 
-export const startOpenAiServer = async (): Promise<OpenAiServer> => {
+export interface OpenAiServerOptions {
+  /** The response to a request when no scripted one is left. */
+  readonly otherwise?: (body: any) => ScriptedResponse
+}
+
+export const startOpenAiServer = async (options: OpenAiServerOptions = {}): Promise<OpenAiServer> => {
   const requests: Array<RecordedRequest> = []
   const queue: Array<ScriptedResponse> = []
   let served = 0
@@ -81,7 +87,7 @@ export const startOpenAiServer = async (): Promise<OpenAiServer> => {
         response.end(JSON.stringify({ error: { message: `no route ${request.method} ${path}`, type: "invalid_request_error" } }))
         return
       }
-      const scripted = queue.shift() ?? { kind: "text", text: lastUserText(body) }
+      const scripted = queue.shift() ?? options.otherwise?.(body) ?? { kind: "text", text: lastUserText(body) }
       if (scripted.kind === "error") {
         response.writeHead(scripted.status, { "content-type": "application/json" })
         response.end(typeof scripted.body === "string" ? scripted.body : JSON.stringify(scripted.body))
