@@ -517,8 +517,10 @@ export const make = (options: ActorHostOptions) =>
               Effect.map((reply) => fromReply(kind, reply as Reply)),
               Effect.mapError((e) => new HostUnavailable({ reason: e.reason === "timeout" ? "timeout" : "not_owner", message: e.message }))
             )
-      // ownership moves during rebalances: retry until the deadline, then give up retryably
-      const routed: Effect.Effect<Outcome, HostUnavailable> = attempt().pipe(
+      // ownership moves during rebalances: retry until the deadline, then give up retryably; each
+      // attempt asks afresh who owns the partition (a retry bound to the first attempt's owner would
+      // knock on a lost partition's door until the deadline)
+      const routed: Effect.Effect<Outcome, HostUnavailable> = Effect.suspend(attempt).pipe(
         Effect.flatMap((outcome) =>
           !outcome.ok && "unavailable" in outcome && outcome.unavailable === "not_owner"
             ? Effect.fail(new HostUnavailable({ reason: "not_owner", message: outcome.message }))

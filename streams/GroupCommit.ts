@@ -8,7 +8,7 @@
  * one: a commit costs about the same for one item as for hundreds (one statement, one fsync, one
  * produce request), so under load the cost per item falls with the load.
  */
-import { Deferred, Effect, Exit, Queue, type Scope } from "effect"
+import { Deferred, Effect, Exit, FiberId, Queue, type Scope } from "effect"
 
 export interface GroupCommitOptions<A, B, E> {
   /** Most items one commit carries; the rest wait for the next. */
@@ -22,6 +22,11 @@ export interface GroupCommitOptions<A, B, E> {
   readonly windowMs?: number
   /** Commits the items together; one result per item, in order. */
   readonly commit: (items: ReadonlyArray<A>) => Effect.Effect<ReadonlyArray<B>, E>
+  /**
+   * What a submission still unanswered when the scope closes fails with (in flight, its outcome
+   * is unknown); without it, such a submission is interrupted.
+   */
+  readonly closed?: () => E
 }
 
 export interface GroupCommitter<A, B, E> {
@@ -41,12 +46,27 @@ const realSleep = (ms: number) =>
     return Effect.sync(() => clearTimeout(timer))
   })
 
-/** A committer that lives as long as the scope; what is still queued then fails as interrupted. */
+/**
+ * A committer that lives as long as the scope. When it closes, every submission not yet answered
+ * (in the commit under way, or still queued) fails at once with `closed`: its submitter must not
+ * wait for a commit that will never answer.
+ */
 export const make = <A, B, E>(options: GroupCommitOptions<A, B, E>): Effect.Effect<GroupCommitter<A, B, E>, never, Scope.Scope> =>
   Effect.gen(function* () {
     const queue = yield* Effect.acquireRelease(Queue.unbounded<Submitted<A, B, E>>(), Queue.shutdown)
     // the first of the next commit, taken while fitting the one before
     let carried: Submitted<A, B, E> | undefined
+    let inFlight: ReadonlyArray<Submitted<A, B, E>> = []
+    let closing = false
+    const closedExit = (): Exit.Exit<B, E> => (options.closed === undefined ? Exit.interrupt(FiberId.none) : Exit.fail(options.closed()))
+    // runs after the commit fiber is interrupted (finalizers run last added first) and before the
+    // queue shuts down
+    yield* Effect.addFinalizer(() =>
+      Effect.map(Queue.takeAll(queue), (queued) => {
+        closing = true
+        for (const { done } of [...inFlight, ...(carried === undefined ? [] : [carried]), ...queued]) Deferred.unsafeDone(done, closedExit())
+      })
+    )
 
     const takeGroup = Effect.gen(function* () {
       const first = carried ?? (yield* Queue.take(queue))
@@ -68,19 +88,25 @@ export const make = <A, B, E>(options: GroupCommitOptions<A, B, E>): Effect.Effe
     })
 
     const commitGroup = (group: ReadonlyArray<Submitted<A, B, E>>) =>
-      Effect.flatMap(Effect.exit(options.commit(group.map((s) => s.item))), (exit) =>
-        Effect.sync(() => {
-          if (Exit.isSuccess(exit)) group.forEach(({ done }, i) => Deferred.unsafeDone(done, Exit.succeed(exit.value[i])))
-          else for (const { done } of group) Deferred.unsafeDone(done, Exit.failCause(exit.cause))
-        })
-      )
+      Effect.suspend(() => {
+        inFlight = group
+        return Effect.flatMap(Effect.exit(options.commit(group.map((s) => s.item))), (exit) =>
+          Effect.sync(() => {
+            inFlight = []
+            if (Exit.isSuccess(exit)) group.forEach(({ done }, i) => Deferred.unsafeDone(done, Exit.succeed(exit.value[i])))
+            else for (const { done } of group) Deferred.unsafeDone(done, Exit.failCause(exit.cause))
+          })
+        )
+      })
 
     yield* Effect.forkScoped(Effect.forever(Effect.flatMap(takeGroup, commitGroup)))
 
     return {
       submit: (item) =>
-        Effect.flatMap(Deferred.make<B, E>(), (done) =>
-          Effect.zipRight(Queue.offer(queue, { item, done }), Deferred.await(done))
+        Effect.suspend(() =>
+          closing
+            ? closedExit()
+            : Effect.flatMap(Deferred.make<B, E>(), (done) => Effect.zipRight(Queue.offer(queue, { item, done }), Deferred.await(done)))
         )
     } satisfies GroupCommitter<A, B, E>
   })

@@ -466,6 +466,8 @@ const openTransactionalWriter = (
     // one transaction per group: appends that arrive while one is in flight go together in the next
     const committer = yield* GroupCommit.make({
       maxItems: MAX_APPENDS_PER_SEND,
+      // the partition changed hands while the append waited: its owner answers at once, not at its timeout
+      closed: () => new LogError({ operation: `append to partition ${partition}`, message: `the writer of partition ${partition} was closed; the append's outcome is unknown` }),
       commit: (appends: ReadonlyArray<ReadonlyArray<EventRecord>>) =>
         Effect.suspend(() =>
           unusable

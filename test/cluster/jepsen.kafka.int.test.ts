@@ -26,8 +26,6 @@ const BACKOFF_MS = 50
 const REQUEST_TIMEOUT_MS = 20_000
 /** A bound on one operation's attempts, beside its deadline. */
 const MAX_ATTEMPTS = 1_000
-/** The platform's default `COMMAND_TIMEOUT_MS`: no command waits longer for its owner. */
-const COMMAND_TIMEOUT_MS = 15_000
 const RESUME_BOUND_MS = KAFKA_SESSION_TIMEOUT_MS + 5_000
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -92,7 +90,7 @@ describe.skipIf(kafkaBrokers.length === 0)("Jepsen-style history on two processe
             acknowledgements.push({ client, at: Date.now(), tookMs: Date.now() - started, failures })
             return reply.body
           }
-          const outcome = reply instanceof Error ? (reply.cause as { code?: string } | undefined)?.code ?? reply.message : `${reply.status} ${reply.body?.error?.reason ?? reply.body?.reason ?? ""}`
+          const outcome = reply instanceof Error ? (reply.cause as { code?: string } | undefined)?.code ?? reply.message : `${reply.status} ${reply.body?.error?.reason ?? reply.body?.reason ?? ""} ${reply.body?.error?.message ?? ""}`
           failures.push(`${sent - started}+${Date.now() - sent}ms process ${proc}: ${outcome}`)
           await sleep(BACKOFF_MS)
         }
@@ -168,8 +166,7 @@ describe.skipIf(kafkaBrokers.length === 0)("Jepsen-style history on two processe
     // acknowledgements after the kill, through the restart's rebalance: each client's, and across all
     // clients during the load (after it, clients stop sending: quiet is no gap)
     const times = (client?: number) => acknowledgements.filter((a) => client === undefined || a.client === client).map((a) => a.at)
-    // the bound of the issue covers the kill (until the restart); through the restart's rebalance a
-    // request may wait out the platform's command timeout, and no longer
+    // the bound of the issue covers the kill (until the restart) and the restart's rebalance alike
     const perClient = counters.map((_, client) => largestGap(killedAt, times(client).filter((t) => t <= restartAt), restartAt))
     const slowestClient = perClient.reduce((x, y) => (y.ms > x.ms ? y : x))
     const acrossClients = largestGap(killedAt, times().filter((t) => t <= restartAt), restartAt)
@@ -201,7 +198,7 @@ describe.skipIf(kafkaBrokers.length === 0)("Jepsen-style history on two processe
     // acknowledgements resumed after the kill: no client, nor all of them, went quiet longer than the bound
     expect.soft(slowestClient.ms, `a client's gap from ${slowestClient.at - loadStart} ms`).toBeLessThan(RESUME_BOUND_MS)
     expect.soft(acrossClients.ms, `the gap across all clients from ${acrossClients.at - loadStart} ms`).toBeLessThan(RESUME_BOUND_MS)
-    expect.soft(throughRestart.ms, `a client's gap through the restart from ${throughRestart.at - loadStart} ms`).toBeLessThan(COMMAND_TIMEOUT_MS + 5_000)
+    expect.soft(throughRestart.ms, `a client's gap through the restart from ${throughRestart.at - loadStart} ms`).toBeLessThan(RESUME_BOUND_MS)
 
     // a key's acknowledgements all name one node
     for (const [key, ids] of createdByKey) expect.soft(new Set(ids).size, `${key} named ${ids.join(", ")}`).toBe(1)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import * as GroupCommit from "../../streams/GroupCommit.ts"
 
 describe("GroupCommit", () => {
@@ -50,5 +50,25 @@ describe("GroupCommit", () => {
       })
       yield* Effect.all([1, 1, 1, 1, 9, 2].map(committer.submit), { concurrency: "unbounded" })
       expect(commits).toEqual([[1, 1, 1], [1, 9], [2]])
+    }))
+
+  it.effect("closing answers what waits at once: the commit in flight, what is queued, and what comes after", () =>
+    Effect.gen(function* () {
+      const scope = yield* Scope.make()
+      const never = yield* Deferred.make<void>()
+      const committer = yield* GroupCommit.make({
+        maxItems: 1,
+        // a commit that never answers: a broker gone quiet, a writer whose partition changed hands
+        commit: (items: ReadonlyArray<string>) => Effect.as(Deferred.await(never), items),
+        closed: () => "closed"
+      }).pipe(Scope.extend(scope))
+      const inFlight = yield* Effect.fork(Effect.exit(committer.submit("a")))
+      yield* Effect.yieldNow()
+      const queued = yield* Effect.fork(Effect.exit(committer.submit("b")))
+      yield* Effect.yieldNow()
+      yield* Scope.close(scope, Exit.void)
+      expect(yield* Fiber.join(inFlight)).toEqual(Exit.fail("closed"))
+      expect(yield* Fiber.join(queued)).toEqual(Exit.fail("closed"))
+      expect(yield* Effect.exit(committer.submit("c"))).toEqual(Exit.fail("closed"))
     }))
 })
