@@ -15,7 +15,8 @@
 #   bash scripts/a2a-tck.sh                                  # mandatory, capabilities, quality, features
 #   A2A_TCK_CATEGORIES="mandatory capabilities" bash scripts/a2a-tck.sh
 #
-# A2A_TCK_DIR: the TCK's checkout (branch 0.3.x of a2aproject/a2a-tck), default ../shared/a2a-tck-0.3.x.
+# A2A_TCK_DIR: the TCK's checkout; by default ../shared/a2a-tck-0.3.x, else TCK_COMMIT of
+# a2aproject/a2a-tck fetched with git into ~/.cache/svc on first use.
 # It runs on Debian's python3 (A2A_TCK_PYTHON, default /usr/bin/python3) with the packages
 # python3-pytest python3-pytest-asyncio python3-httpx python3-requests python3-responses
 # python3-deepdiff python3-jsonschema python3-yaml python3-dotenv python3-grpcio python3-protobuf
@@ -23,6 +24,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# the tip of branch 0.3.x (2026-04-27), the TCK for A2A v0.3
+TCK_COMMIT=eb1f804c27ea25db8805264d9ed2d7ca077a7776
 TCK_DIR="${A2A_TCK_DIR:-$PWD/../shared/a2a-tck-0.3.x}"
 PYTHON="${A2A_TCK_PYTHON:-/usr/bin/python3}"
 CATEGORIES="${A2A_TCK_CATEGORIES:-mandatory capabilities quality features}"
@@ -57,6 +60,17 @@ EXPECTED=("${AGENT_DEPENDENT[@]}" "${CONTRARY_TO_SPEC[@]}")
 
 log() { echo "a2a-tck.sh: $*" >&2; }
 
+if [[ -z "${A2A_TCK_DIR:-}" && ! -d "$TCK_DIR/tests" ]]; then
+  TCK_DIR="${SVC_CACHE_DIR:-$HOME/.cache/svc}/a2a-tck-$TCK_COMMIT"
+  if [[ ! -d "$TCK_DIR/tests" ]]; then
+    log "fetching a2aproject/a2a-tck $TCK_COMMIT into $TCK_DIR"
+    rm -rf "$TCK_DIR.part" && mkdir -p "$TCK_DIR.part"
+    git -C "$TCK_DIR.part" init -q
+    git -C "$TCK_DIR.part" fetch -q --depth 1 https://github.com/a2aproject/a2a-tck.git "$TCK_COMMIT"
+    git -C "$TCK_DIR.part" checkout -q FETCH_HEAD
+    mv "$TCK_DIR.part" "$TCK_DIR"
+  fi
+fi
 [[ -d "$TCK_DIR/tests" ]] || { log "no TCK at $TCK_DIR (set A2A_TCK_DIR)"; exit 1; }
 "$PYTHON" -c 'import pytest, pytest_asyncio, httpx, requests, responses, deepdiff, jsonschema, yaml, dotenv, grpc, google.protobuf, OpenSSL, packaging' 2>/dev/null ||
   { log "$PYTHON lacks the TCK's packages (see the head of this script)"; exit 1; }
