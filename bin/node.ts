@@ -18,16 +18,20 @@ import type { AppConfig } from "../src/Config.ts"
 import { Db } from "../streams/Db.ts"
 import { startEmbeddedPostgres } from "../src/EmbeddedPostgres.ts"
 import { FailureDescriber } from "../src/Failures.ts"
+import { makeNodeLog, withNodeLog } from "../src/Logging.ts"
 
 const BOOTSTRAP_PROJECTION_TIMEOUT_MS = 30_000
 
 export interface NodeOptions {
   /** The clock requests see (tests inject one to step through key grace periods and expiries). */
   readonly clock?: Clock.Clock
+  /** Where the node's log lines go instead of stdout (tests read them). */
+  readonly logSink?: (line: string) => void
 }
 
-export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
-  Effect.gen(function* () {
+export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
+  const nodeLog = makeNodeLog({ ...config.logging, node: config.nodeId, sink: options.logSink })
+  return Effect.gen(function* () {
     const scope = yield* Effect.scope
     const databaseUrl = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
     // PGlite has one backend: one connection keeps transactions whole
@@ -81,5 +85,6 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) =>
       ),
       (gateway) => Effect.sync(gateway.close)
     )
-    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, db, runtime, bootstrap: data, bootstrapped: created }
-  })
+    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, nodeLog, db, runtime, bootstrap: data, bootstrapped: created }
+  }).pipe(withNodeLog(nodeLog))
+}

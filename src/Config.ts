@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import * as path from "node:path"
+import { type LoggingSettings, logLevelNames } from "./Logging.ts"
 
 export interface AppConfig {
   /** HTTP port of the gateway. */
@@ -46,6 +47,8 @@ export interface AppConfig {
   readonly corsOrigins: ReadonlyArray<string>
   /** Where `GET /metrics` listens, apart from the API; unset: nowhere. */
   readonly metrics: { readonly host: string; readonly port: number } | undefined
+  /** What the node logs, and how: JSON lines, or readable ones. */
+  readonly logging: LoggingSettings
   readonly assistant: AssistantConfig
 }
 
@@ -104,6 +107,19 @@ const tierName = (value: string | undefined): "fast" | "balanced" | "precise" =>
   throw new Error(`MODEL_DEFAULT_TIER must be fast, balanced or precise, got '${value}'`)
 }
 
+const logLevel = (value: string | undefined): LoggingSettings["level"] => {
+  if (value === undefined || value === "") return "info"
+  const level = logLevelNames.find((name) => name === value.toLowerCase())
+  if (level === undefined) throw new Error(`LOG_LEVEL must be one of ${logLevelNames.join(", ")}, got '${value}'`)
+  return level
+}
+
+const logFormat = (value: string | undefined): LoggingSettings["format"] => {
+  if (value === undefined || value === "" || value === "json") return "json"
+  if (value === "pretty") return value
+  throw new Error(`LOG_FORMAT must be json or pretty, got '${value}'`)
+}
+
 /** `*`, or an origin as a browser sends it: scheme, host and port, nothing else. */
 const corsOrigin = (entry: string): string => {
   if (entry === "*") return entry
@@ -143,6 +159,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     },
     corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((o) => o.trim()).filter((o) => o !== "").map(corsOrigin),
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST || "127.0.0.1", port: portNumber(env.METRICS_PORT, "METRICS_PORT") } : undefined,
+    logging: { level: logLevel(env.LOG_LEVEL), format: logFormat(env.LOG_FORMAT) },
     assistant: {
       operatorTiers: {
         fast: env.MODEL_TIER_FAST ?? "offline:fast",

@@ -59,7 +59,8 @@ beforeAll(async () => {
       original(...args)
     })
   }
-  node = await startTestNode({}, { clock: time.clock })
+  // and every line the node logs, down to debug
+  node = await startTestNode({ logging: { level: "debug", format: "json" } }, { clock: time.clock, logSink: (line) => output.push(line) })
   secrets.push(node.bootstrap.workspaceKey, node.bootstrap.orgKey)
   owner = await addPerson(node, "olive", { org: "owner" })
   secrets.push(owner.password)

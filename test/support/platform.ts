@@ -52,6 +52,8 @@ export const startTestNode = async (overrides: Partial<AppConfig> = {}, options:
     databaseUrl,
     dbSchema: uniqueName("t"),
     partitions: 4,
+    // a line per request would bury the test run's output; a test that reads the lines asks for them
+    logging: { level: "warn", format: "json" },
     ...overrides
   }
   const scope = Effect.runSync(Scope.make())
