@@ -109,6 +109,8 @@ export const startNode = async (bench: Bench, { unlimitedChat = false } = {}) =>
     topicPrefix: name,
     partitions: PARTITIONS,
     secureCookies: false,
+    // a line per request would bury the bench's tables; LOG_LEVEL=info measures with them
+    logging: loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", LOG_FORMAT: process.env.LOG_FORMAT }).logging,
     ...(unlimitedChat ? { assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 } } : {})
   }
   return Effect.runPromise(Scope.extend(Node.startNode(config), bench.scope))

@@ -3,7 +3,7 @@
  * the application layers, the bootstrap organization and the gateway. `main` runs one until a
  * signal; tests run several.
  */
-import { type Clock, Effect, Layer, Runtime } from "effect"
+import { type Cause, type Clock, Effect, Layer, Runtime } from "effect"
 import { describeFailure } from "../gateway/errors.ts"
 import { serveMetrics } from "../gateway/metrics.ts"
 import { startGateway } from "../gateway/server.ts"
@@ -36,7 +36,13 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     const databaseUrl = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
     // PGlite has one backend: one connection keeps transactions whole
     const poolSize = config.databaseUrl === undefined ? 1 : 10
-    const layer = appLayer(config, databaseUrl, poolSize).pipe(Layer.provideMerge(Layer.succeed(FailureDescriber, describeFailure)))
+    // the agent's calls have no request line of their own: a 5xx among them gets a line here
+    const describeAgentFailure = <E>(cause: Cause.Cause<E>) => {
+      const described = describeFailure(cause)
+      if (described.failure !== undefined) nodeLog.error("agent capability call failed", { status: described.status, error: described.failure })
+      return described
+    }
+    const layer = appLayer(config, databaseUrl, poolSize).pipe(Layer.provideMerge(Layer.succeed(FailureDescriber, describeAgentFailure)))
     // the same clock for requests and for the layers' own timers (question and run sweepers)
     const build = Layer.buildWithScope(layer, scope)
     const context = yield* (options.clock === undefined ? build : Effect.withClock(build, options.clock))
@@ -78,6 +84,7 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
           secureCookies: config.secureCookies,
           corsOrigins: config.corsOrigins,
           metrics,
+          log: nodeLog,
           maxAttachmentBytes: config.assistant.maxAttachmentBytes,
           run: (effect) => Runtime.runPromiseExit(runtime)(effect as Effect.Effect<any, any, never>),
           health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() })

@@ -26,6 +26,7 @@ import {
 } from "../src/a2a/Protocol.ts"
 import { authenticate, type Principal } from "../src/Auth.ts"
 import { invoke } from "../src/Capabilities.ts"
+import { errorFields } from "../src/Logging.ts"
 import type { Started } from "../src/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, PayloadTooLarge, route, Streaming } from "./http.ts"
@@ -115,14 +116,18 @@ const envelopeOf = (entry: unknown): { readonly id: Id; readonly notification: b
 export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
   route(app, "get", "/.well-known/agent-card.json", async () => ({ status: 200, json: publicAgentCard(options.baseUrl()) }))
 
-  /** What one request's calls share: the positions its reads must see, and those its writes reached. */
-  interface Positions {
+  /**
+   * What one request's calls share: the positions its reads must see, those its writes reached, and
+   * the request, whose log line names what they invoked and what failed on the server's side.
+   */
+  interface RequestCalls {
+    readonly req: HttpRequest
     readonly sent: string | undefined
     readonly written: Map<number, number>
   }
 
-  const call = (principal: Principal, positions: Positions, method: string, params: unknown) =>
-    options.run(
+  const call = async (principal: Principal, calls: RequestCalls, method: string, params: unknown) => {
+    const exit = await options.run(
       invoke({
         authorization: undefined,
         principal,
@@ -130,21 +135,25 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
         capability: METHOD_CAPABILITY[method],
         path: null,
         input: Effect.succeed(params ?? {}),
-        position: positions.sent,
-        written: positions.written
+        position: calls.sent,
+        written: calls.written,
+        trace: calls.req
       })
     )
+    if (Exit.isFailure(exit)) calls.req.failure ??= describeFailure(exit.cause).failure
+    return exit
+  }
 
   /** A non-streaming method: its result, or its error. */
-  const answer = async (principal: Principal, positions: Positions, method: string, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
-    const exit = await call(principal, positions, method, params)
+  const answer = async (principal: Principal, calls: RequestCalls, method: string, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
+    const exit = await call(principal, calls, method, params)
     if (Exit.isFailure(exit)) return { error: rpcErrorOf(exit.cause) }
     // the extended card names the endpoint this gateway serves, like the public one
     if (method === "agent/getAuthenticatedExtendedCard") return { result: { ...(exit.value as object), url: publicAgentCard(options.baseUrl()).url } }
     return { result: exit.value }
   }
 
-  const dispatch = async (principal: Principal, positions: Positions, entry: unknown, inBatch: boolean): Promise<object | undefined> => {
+  const dispatch = async (principal: Principal, calls: RequestCalls, entry: unknown, inBatch: boolean): Promise<object | undefined> => {
     const envelope = envelopeOf(entry)
     if ("error" in envelope) return failure(envelope.id, envelope.error)
     const { id, method, params } = envelope
@@ -156,17 +165,17 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     if (params !== undefined && !isObject(params)) return reply(failure(id, { code: JSONRPC_INVALID_PARAMS, message: "Invalid params: A2A methods take named params (an object)" }))
     if (inBatch && STREAMING_METHODS.has(method)) return reply(failure(id, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${method} streams and cannot be part of a batch` }))
     try {
-      const outcome = await answer(principal, positions, method, params)
+      const outcome = await answer(principal, calls, method, params)
       return reply("result" in outcome ? success(id, outcome.result) : failure(id, outcome.error))
     } catch (error) {
-      console.error("a2a: method failed", error)
+      calls.req.failure ??= errorFields(error)
       return reply(failure(id, { code: JSONRPC_INTERNAL_ERROR, message: "Internal error" }))
     }
   }
 
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
-  const stream = async (principal: Principal, positions: Positions, res: uWS.HttpResponse, id: Id, method: string, params: unknown): Promise<HttpReply | typeof Streaming> => {
-    const exit = await call(principal, positions, method, params)
+  const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, method: string, params: unknown): Promise<HttpReply | typeof Streaming> => {
+    const exit = await call(principal, calls, method, params)
     const sse = openSse(res)
     // a refusal is the stream's one event: streaming clients read every answer as SSE
     if (Exit.isFailure(exit)) {
@@ -187,7 +196,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     }
     const principal = authenticated.value
     // a stream's headers are sent before its task writes: only plain answers name their writes
-    const positions: Positions = { sent: req.headers[POSITION_HEADER], written: new Map() }
+    const calls: RequestCalls = { req, sent: req.headers[POSITION_HEADER], written: new Map() }
     let body: unknown
     try {
       body = JSON.parse((await req.body()).toString("utf8"))
@@ -209,17 +218,17 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
           continue
         }
         if (answerable) seen.add(id)
-        const answered = await dispatch(principal, positions, entry, true)
+        const answered = await dispatch(principal, calls, entry, true)
         if (answered !== undefined) answers.push(answered)
       }
-      return withPositions(answers.length === 0 ? { status: 204 } : { status: 200, json: answers }, positions.written)
+      return withPositions(answers.length === 0 ? { status: 204 } : { status: 200, json: answers }, calls.written)
     }
     const envelope = envelopeOf(body)
     if (!("error" in envelope) && STREAMING_METHODS.has(envelope.method) && (envelope.params === undefined || isObject(envelope.params))) {
-      return stream(principal, positions, res, envelope.id, envelope.method, envelope.params)
+      return stream(principal, calls, res, envelope.id, envelope.method, envelope.params)
     }
-    const answered = await dispatch(principal, positions, body, false)
-    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: answered }, positions.written)
+    const answered = await dispatch(principal, calls, body, false)
+    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: answered }, calls.written)
   }
   route(app, "post", "/a2a", handler, options.limits)
 }

@@ -83,7 +83,8 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
         capability: "ask_assistant",
         path: { orgSlug, workspaceSlug },
         input: chatInput(req, mode),
-        idempotencyKey: req.headers["idempotency-key"]
+        idempotencyKey: req.headers["idempotency-key"],
+        trace: req
       })
     )
     if (Exit.isFailure(exit)) {

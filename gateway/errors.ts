@@ -4,6 +4,7 @@
  */
 import { Cause, Exit, Option } from "effect"
 import type { FailureDescription } from "../src/Failures.ts"
+import { causeFields } from "../src/Logging.ts"
 import { type HttpReply, jsonError } from "./http.ts"
 
 type Tagged = { readonly _tag: string } & Record<string, any>
@@ -136,7 +137,6 @@ const table: Readonly<Record<string, Row>> = {
 
 export type { FailureDescription }
 
-const internal: FailureDescription = { status: 500, code: "internal", reason: undefined, message: "Internal error" }
 
 /** The failure and its row of the table, when it has one. */
 const rowOf = <E>(cause: Cause.Cause<E>): { readonly error: Tagged; readonly row: Row } | undefined => {
@@ -147,31 +147,40 @@ const rowOf = <E>(cause: Cause.Cause<E>): { readonly error: Tagged; readonly row
   return row === undefined ? undefined : { error, row }
 }
 
-const describeRow = ({ error, row }: { readonly error: Tagged; readonly row: Row }): FailureDescription => ({
+/** A 5xx names what failed for the log (its message may say more than the answer does). */
+const describeRow = <E>(cause: Cause.Cause<E>, { error, row }: { readonly error: Tagged; readonly row: Row }): FailureDescription => ({
   status: row.status,
   code: row.code,
   reason: typeof row.reason === "function" ? row.reason(error) : row.reason ?? error.reason,
-  message: row.message(error)
+  message: row.message(error),
+  ...(row.status >= 500 ? { failure: causeFields(cause) } : {})
 })
 
-/** A failure the table does not know: logged once, described as 500 internal. */
-const unexpected = <E>(cause: Cause.Cause<E>): FailureDescription => {
-  console.error("request failed unexpectedly:", Cause.pretty(cause))
-  return internal
-}
+/** A failure the table does not know: 500 internal, and what it was for the log. */
+const unexpected = <E>(cause: Cause.Cause<E>): FailureDescription => ({
+  status: 500,
+  code: "internal",
+  reason: undefined,
+  message: "Internal error",
+  failure: causeFields(cause)
+})
 
-/** What a failure means, from the one table; unknown failures are logged once and described as 500 internal. */
+/** What a failure means, from the one table; an unknown failure is 500 internal. A 5xx carries what failed, for whoever logs it. */
 export const describeFailure = <E>(cause: Cause.Cause<E>): FailureDescription => {
   const found = rowOf(cause)
-  return found === undefined ? unexpected(cause) : describeRow(found)
+  return found === undefined ? unexpected(cause) : describeRow(cause, found)
 }
 
-/** The reply for a failed request; unknown failures are logged once and answered 500. */
+/** The reply for a failed request; an unknown failure is answered 500. A 5xx's request line says what failed. */
 export const replyForFailure = <E>(cause: Cause.Cause<E>): HttpReply => {
   const found = rowOf(cause)
-  const { status, code, reason, message } = found === undefined ? unexpected(cause) : describeRow(found)
+  const { status, code, reason, message, failure } = found === undefined ? unexpected(cause) : describeRow(cause, found)
   const reply = jsonError(status, code, message, reason)
-  return found?.row.headers === undefined ? reply : { ...reply, headers: found.row.headers(found.error) }
+  return {
+    ...reply,
+    ...(found?.row.headers === undefined ? {} : { headers: found.row.headers(found.error) }),
+    ...(failure === undefined ? {} : { failure })
+  }
 }
 
 /** 200 with the output, or the mapped failure. */

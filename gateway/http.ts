@@ -3,10 +3,12 @@
  * what a handler needs into a plain HttpRequest, buffers the body under a size limit, and writes the
  * handler's reply in one cork, never touching a response whose client went away.
  */
+import { randomUUID } from "node:crypto"
 import { STATUS_CODES } from "node:http"
-import { Effect } from "effect"
+import { Effect, LogLevel } from "effect"
 import type uWS from "uWebSockets.js"
 import { BadRequest } from "../src/Errors.ts"
+import { errorFields, type LoggedError, type NodeLog } from "../src/Logging.ts"
 import { type Cors, OriginRefused, type ResponseHeaders } from "./cors.ts"
 import type { HttpMetrics } from "./metrics.ts"
 
@@ -36,6 +38,16 @@ export interface HttpRequest {
   route: string
   /** The peer's address on the socket (a proxy's, behind one); null once the client has gone. */
   readonly remoteAddress: string | null
+  /** The client's `X-Request-Id` when it is a plain token, else a new one; answered as `X-Request-Id`, and on the request's log line. */
+  readonly requestId: string
+  /** The capability the request invoked and its invocation, once the checkpoint knows them (for the log line). */
+  capability: string | undefined
+  invocationId: string | undefined
+  /**
+   * What failed on the server's side, told by a handler that states failures in its own protocol
+   * (JSON-RPC answers 200): on the request's log line. A plain reply carries its own (HttpReply).
+   */
+  failure: LoggedError | undefined
 }
 
 export interface HttpReply {
@@ -44,6 +56,8 @@ export interface HttpReply {
   readonly headers?: Record<string, string>
   readonly json?: unknown
   readonly text?: string
+  /** What went wrong on the server's side (a 5xx): on the request's log line, never in the answer. */
+  readonly failure?: LoggedError
 }
 
 /** Returned by a handler that took the response over (an SSE stream): the route writes nothing. */
@@ -102,47 +116,107 @@ const statusLine = (status: number): string => {
   return line
 }
 
+const REQUEST_ID_HEADER = "x-request-id"
+// what a proxy or client may pass on as a request id: a plain token, nothing to escape in a header or a log
+const SENT_REQUEST_ID = /^[A-Za-z0-9._:/+=-]{1,128}$/
+
+const requestIdOf = (headers: Readonly<Record<string, string>>): string => {
+  const sent = headers[REQUEST_ID_HEADER]
+  return sent !== undefined && SENT_REQUEST_ID.test(sent) ? sent : randomUUID()
+}
+
 /**
  * Must run inside res.cork (or synchronously inside the uWS callback). `routeHeaders` are those
- * every response to the request carries (CORS), `headers` the reply's own.
+ * every response to the request carries (CORS), `headers` the reply's own. Returns the body's bytes.
  */
 const writeResponse = (
   res: uWS.HttpResponse,
   status: number,
+  requestId: string | undefined,
   routeHeaders: ResponseHeaders | undefined,
   headers: Record<string, string> | undefined,
   contentType: string,
   body: string,
   closeConnection: boolean
-): void => {
+): number => {
   res.writeStatus(statusLine(status))
+  if (requestId !== undefined) res.writeHeader(REQUEST_ID_HEADER, requestId)
   if (routeHeaders !== undefined) for (const name in routeHeaders) res.writeHeader(name, routeHeaders[name])
   if (headers !== undefined) for (const name in headers) res.writeHeader(name, headers[name])
   if (status === 204 || status === 304) {
     // No body, no content-length. Called without arguments: this uWS build silently ignores
     // endWithoutBody(undefined, false) and leaves the response hanging.
     res.endWithoutBody()
-    return
+    return 0
   }
   if (headers === undefined || headers["content-type"] === undefined) res.writeHeader("content-type", contentType)
   res.end(body, closeConnection)
+  return Buffer.byteLength(body)
 }
 
 // The 413 closes the connection: reading (and discarding) the rest of an oversized body is wasted work.
-const writeTooLarge = (res: uWS.HttpResponse, routeHeaders: ResponseHeaders | undefined, limit: number): void => {
+const writeTooLarge = (res: uWS.HttpResponse, requestId: string, routeHeaders: ResponseHeaders | undefined, limit: number): number => {
   const body = JSON.stringify(jsonError(413, "payload_too_large", `Request body exceeds ${limit} bytes`).json)
-  writeResponse(res, 413, routeHeaders, undefined, JSON_TYPE, body, true)
+  return writeResponse(res, 413, requestId, routeHeaders, undefined, JSON_TYPE, body, true)
 }
 
 // Closes the connection for the same reason: the refused request's body is not worth reading.
-const writeOriginRefused = (res: uWS.HttpResponse, origin: string): void => {
+const writeOriginRefused = (res: uWS.HttpResponse, requestId: string | undefined, origin: string): number => {
   const reply = jsonError(
     403,
     "forbidden",
     `origin '${origin}' may not call this route cross-origin; the operator lists allowed origins in CORS_ORIGINS`,
     "origin_not_allowed"
   )
-  writeResponse(res, 403, undefined, undefined, JSON_TYPE, JSON.stringify(reply.json), true)
+  return writeResponse(res, 403, requestId, undefined, undefined, JSON_TYPE, JSON.stringify(reply.json), true)
+}
+
+/** Who hears of an app's requests: its metrics count them, its log writes a line for each. */
+export interface RequestObservers {
+  readonly metrics?: HttpMetrics
+  readonly log?: NodeLog
+}
+
+interface RequestLine {
+  readonly requestId: string
+  readonly method: string
+  readonly route: string
+  readonly status: number
+  /** performance.now() on arrival. */
+  readonly started: number
+  /** Of the answer's body; unknown when a handler wrote it itself. */
+  readonly bytes: number | undefined
+  readonly capability?: string | undefined
+  readonly invocationId?: string | undefined
+  /** How a stream ended: its line is written then, its duration the stream's life. */
+  readonly stream?: "ended" | "aborted"
+  readonly failure?: LoggedError | undefined
+}
+
+/** One line per request: at `error` for a 5xx, else `info`. The route is the pattern, never the URL. */
+const writeRequestLine = (log: NodeLog, line: RequestLine): void => {
+  const failed = line.status >= 500
+  if (!failed && LogLevel.lessThan(LogLevel.Info, log.level)) return
+  const fields = {
+    requestId: line.requestId,
+    method: line.method,
+    route: line.route,
+    status: line.status,
+    durationMs: Math.round((performance.now() - line.started) * 100) / 100,
+    bytes: line.bytes,
+    capability: line.capability,
+    invocationId: line.invocationId,
+    stream: line.stream,
+    error: line.failure
+  }
+  if (failed) log.error("request", fields)
+  else log.info("request", fields)
+}
+
+/** Counts and logs a request route() answered before making its exchange. */
+const answeredEarly = (observers: RequestObservers | undefined, requestId: string, method: string, route: string, status: number, started: number, bytes: number): void => {
+  observers?.metrics?.request(method, route, status, started)
+  if (observers?.log !== undefined) writeRequestLine(observers.log, { requestId, method, route, status, started, bytes })
 }
 
 // req.forEach runs synchronously, so one shared collector serves every request without a closure each.
@@ -159,11 +233,18 @@ const readHeaders = (req: uWS.HttpRequest): Record<string, string> => {
   return headers
 }
 
+/** The status logged for a request whose client went away before any answer (nginx's). */
+const CLIENT_CLOSED = 499
+
 /** One request and its response, as route() tracks them. */
 class Exchange implements HttpRequest {
   aborted = false
   /** A reply was written, or the response was taken over: the route writes nothing more. */
   committed = false
+  capability: string | undefined = undefined
+  invocationId: string | undefined = undefined
+  failure: LoggedError | undefined = undefined
+  #logged = false
   #onAbort: (() => void) | undefined = undefined
   #controller: AbortController | undefined = undefined
   #chunks: Array<Buffer> = []
@@ -186,16 +267,27 @@ class Exchange implements HttpRequest {
     readonly routeHeaders: ResponseHeaders | undefined,
     hasBody: boolean,
     public route: string,
-    readonly metrics: HttpMetrics | undefined,
+    readonly observers: RequestObservers | undefined,
     /** performance.now() on arrival. */
-    readonly started: number
+    readonly started: number,
+    readonly requestId: string
   ) {
     this.#body = hasBody ? undefined : EMPTY
   }
 
-  /** Counts the request once its status is written. */
-  #answered(status: number): void {
-    this.metrics?.request(this.method, this.route, status, this.started)
+  /** Counts the request once its status is written, and logs it unless it is a stream (logged as it closes). */
+  #answered(status: number, bytes: number | undefined, failure?: LoggedError): void {
+    this.observers?.metrics?.request(this.method, this.route, status, this.started)
+    this.logLine(status, bytes, undefined, failure)
+  }
+
+  /** The request's one line; later calls write nothing. */
+  logLine(status: number, bytes: number | undefined, stream?: "ended" | "aborted", failure?: LoggedError): void {
+    const log = this.observers?.log
+    if (log === undefined || this.#logged) return
+    this.#logged = true
+    const { requestId, method, route, started, capability, invocationId } = this
+    writeRequestLine(log, { requestId, method, route, status, started, bytes, capability, invocationId, stream, failure: failure ?? this.failure })
   }
 
   // Read on first use, from the response (which outlives the uWS request): most handlers never look.
@@ -237,8 +329,11 @@ class Exchange implements HttpRequest {
         this.#settleBody(new PayloadTooLarge(`Request body exceeds ${this.maxBodyBytes} bytes`))
         if (!this.aborted && !this.committed) {
           this.committed = true
-          this.res.cork(() => writeTooLarge(this.res, this.routeHeaders, this.maxBodyBytes))
-          this.#answered(413)
+          let bytes = 0
+          this.res.cork(() => {
+            bytes = writeTooLarge(this.res, this.requestId, this.routeHeaders, this.maxBodyBytes)
+          })
+          this.#answered(413, bytes)
         }
         return
       }
@@ -264,22 +359,28 @@ class Exchange implements HttpRequest {
     this.aborted = true
     this.#controller?.abort()
     if (this.#body === undefined) this.#settleBody(new RequestAborted("Client went away before sending the whole body"))
+    if (!this.committed) this.logLine(CLIENT_CLOSED, 0)
     this.#onAbort?.()
   }
 
-  takeOver(onAbort: () => void, status: number): boolean {
+  /** `bytes`: of the answer the caller writes; undefined for a stream, whose line is written as it closes. */
+  takeOver(onAbort: () => void, status: number, bytes: number | undefined, stream: boolean): boolean {
     if (this.aborted) return false
     this.committed = true
     this.#onAbort = onAbort
-    this.#answered(status)
+    if (stream) this.observers?.metrics?.request(this.method, this.route, status, this.started)
+    else this.#answered(status, bytes)
     return true
   }
 
-  send(status: number, headers: Record<string, string> | undefined, contentType: string, body: string): void {
+  send(status: number, headers: Record<string, string> | undefined, contentType: string, body: string, failure?: LoggedError): void {
     if (this.aborted || this.committed) return
     this.committed = true
-    this.res.cork(() => writeResponse(this.res, status, this.routeHeaders, headers, contentType, body, false))
-    this.#answered(status)
+    let bytes = 0
+    this.res.cork(() => {
+      bytes = writeResponse(this.res, status, this.requestId, this.routeHeaders, headers, contentType, body, false)
+    })
+    this.#answered(status, bytes, failure)
   }
 }
 
@@ -290,24 +391,24 @@ const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
     const reply = await handler(ex, ex.res)
     if (reply === Streaming) return
     // Serialised here, inside the try, so that a reply JSON.stringify rejects becomes a 500.
-    if (reply.json !== undefined) ex.send(reply.status, reply.headers, JSON_TYPE, JSON.stringify(reply.json))
-    else ex.send(reply.status, reply.headers, TEXT_TYPE, reply.text ?? "")
+    if (reply.json !== undefined) ex.send(reply.status, reply.headers, JSON_TYPE, JSON.stringify(reply.json), reply.failure)
+    else ex.send(reply.status, reply.headers, TEXT_TYPE, reply.text ?? "", reply.failure)
     return
   } catch (cause) {
-    // A body failure was already answered (413) or has nobody to answer; anything else is a bug.
-    if (!isOwnFailure(cause)) console.error(`gateway: ${ex.method} ${ex.url} failed`, cause)
+    // A body failure was already answered (413) or has nobody to answer; anything else is a bug,
+    // stated on the 500's line
+    if (!isOwnFailure(cause)) ex.send(500, undefined, JSON_TYPE, INTERNAL_BODY, errorFields(cause))
   }
-  ex.send(500, undefined, JSON_TYPE, INTERNAL_BODY)
 }
 
 const countParams = (pattern: string): number => pattern.split("/").filter((segment) => segment.startsWith(":")).length
 
 const corsOfApp = new WeakMap<uWS.TemplatedApp, Cors>()
-const metricsOfApp = new WeakMap<uWS.TemplatedApp, HttpMetrics>()
+const observersOfApp = new WeakMap<uWS.TemplatedApp, RequestObservers>()
 
-/** Makes route() count every request of `app` in `metrics`. Call it before any route(). */
-export const observeRequests = (app: uWS.TemplatedApp, metrics: HttpMetrics): void => {
-  metricsOfApp.set(app, metrics)
+/** Makes route() count every request of `app` in the metrics and write a line for it in the log. Call it before any route(). */
+export const observeRequests = (app: uWS.TemplatedApp, observers: RequestObservers): void => {
+  observersOfApp.set(app, observers)
 }
 
 /**
@@ -324,8 +425,8 @@ export const serveCors = (app: uWS.TemplatedApp, cors: Cors): void => {
       return
     }
     const headers = cors.preflightHeaders(req.getUrl(), origin)
-    if (headers === OriginRefused) writeOriginRefused(res, origin)
-    else writeResponse(res, 204, headers, undefined, TEXT_TYPE, "", false)
+    if (headers === OriginRefused) writeOriginRefused(res, undefined, origin)
+    else writeResponse(res, 204, undefined, headers, undefined, TEXT_TYPE, "", false)
   })
 }
 
@@ -339,21 +440,20 @@ export const route = (
   const paramCount = countParams(pattern)
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   const cors = corsOfApp.get(app)
-  const metrics = metricsOfApp.get(app)
+  const observers = observersOfApp.get(app)
   app[method](pattern, (res, req) => {
     const started = performance.now()
     const headers = readHeaders(req)
+    const requestId = requestIdOf(headers)
     const url = req.getUrl()
     const routeHeaders = cors?.responseHeaders(url, headers.origin)
     if (routeHeaders === OriginRefused) {
-      writeOriginRefused(res, headers.origin)
-      metrics?.request(req.getMethod().toUpperCase(), pattern, 403, started)
+      answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 403, started, writeOriginRefused(res, requestId, headers.origin))
       return
     }
     const declared = headers["content-length"]
     if (declared !== undefined && Number(declared) > limit) {
-      writeTooLarge(res, routeHeaders, limit)
-      metrics?.request(req.getMethod().toUpperCase(), pattern, 413, started)
+      answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 413, started, writeTooLarge(res, requestId, routeHeaders, limit))
       return
     }
     let params = NO_PARAMS
@@ -375,8 +475,9 @@ export const route = (
       routeHeaders,
       hasBody,
       pattern,
-      metrics,
-      started
+      observers,
+      started,
+      requestId
     )
     res[EXCHANGE] = ex
     res.onAborted(() => ex.abort())
@@ -389,32 +490,49 @@ export const route = (
  * Takes a response over from route(): the route will write nothing to it, and `onAbort` runs when
  * the client goes away (uWS keeps one onAborted handler per response and route() owns it). Returns
  * false when the client is already gone. On a response route() does not manage, this attaches
- * onAborted itself, so call it synchronously inside the uWS callback. `status`: the one the caller
- * writes, as the request is counted.
+ * onAborted itself, so call it synchronously inside the uWS callback. `status` and `bytes`: of the
+ * answer the caller writes, as the request is counted and logged.
  */
-export const takeOver = (res: uWS.HttpResponse, onAbort: () => void, status = 200): boolean => {
+export const takeOver = (res: uWS.HttpResponse, onAbort: () => void, status = 200, bytes?: number): boolean => {
   const ex: Exchange | undefined = res[EXCHANGE]
   if (ex === undefined) {
     res.onAborted(onAbort)
     return true
   }
-  return ex.takeOver(onAbort, status)
+  return ex.takeOver(onAbort, status, bytes, false)
 }
 
-const NOT_COUNTED = (): void => {}
+/** Called once as a stream closes: how, the bytes it wrote, what failed in it. */
+export type StreamClosed = (how: "ended" | "aborted", bytes: number, failure?: LoggedError) => void
 
-/** Counts a stream open on the response's route; the returned function counts it closed (call it once). */
-export const countStream = (res: uWS.HttpResponse): (() => void) => {
+const UNOBSERVED: StreamClosed = () => {}
+
+/**
+ * takeOver() for a stream answered 200: counts it open on the response's route; the returned
+ * function counts it closed and writes the request's line, its duration the stream's life.
+ * Undefined when the client is already gone.
+ */
+export const takeOverStream = (res: uWS.HttpResponse, onAbort: () => void): StreamClosed | undefined => {
   const ex: Exchange | undefined = res[EXCHANGE]
-  const metrics = ex?.metrics
-  if (ex === undefined || metrics === undefined) return NOT_COUNTED
+  if (ex === undefined) {
+    res.onAborted(onAbort)
+    return UNOBSERVED
+  }
+  if (!ex.takeOver(onAbort, 200, undefined, true)) return undefined
+  const metrics = ex.observers?.metrics
   const route = ex.route
-  metrics.streamOpened(route)
-  return () => metrics.streamClosed(route)
+  metrics?.streamOpened(route)
+  return (how, bytes, failure) => {
+    metrics?.streamClosed(route)
+    ex.logLine(200, bytes, how, failure)
+  }
 }
 
-/** The headers route() adds to every response of this request (CORS), for a handler writing its own. */
-export const routeHeaders = (res: uWS.HttpResponse): ResponseHeaders | undefined => (res[EXCHANGE] as Exchange | undefined)?.routeHeaders
+/** The headers route() adds to every response of this request (its id, CORS), for a handler writing its own. */
+export const routeHeaders = (res: uWS.HttpResponse): ResponseHeaders | undefined => {
+  const ex: Exchange | undefined = res[EXCHANGE]
+  return ex === undefined ? undefined : { [REQUEST_ID_HEADER]: ex.requestId, ...ex.routeHeaders }
+}
 
 /** The body as JSON; a body over the limit has already been answered with 413. */
 export const jsonBody = (req: HttpRequest) =>

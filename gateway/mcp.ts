@@ -192,22 +192,26 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
       throw new Error(`mcp: the capability registry is not available: ${Cause.pretty(exit.cause)}`)
     }))
 
-  const callTool = async (authorization: string, tool: McpTool | undefined, name: string, args: JsonObject): Promise<CallToolResult> => {
+  /** `req`: the HTTP request the call came in, told what it invoked and what failed on the server's side, for its log line. */
+  const callTool = async (req: HttpRequest, authorization: string, tool: McpTool | undefined, name: string, args: JsonObject): Promise<CallToolResult> => {
     if (tool === undefined) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
     const place = tool.placeArgument ? placeOf(args) : { path: null, input: args }
     if (place instanceof BadRequest) return errorResult(describeFailure(Cause.fail(place)))
     const exit = await options.run(
-      invoke({ authorization, surface: "mcp", capability: tool.capability.name, path: place.path, input: Effect.succeed(place.input), idempotencyKey: undefined })
+      invoke({ authorization, surface: "mcp", capability: tool.capability.name, path: place.path, input: Effect.succeed(place.input), idempotencyKey: undefined, trace: req })
     )
-    return exit._tag === "Success" ? successResult(exit.value) : errorResult(describeFailure(exit.cause))
+    if (exit._tag === "Success") return successResult(exit.value)
+    const described = describeFailure(exit.cause)
+    req.failure ??= described.failure
+    return errorResult(described)
   }
 
-  const serverFor = (authorization: string, known: ReadonlyMap<string, McpTool>): Server => {
+  const serverFor = (req: HttpRequest, authorization: string, known: ReadonlyMap<string, McpTool>): Server => {
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator })
     // every MCP tool is listed; the checkpoint refuses, per call, what this credential may not do
     server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...known.values()].map((t) => t.tool) }))
     server.setRequestHandler(CallToolRequestSchema, (request) =>
-      callTool(authorization, known.get(request.params.name), request.params.name, request.params.arguments ?? {})
+      callTool(req, authorization, known.get(request.params.name), request.params.name, request.params.arguments ?? {})
     )
     return server
   }
@@ -226,7 +230,7 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
     if (authenticated._tag === "Failure") {
       const failure = describeFailure(authenticated.cause)
       // RFC 6750: a request with no credential gets no error code; a bad one gets invalid_token
-      return failure.status === 401 ? unauthorized(failure, failure.reason !== "missing_credential") : { status: failure.status, json: errorBody(failure) }
+      return failure.status === 401 ? unauthorized(failure, failure.reason !== "missing_credential") : { status: failure.status, json: errorBody(failure), failure: failure.failure }
     }
     let body: Buffer
     try {
@@ -237,7 +241,7 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
       throw error
     }
     const known = await loadTools()
-    const server = serverFor(authorization!, known)
+    const server = serverFor(req, authorization!, known)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

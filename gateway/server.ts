@@ -6,6 +6,7 @@ import { Effect, type Exit } from "effect"
 import type { Registry as MetricsRegistry } from "prom-client"
 import uWS from "uWebSockets.js"
 import { invoke, type Registry } from "../src/Capabilities.ts"
+import type { NodeLog } from "../src/Logging.ts"
 
 import { a2aRoutes } from "./a2a.ts"
 import { authRoutes } from "./auth.ts"
@@ -46,6 +47,8 @@ export interface GatewayOptions {
   readonly corsOrigins: ReadonlyArray<string>
   /** The node's metrics registry: the gateway counts its requests and streams there. */
   readonly metrics: MetricsRegistry
+  /** The node's log: a line per request. */
+  readonly log: NodeLog
 }
 
 /**
@@ -58,7 +61,7 @@ const CORS_ROUTES: ReadonlyArray<CorsRoute> = [
   { path: "/a2a", methods: ["POST"], requestHeaders: ["Authorization", "Content-Type", "Svc-Position", "X-A2A-Extensions"], public: false },
   { path: "/.well-known/", methods: ["GET"], requestHeaders: ["Mcp-Protocol-Version"], public: true }
 ]
-const CORS_EXPOSED_HEADERS = ["Mcp-Session-Id", "WWW-Authenticate", "Svc-Position", "Retry-After"]
+const CORS_EXPOSED_HEADERS = ["Mcp-Session-Id", "WWW-Authenticate", "Svc-Position", "Retry-After", "X-Request-Id"]
 // Chromium's cap; a cached preflight grants nothing the actual response does not grant again.
 const CORS_MAX_AGE_SECONDS = 7200
 
@@ -79,7 +82,7 @@ export interface Gateway {
 
 export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   const app = uWS.App()
-  observeRequests(app, new HttpMetrics(options.metrics))
+  observeRequests(app, { metrics: new HttpMetrics(options.metrics), log: options.log })
   // the node's own pages send its origin too (on a POST), and are no foreign origin
   const ownOrigin = new URL(options.baseUrl).origin
   serveCors(
@@ -89,8 +92,8 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   const limits = { maxBodyBytes: options.maxBodyBytes }
   const routeNames = capabilityRouteNames(options.registry)
   /** `written`: the positions of the call's writes, answered as `Svc-Position`. */
-  const answer = async <A, E>(effect: Effect.Effect<A, E, any>, written?: ReadonlyMap<number, number>) => {
-    const exit = await options.run(effect)
+  const answer = async <A, E>(req: HttpRequest, effect: Effect.Effect<A, E, any>, written?: ReadonlyMap<number, number>) => {
+    const exit = await options.run(Effect.annotateLogs(effect, "requestId", req.requestId))
     if (exit._tag === "Failure" && exit.cause._tag === "Fail" && exit.cause.error instanceof PayloadTooLarge) return Streaming
     const reply = replyForExit(exit)
     return written === undefined ? reply : withPositions(reply, written)
@@ -100,7 +103,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   route(app, "get", "/openapi.json", async () => ({ status: 200, json: openApiDocument(options.registry) }))
 
   route(app, "get", "/v1/auth/whoami", (req) =>
-    answer(invoke({ authorization: req.headers.authorization, surface: "api", capability: "auth.whoami", path: null, input: Effect.succeed({}) }))
+    answer(req, invoke({ authorization: req.headers.authorization, surface: "api", capability: "auth.whoami", path: null, input: Effect.succeed({}), trace: req }))
   )
 
   // Capability routes: `/v1/<path>` for those acting on the caller, else
@@ -118,6 +121,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     if (capability !== undefined) req.route = routeNames.get(capability) ?? req.route
     const written = new Map<number, number>()
     return answer(
+      req,
       invoke({
         authorization: req.headers.authorization,
         cookie: req.headers.cookie,
@@ -128,7 +132,8 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
         idempotencyKey: req.headers["idempotency-key"],
         position: req.headers[POSITION_HEADER],
         written,
-        clientAddress: req.remoteAddress
+        clientAddress: req.remoteAddress,
+        trace: req
       }),
       written
     )

@@ -5,7 +5,8 @@
  * writes are dropped.
  */
 import type uWS from "uWebSockets.js"
-import { countStream, routeHeaders, takeOver } from "./http.ts"
+import { errorFields, type LoggedError } from "../src/Logging.ts"
+import { routeHeaders, type StreamClosed, takeOverStream } from "./http.ts"
 
 export const DEFAULT_KEEP_ALIVE_MS = 15_000
 
@@ -67,17 +68,19 @@ class Writer implements SseWriter {
   #keepAlive: NodeJS.Timeout | undefined = undefined
   #closeCallbacks: Array<(reason: SseCloseReason) => void> = []
   #drainWaiters: Array<() => void> = []
-  #countClosed: (() => void) | undefined = undefined
+  #streamClosed: StreamClosed | undefined = undefined
+  /** Sent to the client so far, what is queued included (end() flushes it after the close). */
+  #bytes = 0
 
   constructor(res: uWS.HttpResponse, options: SseOptions) {
     this.#res = res
-    if (!takeOver(res, () => this.#aborted())) {
+    this.#streamClosed = takeOverStream(res, () => this.#aborted())
+    if (this.#streamClosed === undefined) {
       this.#live = false
       this.#closed = true
       this.#closeReason = "aborted"
       return
     }
-    this.#countClosed = countStream(res)
     res.onWritable(() => this.#writable())
     res.cork(() => {
       res.writeStatus("200 OK")
@@ -130,6 +133,7 @@ class Writer implements SseWriter {
   #send(chunk: string): void {
     if (this.#closed) return
     this.#keepAlive?.refresh()
+    this.#bytes += Buffer.byteLength(chunk)
     this.#queue.push(chunk)
     if (!this.#blocked) this.#res.cork(this.#flush)
   }
@@ -183,16 +187,18 @@ class Writer implements SseWriter {
     this.#closed = true
     this.#closeReason = reason
     clearTimeout(this.#keepAlive)
-    this.#countClosed?.()
     const callbacks = this.#closeCallbacks
     this.#closeCallbacks = []
+    // a callback that throws is a bug, stated on the stream's line; the others still run
+    let failure: LoggedError | undefined
     for (const callback of callbacks) {
       try {
         callback(reason)
       } catch (cause) {
-        console.error("gateway: SSE onClose callback failed", cause)
+        failure ??= errorFields(cause)
       }
     }
+    this.#streamClosed?.(reason, this.#bytes, failure)
   }
 
   #settleDrainWaiters(): void {

@@ -32,7 +32,7 @@ import { finishAuthorization, OidcDiscoveryFailed, OidcLoginFailed, type OidcPro
 import { PlatformSecrets } from "../src/Secrets.ts"
 import { sessionCookie, startSession, type StartedSession } from "../src/Sessions.ts"
 import { replyForFailure } from "./errors.ts"
-import { type HttpReply, type HttpRequest, route, Streaming, takeOver } from "./http.ts"
+import { type HttpReply, type HttpRequest, route, routeHeaders, Streaming, takeOver } from "./http.ts"
 import type { GatewayOptions } from "./server.ts"
 
 export const SSO_COOKIE = "svc_sso"
@@ -83,10 +83,12 @@ const loginFailed = (reason: OidcLoginFailed["reason"], message: string) => new 
 
 /** Writes a reply with several Set-Cookie headers (an HttpReply holds one value per header). */
 const writeWithCookies = (res: uWS.HttpResponse, reply: HttpReply, cookies: ReadonlyArray<string>): typeof Streaming => {
-  if (!takeOver(res, () => {}, reply.status)) return Streaming
   const body = reply.json !== undefined ? JSON.stringify(reply.json) : reply.text ?? ""
+  const common = routeHeaders(res)
+  if (!takeOver(res, () => {}, reply.status, Buffer.byteLength(body))) return Streaming
   res.cork(() => {
     res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ""}`)
+    if (common !== undefined) for (const name in common) res.writeHeader(name, common[name])
     for (const cookie of cookies) res.writeHeader("set-cookie", cookie)
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.writeHeader(name, value)
     if (reply.headers?.["content-type"] === undefined) {

@@ -98,7 +98,8 @@ const upload = (options: Pick<GatewayOptions, "run">) => async (req: HttpRequest
       capability: "assistant.attachments.upload",
       path: { orgSlug, workspaceSlug },
       input: readUpload(req),
-      idempotencyKey: req.headers["idempotency-key"]
+      idempotencyKey: req.headers["idempotency-key"],
+      trace: req
     })
   )
   // an oversized body has already been answered 413

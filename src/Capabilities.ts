@@ -125,6 +125,12 @@ export const makeRegistry = (capabilities: ReadonlyArray<AnyCapability>): Regist
 
 export class Capabilities extends Context.Tag("svc/Capabilities")<Capabilities, Registry>() {}
 
+/** Told what the checkpoint admitted, as it learns it: the gateway logs it with the request. */
+export interface InvocationTrace {
+  capability: string | undefined
+  invocationId: string | undefined
+}
+
 export interface InvokeRequest<E> {
   readonly authorization: string | undefined
   /** The `Cookie` header: a browser session, used when there is no Authorization header. */
@@ -146,6 +152,7 @@ export interface InvokeRequest<E> {
   readonly written?: Map<number, number>
   /** The address of the client on the other end of the connection. */
   readonly clientAddress?: string | null
+  readonly trace?: InvocationTrace
 }
 
 /** How long a read waits for the read models to pass the writes it must see (then 503, retryable). */
@@ -210,6 +217,10 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
           ? newPublicId(prefix)
           : `${prefix}_${createHash("sha256").update(`${seed}\n${prefix}\n${ids++}`).digest("hex").slice(0, 32)}`,
       clientAddress: request.clientAddress ?? null
+    }
+    if (request.trace !== undefined) {
+      request.trace.capability = invocation.capability
+      request.trace.invocationId = invocation.invocationId
     }
     // the key stands for this write: the same again goes on to replay, another one is refused (a
     // read changes nothing, so it has nothing to replay: its key binds nothing, as Stripe's on GET)

@@ -68,9 +68,26 @@ const CREDENTIAL_SCHEME = /\b(bearer|basic)\s+[^\s,;"]+/gi
 const SECRET_NAME = /secret|password|passwd|passphrase|token|authorization|cookie|credential|devicecode|usercode|totp|verifier|key$/
 const MAX_DEPTH = 6
 
-export const redactText = (text: string): string => text.replace(TOKEN, `$1_${REDACTED}`).replace(CREDENTIAL_SCHEME, `$1 ${REDACTED}`)
+const SCHEME_NAME = /bearer|basic/i
 
-const isSecretName = (name: string): boolean => SECRET_NAME.test(name.toLowerCase().replace(/[^a-z]/g, ""))
+// cheap tests first: a request line's strings are mostly ids and routes, with neither a token nor a scheme
+export const redactText = (text: string): string => {
+  let out = text
+  if (out.includes("svc_") || out.includes("ses_") || out.includes("dvc_")) out = out.replace(TOKEN, `$1_${REDACTED}`)
+  if (SCHEME_NAME.test(out)) out = out.replace(CREDENTIAL_SCHEME, `$1 ${REDACTED}`)
+  return out
+}
+
+// a line's field names are few and repeat: each is judged once
+const secretNames = new Map<string, boolean>()
+const isSecretName = (name: string): boolean => {
+  let secret = secretNames.get(name)
+  if (secret === undefined) {
+    secret = SECRET_NAME.test(name.toLowerCase().replace(/[^a-z]/g, ""))
+    if (secretNames.size < 10_000) secretNames.set(name, secret)
+  }
+  return secret
+}
 
 /** The value with secrets replaced: under a secret's name anything but a number or boolean (a count of tokens stays), and every token-shaped string. */
 export const redact = (value: unknown, depth = 0): unknown => {

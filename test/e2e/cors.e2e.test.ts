@@ -102,7 +102,7 @@ describe("responses", () => {
     expect(refused.headers.get("www-authenticate")).toContain("resource_metadata=")
     expect(refused.headers.get("access-control-allow-origin")).toBe(INSPECTOR)
     expect(refused.headers.get("vary")).toBe("Origin")
-    expect(exposed(refused)).toEqual(["Mcp-Session-Id", "WWW-Authenticate", "Svc-Position", "Retry-After"])
+    expect(exposed(refused)).toEqual(["Mcp-Session-Id", "WWW-Authenticate", "Svc-Position", "Retry-After", "X-Request-Id"])
 
     const answered = await mcpInitialize({ origin: INSPECTOR, authorization: `Bearer ${node.bootstrap.workspaceKey}` })
     expect(answered.status).toBe(200)
@@ -118,7 +118,7 @@ describe("responses", () => {
     expect(corsHeadersOf(response)).toEqual({
       "access-control-allow-origin": INSPECTOR,
       vary: "Origin",
-      "access-control-expose-headers": "Mcp-Session-Id, WWW-Authenticate, Svc-Position, Retry-After"
+      "access-control-expose-headers": "Mcp-Session-Id, WWW-Authenticate, Svc-Position, Retry-After, X-Request-Id"
     })
     expect(await response.text()).toContain('"kind":"status-update"')
   })

@@ -1,11 +1,12 @@
 import net from "node:net"
 import uWS from "uWebSockets.js"
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { makeCors } from "../../gateway/cors.ts"
 import {
   type HttpRequest,
   jsonError,
   MalformedJson,
+  observeRequests,
   readJson,
   RequestAborted,
   route,
@@ -13,6 +14,7 @@ import {
   Streaming
 } from "../../gateway/http.ts"
 import { openSse } from "../../gateway/sse.ts"
+import { makeNodeLog } from "../../src/Logging.ts"
 import { type Served, serve } from "../support/uws.ts"
 
 let served: Served
@@ -21,6 +23,22 @@ let port: number
 let handlerCalls = 0
 let lastAborted: { error: unknown; signalAborted: boolean } | undefined
 let abortSeen: () => void = () => {}
+/** The lines the routes' log wrote since the test began. */
+let lines: Array<Record<string, any>> = []
+const requestLines = () => lines.filter((line) => line.message === "request")
+/** A request's line is written as its answer is: a moment after the client may have read it. */
+const lineOf = async (requestId: string | null) => {
+  for (let i = 0; i < 50; i++) {
+    const line = lines.find((l) => l.requestId === requestId)
+    if (line !== undefined) return line
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+  throw new Error(`no line for request ${requestId}`)
+}
+
+beforeEach(() => {
+  lines = []
+})
 
 /**
  * Sends raw requests on one connection, each once the previous response (ending as its pattern
@@ -49,6 +67,7 @@ const rawSequence = (requests: Array<[request: string, responseEnd: RegExp]>): P
 
 beforeAll(async () => {
   const app = uWS.App()
+  observeRequests(app, { log: makeNodeLog({ level: "info", format: "json", sink: (line) => lines.push(JSON.parse(line)) }) })
   route(app, "post", "/echo/:a/:b", async (req) => ({
     status: 200,
     json: {
@@ -203,37 +222,71 @@ describe("route", () => {
     await expect(malformed).rejects.toMatchObject({ _tag: "MalformedJson" })
   })
 
-  it("turns a handler exception into a 500 with the JSON error shape and logs it once", async () => {
-    const log = vi.spyOn(console, "error").mockImplementation(() => {})
-    try {
-      const response = await fetch(`${base}/throw`, { method: "DELETE" })
-      expect(response.status).toBe(500)
-      expect(await response.json()).toEqual({ error: { code: "internal", message: "Internal error" } })
-      expect(log).toHaveBeenCalledTimes(1)
-      expect(String(log.mock.calls[0][0])).toContain("DELETE /throw")
-    } finally {
-      log.mockRestore()
-    }
+  it("turns a handler exception into a 500 with the JSON error shape, its line at error level naming the exception", async () => {
+    const response = await fetch(`${base}/throw`, { method: "DELETE" })
+    expect(response.status).toBe(500)
+    expect(await response.json()).toEqual({ error: { code: "internal", message: "Internal error" } })
+    const line = await lineOf(response.headers.get("x-request-id"))
+    expect(line).toMatchObject({ level: "error", method: "DELETE", route: "/throw", status: 500, error: { tag: "Error", message: "boom" } })
+    expect(line.error.stack).toContain("boom")
+    expect(requestLines()).toHaveLength(1)
   })
 
   it("survives a client that aborts mid-body and keeps serving", async () => {
-    const log = vi.spyOn(console, "error").mockImplementation(() => {})
-    try {
-      const seen = new Promise<void>((resolve) => (abortSeen = resolve))
-      const socket = net.connect(port, "127.0.0.1", () => {
-        socket.write("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789")
-        setTimeout(() => socket.destroy(), 50)
-      })
-      await seen
-      expect(lastAborted?.error).toBeInstanceOf(RequestAborted)
-      expect(lastAborted?.signalAborted).toBe(true)
-      // The handler rethrew a body failure nobody can be answered about: not logged as a bug.
-      expect(log).not.toHaveBeenCalled()
-    } finally {
-      log.mockRestore()
-    }
+    const seen = new Promise<void>((resolve) => (abortSeen = resolve))
+    const socket = net.connect(port, "127.0.0.1", () => {
+      socket.write("POST /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n0123456789")
+      setTimeout(() => socket.destroy(), 50)
+    })
+    await seen
+    expect(lastAborted?.error).toBeInstanceOf(RequestAborted)
+    expect(lastAborted?.signalAborted).toBe(true)
+    // The handler rethrew a body failure nobody can be answered about: logged as the client's leaving, not as a bug.
+    expect(requestLines().map(({ level, route, status, error }) => ({ level, route, status, error }))).toEqual([
+      { level: "info", route: "/slow", status: 499, error: undefined }
+    ])
     const response = await fetch(`${base}/echo/a/b`, { method: "POST", body: "{}" })
     expect(response.status).toBe(200)
+  })
+})
+
+describe("request lines and ids", () => {
+  it("answer every request with an id, one line each naming it, the route pattern (never the URL or query), status, duration and bytes", async () => {
+    const response = await fetch(`${base}/echo/org-1/secret-ws?token=abc`, { method: "POST", body: "{}" })
+    const requestId = response.headers.get("x-request-id")
+    expect(requestId).toMatch(/^[0-9a-f-]{36}$/)
+    const body = await response.text()
+    const line = await lineOf(requestId)
+    expect(line).toEqual({
+      time: expect.any(String),
+      level: "info",
+      message: "request",
+      requestId,
+      method: "POST",
+      route: "/echo/:a/:b",
+      status: 200,
+      durationMs: expect.any(Number),
+      bytes: Buffer.byteLength(body)
+    })
+    expect(JSON.stringify(lines)).not.toContain("secret-ws")
+    expect(JSON.stringify(lines)).not.toContain("abc")
+  })
+
+  it("keep a client's X-Request-Id when it is a plain token, and replace one that is not", async () => {
+    const kept = await fetch(`${base}/text`, { headers: { "x-request-id": "edge-7f3a:42" } })
+    expect(kept.headers.get("x-request-id")).toBe("edge-7f3a:42")
+    await lineOf("edge-7f3a:42")
+    for (const sent of ["two words", "x".repeat(129), "quote\"d"]) {
+      const replaced = await fetch(`${base}/text`, { headers: { "x-request-id": sent } })
+      expect(replaced.headers.get("x-request-id")).toMatch(/^[0-9a-f-]{36}$/)
+    }
+  })
+
+  it("carry the id on an answer the layer writes itself (413), and log it", async () => {
+    const response = await fetch(`${base}/small`, { method: "POST", headers: { "x-request-id": "big-1" }, body: "x".repeat(2048) })
+    expect(response.status).toBe(413)
+    expect(response.headers.get("x-request-id")).toBe("big-1")
+    expect(await lineOf("big-1")).toMatchObject({ route: "/small", status: 413, level: "info" })
   })
 })
 

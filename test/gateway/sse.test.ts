@@ -3,8 +3,9 @@ import { setTimeout as sleep } from "node:timers/promises"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import uWS from "uWebSockets.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { route, Streaming } from "../../gateway/http.ts"
+import { observeRequests, route, Streaming } from "../../gateway/http.ts"
 import { openSse, type SseCloseReason, type SseWriter } from "../../gateway/sse.ts"
+import { makeNodeLog } from "../../src/Logging.ts"
 import { type Served, serve } from "../support/uws.ts"
 
 const FLOOD_EVENTS = 50_000
@@ -22,6 +23,7 @@ let bigWritten: () => void = () => {}
 const BIG = "y".repeat(8_000_000)
 let disconnected: { writer: SseWriter; reason: Promise<SseCloseReason> } | undefined
 let lateOpen: Promise<{ closed: boolean; reason: SseCloseReason | undefined }> | undefined
+const lines: Array<Record<string, any>> = []
 
 const readSse = async (path: string) => {
   const response = await fetch(`${base}${path}`)
@@ -50,6 +52,7 @@ const decodeChunked = (raw: Buffer): { head: string; body: string } => {
 
 beforeAll(async () => {
   const app = uWS.App()
+  observeRequests(app, { log: makeNodeLog({ level: "info", format: "json", sink: (line) => lines.push(JSON.parse(line)) }) })
   route(app, "post", "/events", async (req, res) => {
     await req.body()
     const sse = openSse(res, { headers: { "x-stream": "1" } })
@@ -170,6 +173,15 @@ describe("openSse", () => {
     expect(comments).toEqual(["between"])
   })
 
+  it("logs a stream's request once, as it closes: its id, how it ended, the bytes it sent, its whole life", async () => {
+    const response = await fetch(`${base}/events`, { method: "POST", body: "{}" })
+    const requestId = response.headers.get("x-request-id")
+    const body = await response.text()
+    const line = lines.find((l) => l.requestId === requestId)
+    expect(line).toMatchObject({ level: "info", message: "request", method: "POST", route: "/events", status: 200, stream: "ended", bytes: Buffer.byteLength(body) })
+    expect(lines.filter((l) => l.requestId === requestId)).toHaveLength(1)
+  })
+
   it("sends a keep-alive comment while quiet", async () => {
     const { events, comments } = await readSse("/quiet")
     expect(comments.length).toBeGreaterThanOrEqual(2)
@@ -257,6 +269,7 @@ describe("openSse", () => {
     controller.abort()
     const { writer, reason } = disconnected!
     expect(await reason).toBe("aborted")
+    expect(lines.find((l) => l.requestId === response.headers.get("x-request-id"))).toMatchObject({ route: "/disconnect", status: 200, stream: "aborted" })
     expect(writer.closed).toBe(true)
     expect(() => {
       writer.data({ type: "text", delta: "nobody listens" })
