@@ -352,7 +352,6 @@ export const make = (options: ActorHostOptions) =>
         for (const { job, outcome } of decided) job.settle(outcome)
         return
       }
-      metrics.appendEvents.observe(records.length)
       const appendStarted = performance.now()
       // an append that hangs (a broker gone quiet) must not hold the partition's queue forever
       const appended = await run(ownership.writer!.writer.append(records).pipe(
@@ -362,7 +361,9 @@ export const make = (options: ActorHostOptions) =>
         }),
         Effect.either
       ))
+      // observed together, so that a scrape never sees one without the other
       metrics.appendSeconds.observe((performance.now() - appendStarted) / 1000)
+      metrics.appendEvents.observe(records.length)
       if (Either.isLeft(appended)) {
         // the batch is not acknowledged; what it may have written (an unknown outcome) is read back
         // from the log before the next decision

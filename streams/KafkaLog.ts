@@ -440,13 +440,15 @@ const openTransactionalWriter = (
         await transaction.commit()
         return Number(written.baseOffset)
       } catch (error) {
-        // a commit the coordinator answers with CONCURRENT_TRANSACTIONS was refused: the coordinator
-        // is ending this transaction itself, which it does when a newer writer bumps the epoch
-        const refusedCommit = committing && (error as { type?: unknown }).type === "CONCURRENT_TRANSACTIONS"
+        // an end of the transaction (commit or abort) the coordinator answers with
+        // CONCURRENT_TRANSACTIONS was refused: the coordinator is ending this transaction itself,
+        // which it does when a newer writer bumps the epoch
+        const endedByCoordinator = (e: unknown) => isFenced(e) || (e as { type?: unknown } | undefined)?.type === "CONCURRENT_TRANSACTIONS"
         // a transaction that never reached its commit is aborted: by us, or by the newer writer's
-        // coordinator, whose refusal of our abort says we are fenced
+        // coordinator, whose refusal of our abort says we are fenced (the broker may have refused
+        // the produce itself with no more than UNKNOWN_SERVER_ERROR)
         const abort = committing ? undefined : await transaction.abort().then(() => undefined, (abortError: unknown) => abortError ?? "failed")
-        if (isFenced(error) || refusedCommit || (abort !== undefined && isFenced(abort))) {
+        if (isFenced(error) || (committing && endedByCoordinator(error)) || (abort !== undefined && endedByCoordinator(abort))) {
           unusable = new LogFenced({ partition, message: `partition ${partition}: a newer writer has opened it` })
           throw unusable
         }

@@ -142,7 +142,7 @@ export const eventLogContract = (name: string, logLayer: Layer.Layer<EventLog, u
           const [third] = yield* writer.append([record(key, 3)])
           expect(first).toEqual([first[0], first[0] + 1])
           expect(third).toBeGreaterThan(first[1])
-          const read = yield* readToEnd(partition, before)
+          const read = yield* readToEnd(partition, before, third)
           expect(read.map((e) => [e.offset, e.seq])).toEqual([[first[0], 1], [first[1], 2], [third, 3]])
           expect(yield* writer.append([])).toEqual([])
         })
@@ -155,7 +155,7 @@ export const eventLogContract = (name: string, logLayer: Layer.Layer<EventLog, u
         const [key, other] = [`contract:fence:${tag}`, `contract:fence:${tag}:other`]
         const partition = partitionFor(key, log.partitions)
         const before = (yield* log.endOffsets([partition])).get(partition)!
-        const refused = yield* Effect.scoped(
+        const handover = yield* Effect.scoped(
           Effect.gen(function* () {
             const stale = yield* log.openWriter(partition)
             yield* stale.append([record(key, 1)])
@@ -165,14 +165,14 @@ export const eventLogContract = (name: string, logLayer: Layer.Layer<EventLog, u
                 const owner = yield* log.openWriter(partition)
                 yield* owner.append([record(key, 2, { by: "owner" })])
                 const refused = yield* stale.append([record(other, 1), record(key, 2, { by: "stale" })]).pipe(Effect.exit)
-                yield* owner.append([record(key, 3, { by: "owner" })])
-                return refused
+                const [last] = yield* owner.append([record(key, 3, { by: "owner" })])
+                return { refused, last }
               })
             )
           })
         )
-        expect(refused).toStrictEqual(Exit.fail(expect.any(LogFenced)))
-        const read = yield* readToEnd(partition, before)
+        expect(handover.refused).toStrictEqual(Exit.fail(expect.any(LogFenced)))
+        const read = yield* readToEnd(partition, before, handover.last)
         expect(read.filter((e) => e.key === other)).toEqual([])
         expect(read.filter((e) => e.key === key).map((e) => [e.seq, e.payload])).toEqual([
           [1, { n: 1 }],

@@ -43,22 +43,22 @@ if (kafkaBrokers.length === 0) {
         const tag = randomUUID()
         const partition = partitionFor(`fence:${tag}:a`, PARTITIONS)
         const before = (yield* log.endOffsets([partition])).get(partition)!
-        yield* Effect.scoped(
+        const acknowledged = yield* Effect.scoped(
           Effect.gen(function* () {
             const stale = yield* log.openWriter(partition)
             yield* stale.append([record(`fence:${tag}:a`, 1)])
-            yield* Effect.scoped(
+            return yield* Effect.scoped(
               Effect.gen(function* () {
                 const owner = yield* log.openWriter(partition)
                 // keys the new owner never wrote: only the producer's epoch refuses them
                 expect(yield* Effect.exit(stale.append([record(`fence:${tag}:b`, 1)]))).toStrictEqual(Exit.fail(expect.any(LogFenced)))
                 expect(yield* Effect.exit(stale.append([record(`fence:${tag}:c`, 1)]))).toStrictEqual(Exit.fail(expect.any(LogFenced)))
-                yield* owner.append([record(`fence:${tag}:a`, 2), record(`fence:${tag}:d`, 1)])
+                return yield* owner.append([record(`fence:${tag}:a`, 2), record(`fence:${tag}:d`, 1)])
               })
             )
           })
         )
-        const read = yield* readToEnd(partition, before)
+        const read = yield* readToEnd(partition, before, Math.max(...acknowledged))
         expect(read.map((e) => [e.key, e.seq])).toEqual([
           [`fence:${tag}:a`, 1],
           [`fence:${tag}:a`, 2],
@@ -94,8 +94,12 @@ if (kafkaBrokers.length === 0) {
         const refused = outcomes.filter(([, exit]) => Exit.isFailure(exit))
         expect(acknowledged.length).toBeGreaterThan(0)
         expect(refused.length).toBeGreaterThan(0)
-        for (const [, exit] of refused) expect(exit).toStrictEqual(Exit.fail(expect.any(LogFenced)))
-        const read = yield* readToEnd(partition, before)
+        // the broker may answer an append caught mid-handover with an error of its own, but once the
+        // new owner has opened, the refusal says the writer is fenced
+        for (const [, exit] of refused) expect(exit).toStrictEqual(Exit.fail(expect.objectContaining({ _tag: expect.stringMatching(/^Log(Fenced|Error)$/) })))
+        expect(refused[refused.length - 1][1]).toStrictEqual(Exit.fail(expect.any(LogFenced)))
+        const offsets = outcomes.flatMap(([, exit]) => (Exit.isSuccess(exit) ? exit.value : []))
+        const read = yield* readToEnd(partition, before, Math.max(...offsets))
         // each append whole or not at all, and exactly the acknowledged ones
         expect(read.map((e) => e.key)).toEqual(acknowledged.flatMap((i) => [`race:${tag}:${i}`, `race:${tag}:${i}`]))
       }))
@@ -156,7 +160,8 @@ if (kafkaBrokers.length === 0) {
         )
         while (reached < end) yield* Effect.sleep("20 millis")
         yield* Fiber.interrupt(projection)
-        expect(reached).toBe(end)
+        // past the end it was asked for: an earlier test's fenced transaction may add markers after it
+        expect(reached).toBeGreaterThanOrEqual(end)
         const [row] = yield* Effect.promise(() => db.sql`select total, seq from ${db.table("counters")} where key = ${key}`)
         expect(row).toEqual({ total: 3, seq: 3 })
       }).pipe(Effect.scoped, Effect.timeout("30 seconds")))
