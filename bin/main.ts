@@ -4,18 +4,25 @@
  */
 import { Effect, Exit } from "effect"
 import { loadConfig } from "../src/Config.ts"
+import { causeFields, makeNodeLog } from "../src/Logging.ts"
 import { startNode } from "./node.ts"
 
 const config = loadConfig()
+// the node's own lines, in its format, beside those the node writes
+const log = makeNodeLog({ ...config.logging, node: config.nodeId })
 
 const program = Effect.gen(function* () {
   const node = yield* startNode(config)
   const { bootstrap: data } = node
-  console.log(`svc listening on ${config.host}:${node.port} (node ${node.host.nodeId}, log ${node.log.mode}, ${config.databaseUrl ? "postgres" : "embedded postgres"})`)
-  if (config.metrics !== undefined) console.log(`metrics at http://${config.metrics.host}:${node.metricsPort}/metrics`)
-  console.log(`${node.bootstrapped ? "bootstrapped" : "reusing"} ${config.dataDir}/bootstrap.json: org ${data.orgSlug}, workspace ${data.workspaceSlug}, owner ${data.ownerEmail}`)
+  log.info("listening", { address: `${config.host}:${node.port}`, eventLog: node.log.mode, database: config.databaseUrl ? "postgres" : "embedded postgres" })
+  if (config.metrics !== undefined) log.info("serving metrics", { url: `http://${config.metrics.host}:${node.metricsPort}/metrics` })
   // secrets are never logged: the keys and the Owner's first password are in the file (mode 0600)
-  if (node.bootstrapped) console.log("  the Owner's password and the bootstrap keys are in that file")
+  log.info(node.bootstrapped ? "bootstrapped; the Owner's password and the bootstrap keys are in the file" : "reusing the bootstrap organization", {
+    file: `${config.dataDir}/bootstrap.json`,
+    org: data.orgSlug,
+    workspace: data.workspaceSlug,
+    owner: data.ownerEmail
+  })
   yield* Effect.async<void>((resume) => {
     const stop = () => resume(Effect.void)
     process.once("SIGINT", stop)
@@ -25,7 +32,7 @@ const program = Effect.gen(function* () {
 
 Effect.runPromiseExit(Effect.scoped(program)).then((exit) => {
   if (Exit.isFailure(exit)) {
-    console.error("svc stopped:", exit.cause)
+    log.error("svc stopped", { error: causeFields(exit.cause) })
     process.exit(1)
   }
   process.exit(0)

@@ -92,6 +92,6 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
       ),
       (gateway) => Effect.sync(gateway.close)
     )
-    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, nodeLog, db, runtime, bootstrap: data, bootstrapped: created }
+    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, db, runtime, bootstrap: data, bootstrapped: created }
   }).pipe(withNodeLog(nodeLog))
 }

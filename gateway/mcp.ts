@@ -97,12 +97,10 @@ interface McpTool {
   readonly placeArgument: boolean
 }
 
+/** Undefined for a capability whose input is no object, which no MCP tool can take. */
 const toolOf = (capability: AnyCapability): McpTool | undefined => {
   const input = objectSchemaOf(capability.input)
-  if (input === undefined) {
-    console.error(`mcp: capability ${capability.name} has no object input schema; it is not offered as a tool`)
-    return undefined
-  }
+  if (input === undefined) return undefined
   const placeArgument = takesPlace(capability) && !declaresProperty(input, WORKSPACE_ARGUMENT)
   // structuredContent is the encoded output, which this schema describes; clients check it against it
   const output = objectSchemaOf(capability.output)
@@ -116,15 +114,17 @@ const toolOf = (capability: AnyCapability): McpTool | undefined => {
   return { tool, capability, placeArgument }
 }
 
-const toolsOf = (capabilities: ReadonlyArray<AnyCapability>): ReadonlyMap<string, McpTool> => {
-  const tools = new Map<string, McpTool>()
-  for (const capability of capabilities) {
-    if (!capability.surfaces.includes("mcp")) continue
-    const tool = toolOf(capability)
-    if (tool !== undefined) tools.set(capability.name, tool)
-  }
-  return tools
-}
+const toolsOf = (capabilities: ReadonlyArray<AnyCapability>) =>
+  Effect.gen(function* () {
+    const tools = new Map<string, McpTool>()
+    for (const capability of capabilities) {
+      if (!capability.surfaces.includes("mcp")) continue
+      const tool = toolOf(capability)
+      if (tool === undefined) yield* Effect.logWarning(`mcp: capability ${capability.name} has no object input schema; it is not offered as a tool`)
+      else tools.set(capability.name, tool)
+    }
+    return tools as ReadonlyMap<string, McpTool>
+  })
 
 type Path = { readonly orgSlug: string; readonly workspaceSlug: string } | null
 
@@ -186,7 +186,7 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
   // the registry is fixed for the node's life: its tools are derived once
   let tools: Promise<ReadonlyMap<string, McpTool>> | undefined
   const loadTools = () =>
-    (tools ??= options.run(Effect.map(Capabilities, (registry) => toolsOf(registry.all))).then((exit) => {
+    (tools ??= options.run(Effect.flatMap(Capabilities, (registry) => toolsOf(registry.all))).then((exit) => {
       if (exit._tag === "Success") return exit.value
       tools = undefined
       throw new Error(`mcp: the capability registry is not available: ${Cause.pretty(exit.cause)}`)

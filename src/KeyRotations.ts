@@ -47,7 +47,7 @@ const sweep = Effect.gen(function* () {
   const at = new Date(yield* Clock.currentTimeMillis).toISOString()
   for (const successor of yield* missingSuccessors) {
     yield* issueSuccessor(successor, { at, actor: "system" }).pipe(
-      Effect.catchAll((error) => Effect.sync(() => console.error(`key rotation: issuing ${successor.keyId} failed: ${error.message}`)))
+      Effect.catchAll((error) => Effect.logError(`key rotation: issuing ${successor.keyId} failed`, error))
     )
   }
 })
@@ -56,7 +56,7 @@ const sweep = Effect.gen(function* () {
 export const layer = Layer.scopedDiscard(
   Effect.forkScoped(
     Effect.repeat(
-      sweep.pipe(Effect.catchAllCause((cause) => Effect.sync(() => console.error("key rotation: sweep failed", cause.toString())))),
+      sweep.pipe(Effect.catchAllCause((cause) => Effect.logError("key rotation: sweep failed", cause))),
       Schedule.spaced(SWEEP_MS)
     )
   )

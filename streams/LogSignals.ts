@@ -10,7 +10,7 @@
  * the tail stood on the key's partition when listening began), then wait: an event is either in
  * that state or heard afterwards (possibly both; the listener tells by `seq`).
  */
-import { Context, Effect, Layer, Queue, Schedule, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Queue, Runtime, Schedule, type Scope, Stream } from "effect"
 import { type ActorKind, decodeEvent, keyOf, kindOfKey } from "../actors/kernel.ts"
 import { Db, type DbError, query } from "./Db.ts"
 import { ActorHost, ActorKinds, HostUnavailable } from "./ActorHost.ts"
@@ -78,6 +78,8 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
   const kinds = yield* ActorKinds
   const partitions = allPartitions(log.partitions)
   const listeners = new Map<string, Set<Listener>>()
+  // the tail dispatches synchronously; what it cannot decode is logged by the node's logger all the same
+  const runSync = Runtime.runSync(yield* Effect.runtime<never>())
   // the next offset the tail delivers, per partition: every record before it has been dispatched
   const delivered = new Map<number, number>()
 
@@ -91,7 +93,7 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
         try {
           signal = { event: decodeEvent(kind, event.type, event.payload), seq: event.seq, position: { partition: event.partition, offset: event.offset } }
         } catch (error) {
-          return console.error(`log signals: cannot decode ${event.type} of ${event.key} at ${event.partition}:${event.offset}`, error)
+          return runSync(Effect.logError(`log signals: cannot decode ${event.type} of ${event.key} at ${event.partition}:${event.offset}`, error))
         }
       }
       listener.hear(signal)
@@ -111,7 +113,7 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
   for (const partition of partitions) delivered.set(partition, start.get(partition) ?? 0)
   const tail = Stream.suspend(() => log.subscribe(new Map(delivered))).pipe(
     Stream.runForEach((chunk) => Effect.sync(() => dispatch(chunk))),
-    Effect.tapError((e) => Effect.sync(() => console.error("log signals: the tail failed; reopening it", e.message))),
+    Effect.tapError((e) => Effect.logError("log signals: the tail failed; reopening it", e)),
     Effect.retry(RETRY)
   )
   yield* Effect.forkScoped(tail)

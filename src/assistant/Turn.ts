@@ -86,11 +86,10 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
     }
     yield* turnProcess(turn, once).pipe(
       Effect.catchAllCause((cause) =>
-        Effect.sync(() => {
-          // storage failed outside the model loop (loading the history, say): the stream still ends as 7.2 says
-          console.error("assistant: turn failed", errorOf(cause))
-          once.done({ failure: failure("engine_unavailable", "the assistant engine could not reach its storage; retry") })
-        })
+        // storage failed outside the model loop (loading the history, say): the stream still ends as 7.2 says
+        Effect.logError("assistant: turn failed", cause).pipe(
+          Effect.zipRight(Effect.sync(() => once.done({ failure: failure("engine_unavailable", "the assistant engine could not reach its storage; retry") })))
+        )
       ),
       // only the turn's abort signal stops it, not the end of the fiber that started it
       Effect.uninterruptible
@@ -172,7 +171,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
       const error = errorOf(started.cause)
       const refused = startFailure(error, turn)
       // a refusal the caller caused is theirs to read; anything else is the operator's
-      if (refused.reason === null && refused.code === "assistant_run_not_recorded") console.error(`assistant: recording run ${runId} failed`, error)
+      if (refused.reason === null && refused.code === "assistant_run_not_recorded") yield* Effect.logError(`assistant: recording run ${runId} failed`, started.cause)
       return sink.done({ failure: refused })
     }
     sink.event({ type: "run", runId })
@@ -263,7 +262,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
       reaction.finished.pipe(
         Effect.flatMap((finished) => reactToFinishedRun(turn, finished, { orgId, workspaceId, actor: invocation.meta.actor })),
         Effect.catchAllCause((cause) =>
-          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.sync(() => console.error(`assistant: reacting to the end of run ${runId} failed`, errorOf(cause)))
+          Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`assistant: reacting to the end of run ${runId} failed`, cause)
         ),
         Effect.ensuring(Effect.sync(reaction.reacted))
       )
@@ -283,7 +282,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
     )
     if (Exit.isFailure(recorded)) {
       reaction.cancel()
-      console.error(`assistant: recording the end of run ${runId} failed`, errorOf(recorded.cause))
+      yield* Effect.logError(`assistant: recording the end of run ${runId} failed`, recorded.cause)
     }
     clearTimeout(limit)
     unregister()

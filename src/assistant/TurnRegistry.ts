@@ -147,7 +147,7 @@ export const layer = Layer.scoped(
 
     yield* Effect.forkScoped(
       Effect.repeat(
-        sweep.pipe(Effect.catchAllCause((cause) => Effect.sync(() => console.error("assistant: question sweep failed", cause.toString())))),
+        sweep.pipe(Effect.catchAllCause((cause) => Effect.logError("assistant: question sweep failed", cause))),
         Schedule.spaced(SWEEP_MS)
       )
     )
