@@ -4,7 +4,7 @@
  * gateway's request lines). Every line passes one redaction first: fields named like a secret and
  * strings shaped like a token are replaced, whatever a caller hands in.
  */
-import { Cause, Effect, FiberRef, HashSet, Logger, LogLevel, ParseResult } from "effect"
+import { Cause, Effect, FiberRef, HashSet, Logger, LogLevel, Option, ParseResult } from "effect"
 
 export type LogLevelName = "trace" | "debug" | "info" | "warn" | "error" | "fatal"
 export type LogFormat = "json" | "pretty"
@@ -63,7 +63,8 @@ const REDACTED = "[redacted]"
 // the platform's secret tokens (API keys, session cookies, device codes: src/ApiKeyToken.ts); short
 // names with the prefix (`svc_session`, the purpose `svc_host_v1`) stay readable
 const TOKEN = /(?<![A-Za-z0-9_-])(svc|ses|dvc)_[A-Za-z0-9_-]{16,}/g
-const CREDENTIAL_SCHEME = /\b(bearer|basic)\s+[^\s,;"]+/gi
+// RFC 6750's b64token (and Basic's base64): `Bearer <API key>` in a message stays readable
+const CREDENTIAL_SCHEME = /\b(bearer|basic)\s+[A-Za-z0-9._~+/-]+=*/gi
 // on the name lower-cased with anything but letters dropped: `rawKey`, `client_secret`, `Set-Cookie`
 const SECRET_NAME = /secret|password|passwd|passphrase|token|authorization|cookie|credential|devicecode|usercode|totp|verifier|key$/
 const MAX_DEPTH = 6
@@ -212,12 +213,14 @@ const effectLogger = (log: NodeLog) =>
 
 /**
  * Runs `effect` (and every fiber it starts, and any runtime it captures) with the node log as its
- * logger, in place of Effect's default, at the log's level.
+ * logger, in place of Effect's default, at the log's level. A run that ends in failure is not
+ * logged by Effect itself: the gateway runs each request that way, and its line tells the outcome.
  */
 export const withNodeLog =
   (log: NodeLog) =>
   <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
     effect.pipe(
       Effect.locally(FiberRef.currentMinimumLogLevel, log.level),
+      Effect.locally(FiberRef.unhandledErrorLogLevel, Option.none()),
       Effect.locallyWith(FiberRef.currentLoggers, (loggers) => HashSet.add(HashSet.remove(loggers, Logger.defaultLogger), effectLogger(log)))
     )

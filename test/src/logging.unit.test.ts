@@ -53,6 +53,7 @@ describe("redaction", () => {
       cookie: `svc_session=${session}`,
       nested: { deep: [{ totpSecret: "JBSWY3DP", note: `device ${device}` }] },
       header: "Basic dXNlcjpwYXNz",
+      hint: "send Authorization: Bearer <API key>",
       inputTokens: 12,
       keyId: "aky_1",
       purpose: "svc_host_v1"
@@ -64,6 +65,7 @@ describe("redaction", () => {
       password: "[redacted]",
       nested: { deep: [{ totpSecret: "[redacted]", note: "device dvc_[redacted]" }] },
       header: "Basic [redacted]",
+      hint: "send Authorization: Bearer <API key>",
       inputTokens: 12,
       keyId: "aky_1",
       purpose: "svc_host_v1"
