@@ -8,6 +8,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { addPerson, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { mcpInitialize as initialize } from "../support/mcp.ts"
 
 const INSPECTOR = "https://inspector.example"
 const STRANGER = "https://stranger.example"
@@ -31,17 +32,7 @@ const corsHeadersOf = (response: Response) =>
 
 const exposed = (response: Response) => (response.headers.get("access-control-expose-headers") ?? "").split(", ")
 
-const mcpInitialize = (headers: Record<string, string>) =>
-  fetch(`${node.baseUrl}/mcp`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "inspector", version: "1" } }
-    })
-  })
+const mcpInitialize = (headers: Record<string, string>) => initialize(node.baseUrl, headers)
 
 const a2aStream = (headers: Record<string, string>) =>
   fetch(`${node.baseUrl}/a2a`, {

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { auditRows, comparableAudit } from "../support/audit.ts"
 import { capability } from "../support/http.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { mcpInitialize as initialize } from "../support/mcp.ts"
 
 let node: TestNode
 let workspaceClient: Client
@@ -40,17 +41,7 @@ const errorOf = (result: CallToolResult) => {
   return JSON.parse((content as { text: string }).text)
 }
 
-const mcpInitialize = (headers: Record<string, string>) =>
-  fetch(`${node.baseUrl}/mcp`, {
-    method: "POST",
-    headers: { "content-type": "application/json", accept: "application/json, text/event-stream", ...headers },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 1,
-      method: "initialize",
-      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }
-    })
-  })
+const mcpInitialize = (headers: Record<string, string>) => initialize(node.baseUrl, headers)
 
 const ticket = {
   label: "Ticket",
