@@ -474,7 +474,7 @@ export const make = (options: ActorHostOptions) =>
       if (kind === undefined) return { ok: false, unavailable: "failure", message: `unknown actor kind of ${remote.key}` }
       const command = Schema.decodeUnknownSync(kind.commands)(remote.body) as { readonly _tag: string }
       const decided = decideHere(partition, kind, remote.key, command, { commandId: remote.commandId, at: remote.at, actor: remote.actor })
-      return decided === undefined ? notOwner() as Reply : toReply(kind, await Effect.runPromise(decided))
+      return decided === undefined ? notOwner() as Reply : toReply(kind, await run(decided))
     }
 
     yield* cluster.join({
