@@ -28,6 +28,7 @@ import * as LocalCluster from "../streams/LocalCluster.ts"
 import * as LogSignals from "../streams/LogSignals.ts"
 import * as NodeMetrics from "../streams/Metrics.ts"
 import * as AccessCache from "./AccessCache.ts"
+import * as Outbound from "./Outbound.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { accountCapabilities } from "./capabilities/Account.ts"
 import { attachmentCapabilities } from "./capabilities/Attachments.ts"
@@ -94,6 +95,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(PublicUrl, config.baseUrl),
     Layer.succeed(AssistantSettings, config.assistant),
     Layer.succeed(Lockout, config.lockout),
+    Outbound.layer(config.outboundAllow),
     secretsLayer(config.secretKey, config.dataDir),
     fileContentsLayer,
     AccessCache.layer,

@@ -6,6 +6,7 @@ import { randomUUID } from "node:crypto"
 import { hostname } from "node:os"
 import * as path from "node:path"
 import { type LoggingSettings, logLevelNames } from "./Logging.ts"
+import { type OutboundAllowEntry, parseOutboundAllow } from "./Outbound.ts"
 
 export interface AppConfig {
   /** HTTP port of the gateway. */
@@ -49,6 +50,8 @@ export interface AppConfig {
   readonly metrics: { readonly host: string; readonly port: number } | undefined
   /** What the node logs, and how: JSON lines, or readable ones. */
   readonly logging: LoggingSettings
+  /** Refused outbound addresses (loopback, private, ...) the operator lets webhooks and plugins reach. */
+  readonly outboundAllow: ReadonlyArray<OutboundAllowEntry>
   readonly assistant: AssistantConfig
 }
 
@@ -160,6 +163,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((o) => o.trim()).filter((o) => o !== "").map(corsOrigin),
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST || "127.0.0.1", port: portNumber(env.METRICS_PORT, "METRICS_PORT") } : undefined,
     logging: { level: logLevel(env.LOG_LEVEL), format: logFormat(env.LOG_FORMAT) },
+    outboundAllow: parseOutboundAllow(env.OUTBOUND_ALLOW),
     assistant: {
       operatorTiers: {
         fast: env.MODEL_TIER_FAST ?? "offline:fast",
