@@ -62,6 +62,13 @@ const table: Readonly<Record<string, Row>> = {
   InvalidPropertyType: badRequest("invalid_property_type", (e) => `property ${e.property} must be of type ${e.expected}`),
   InvalidEnumValue: badRequest("invalid_enum_value", (e) => `'${e.value}' is not a value of ${e.property} (allowed: ${e.allowed.join(", ")})`),
   MissingProperty: badRequest("missing_property", (e) => `property ${e.property} is required`),
+  // automation conditions: the reasons of node properties where the meaning is the same
+  UnknownConditionProperty: badRequest("unknown_property", (e) => e.message),
+  OperatorNotAllowed: badRequest("operator_not_allowed", (e) => e.message),
+  InvalidConditionEnumValue: badRequest("invalid_enum_value", (e) => e.message),
+  InvalidConditionValue: badRequest("invalid_condition_value", (e) => e.message),
+  InvalidConditionPath: badRequest("invalid_condition_path", (e) => e.message),
+  DuplicateConditionId: badRequest("duplicate_condition_id", (e) => e.message),
   // nodes
   NodeNotFound: notFound("node_not_found", (e) => `no node ${e.nodeId} in this workspace`),
   NodeAlreadyExists: conflict("node_exists", (e) => `node ${e.nodeId} already exists`),

@@ -21,7 +21,7 @@ import {
  */
 const isoDateTime = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:\d{2}))?$/
 
-const isDateTime = (value: string): boolean => {
+export const isDateTime = (value: string): boolean => {
   if (!isoDateTime.test(value) || Number.isNaN(Date.parse(value))) return false
   // Date.parse rolls impossible days over (2023-02-29 becomes 2023-03-01); the day must survive.
   const day = value.slice(0, 10)
