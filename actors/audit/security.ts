@@ -20,6 +20,8 @@ export interface SecurityRecord {
   readonly detail: Readonly<Record<string, Json>>
   /** Set when the event is about a person other than the one who caused it (a failed sign-in). */
   readonly userId?: string | null
+  /** `playbook` for the events of an automation's runs (spec 6.3.2); `security` otherwise. */
+  readonly kind?: "security" | "playbook"
 }
 
 export const securityAuditRow = (ctx: EventContext, record: SecurityRecord): RowOp => {
@@ -31,12 +33,12 @@ export const securityAuditRow = (ctx: EventContext, record: SecurityRecord): Row
     row: {
       invocation_id: `${ctx.key}#${ctx.seq}#${record.orgId}`,
       at: ctx.at,
-      kind: "security",
+      kind: record.kind ?? "security",
       event: record.event,
       org_id: record.orgId,
       workspace_id: record.workspaceId,
       capability: null,
-      surface: null,
+      surface: record.kind === "playbook" ? "playbook" : null,
       principal_kind: by.principal_kind,
       api_key_id: by.api_key_id,
       user_id: record.userId === undefined ? by.user_id : record.userId,

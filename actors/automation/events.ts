@@ -1,0 +1,69 @@
+/** Events of an automation; `_tag` is the published type and is never renamed. */
+import { Schema } from "effect"
+import { Origin, RunAs, Step, Trigger } from "./definition.ts"
+
+const target = { automationId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString }
+
+export class AutomationCreated extends Schema.TaggedClass<AutomationCreated>()("automation.created", {
+  ...target,
+  orgId: Schema.NonEmptyString,
+  name: Schema.String,
+  description: Schema.String,
+  trigger: Trigger,
+  steps: Schema.Array(Step),
+  /** As the enable gate decided (spec 3.4), whatever was asked. */
+  enabled: Schema.Boolean,
+  origin: Origin,
+  runAs: RunAs,
+  at: Schema.String
+}) {}
+
+/** The definition after the change, whole. */
+export class AutomationUpdated extends Schema.TaggedClass<AutomationUpdated>()("automation.updated", {
+  ...target,
+  name: Schema.String,
+  description: Schema.String,
+  trigger: Trigger,
+  steps: Schema.Array(Step),
+  /** Whether the trigger was replaced (a live one goes live again from now). */
+  triggerReplaced: Schema.Boolean,
+  at: Schema.String
+}) {}
+
+export class AutomationEnabled extends Schema.TaggedClass<AutomationEnabled>()("automation.enabled", { ...target, at: Schema.String }) {}
+
+export class AutomationDisabled extends Schema.TaggedClass<AutomationDisabled>()("automation.disabled", { ...target, at: Schema.String }) {}
+
+export class AutomationDeleted extends Schema.TaggedClass<AutomationDeleted>()("automation.deleted", target) {}
+
+export class RunAdmitted extends Schema.TaggedClass<RunAdmitted>()("automation.run_admitted", {
+  ...target,
+  runId: Schema.NonEmptyString,
+  /** The schedule tick it runs for, if scheduled. */
+  tick: Schema.NullOr(Schema.String)
+}) {}
+
+/** A tick that came while the previous scheduled run was still active (Temporal's default overlap policy). */
+export class TickSkipped extends Schema.TaggedClass<TickSkipped>()("automation.tick_skipped", {
+  ...target,
+  runId: Schema.NonEmptyString,
+  tick: Schema.String,
+  activeRunId: Schema.NonEmptyString
+}) {}
+
+export class ScheduledRunEnded extends Schema.TaggedClass<ScheduledRunEnded>()("automation.scheduled_run_ended", {
+  ...target,
+  runId: Schema.NonEmptyString
+}) {}
+
+export const AutomationEvent = Schema.Union(
+  AutomationCreated,
+  AutomationUpdated,
+  AutomationEnabled,
+  AutomationDisabled,
+  AutomationDeleted,
+  RunAdmitted,
+  TickSkipped,
+  ScheduledRunEnded
+)
+export type AutomationEvent = typeof AutomationEvent.Type

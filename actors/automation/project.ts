@@ -1,0 +1,62 @@
+/** Read models: `automations`, one row per live automation, and the skipped ticks among
+ * `automation_runs` (migration 0012). */
+import type { EventContext, Json, RowOp } from "../kernel.ts"
+import type { AutomationEvent } from "./events.ts"
+import type { AutomationState } from "./state.ts"
+
+export const project = (after: AutomationState, event: AutomationEvent, ctx: EventContext): ReadonlyArray<RowOp> => {
+  if (event._tag === "automation.deleted") {
+    return [{ op: "delete", table: "automations", pk: ["automation_id"], row: { automation_id: event.automationId } }]
+  }
+  if (after._tag !== "Live") return []
+  const rows: Array<RowOp> = [
+    {
+      op: "upsert",
+      table: "automations",
+      pk: ["automation_id"],
+      row: {
+        automation_id: after.automationId,
+        org_id: after.orgId,
+        workspace_id: after.workspaceId,
+        name: after.name,
+        description: after.description,
+        trigger_type: after.trigger.type,
+        // what the event reaction looks automations up by
+        entity_type: after.trigger.type === "event" ? after.trigger.entityType : null,
+        event_type: after.trigger.type === "event" ? after.trigger.eventType : null,
+        trigger: after.trigger as unknown as Json,
+        steps: after.steps as unknown as Json,
+        enabled: after.enabled,
+        live_since: after.liveSince,
+        origin: after.origin,
+        run_as: after.runAs as unknown as Json,
+        created_at: after.createdAt,
+        updated_at: after.updatedAt,
+        version: after.version,
+        last_tick: after.lastTick,
+        active_scheduled_run: after.activeScheduledRun
+      }
+    }
+  ]
+  if (event._tag === "automation.tick_skipped") {
+    rows.push({
+      op: "insert",
+      table: "automation_runs",
+      pk: ["run_id"],
+      row: {
+        run_id: event.runId,
+        automation_id: after.automationId,
+        org_id: after.orgId,
+        workspace_id: after.workspaceId,
+        status: "skipped",
+        trigger: { type: "schedule", tick: event.tick },
+        steps: [],
+        error: { code: "previous_run_active", message: `the tick came while run ${event.activeRunId} was still active` },
+        created_at: ctx.at,
+        started_at: null,
+        ended_at: ctx.at
+      }
+    })
+  }
+  return rows
+}

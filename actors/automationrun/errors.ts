@@ -1,0 +1,18 @@
+import { Schema } from "effect"
+
+/** 404 `not_found`, reason `run_not_found`: none, or in another workspace. */
+export class RunNotFound extends Schema.TaggedError<RunNotFound>()("RunNotFound", { runId: Schema.String }) {}
+
+/** 409 `conflict`, reason `stale_step`: the step or attempt is not the run's current one (a driver
+ * that lost its partition, or a step already done). */
+export class StaleStep extends Schema.TaggedError<StaleStep>()("StaleStep", {
+  runId: Schema.String,
+  index: Schema.Int,
+  attempt: Schema.Int
+}) {}
+
+/** 409 `conflict`, reason `run_not_waiting`: the run waits for no one's input. */
+export class RunNotWaiting extends Schema.TaggedError<RunNotWaiting>()("RunNotWaiting", { runId: Schema.String }) {}
+
+export const AutomationRunError = Schema.Union(RunNotFound, StaleStep, RunNotWaiting)
+export type AutomationRunError = typeof AutomationRunError.Type

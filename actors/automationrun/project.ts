@@ -1,0 +1,80 @@
+/**
+ * Read models (migration 0012): `automation_runs`, one row per run with its step timeline; the
+ * run's playbook events in the organization audit log (kind and surface `playbook`, spec 6.3.2);
+ * and the in-app notice of a `human_input` step in `notifications`.
+ */
+import { securityAuditRow } from "../audit/security.ts"
+import type { EventContext, Json, RowOp } from "../kernel.ts"
+import type { AutomationRunEvent } from "./events.ts"
+import type { AutomationRunState, Run } from "./state.ts"
+
+export const runRow = (run: Run): Readonly<Record<string, Json>> => ({
+  run_id: run.runId,
+  automation_id: run.automationId,
+  org_id: run.orgId,
+  workspace_id: run.workspaceId,
+  status: run.status,
+  trigger: run.trigger as unknown as Json,
+  steps: run.timeline as unknown as Json,
+  error: run.error,
+  created_at: run.startedAt,
+  started_at: run.startedAt,
+  ended_at: run.endedAt
+})
+
+/** What the audit log says of a playbook event: where it belongs, never a step's output. */
+const auditDetail = (run: Run, event: AutomationRunEvent): Readonly<Record<string, Json>> => {
+  const detail: Record<string, Json> = { automationId: run.automationId, runId: run.runId }
+  if ("index" in event) {
+    detail.step = run.steps[event.index]?.name ?? null
+    detail.index = event.index
+  }
+  if ("attempt" in event) detail.attempt = event.attempt
+  if (event._tag === "automation_run.started") {
+    const trigger = event.trigger
+    detail.trigger = trigger.type === "event"
+      ? { type: "event", eventType: trigger.eventType, nodeId: trigger.nodeId }
+      : trigger.type === "schedule" ? { type: "schedule", tick: trigger.tick } : { type: "api" }
+  }
+  if (event._tag === "automation_run.step_failed" || event._tag === "automation_run.failed") detail.error = event.error
+  if (event._tag === "automation_run.input_received") detail.respondent = event.respondent
+  return detail
+}
+
+export const project = (after: AutomationRunState, event: AutomationRunEvent, ctx: EventContext): ReadonlyArray<RowOp> => {
+  if (after._tag !== "Run") return []
+  const rows: Array<RowOp> = [
+    { op: "upsert", table: "automation_runs", pk: ["run_id"], row: runRow(after) },
+    securityAuditRow(ctx, {
+      orgId: after.orgId,
+      workspaceId: after.workspaceId,
+      event: event._tag,
+      detail: auditDetail(after, event),
+      userId: after.runAs.userId,
+      kind: "playbook"
+    })
+  ]
+  if (event._tag === "automation_run.input_requested" || event._tag === "automation_run.input_received") {
+    const requested = after.timeline.findLast((r) => r.index === event.index && r.attempt === event.attempt)?.input
+    if (requested != null) {
+      rows.push({
+        op: "upsert",
+        table: "notifications",
+        pk: ["notification_id"],
+        row: {
+          notification_id: `${after.runId}:${event.index}:${event.attempt}`,
+          org_id: after.orgId,
+          workspace_id: after.workspaceId,
+          user_id: requested.assignee,
+          kind: "automation_input",
+          title: `An automation waits for your input: ${after.steps[event.index]?.name ?? ""}`,
+          body: requested.prompt,
+          subject: { automationId: after.automationId, runId: after.runId, index: event.index },
+          created_at: requested.requestedAt,
+          resolved_at: event._tag === "automation_run.input_received" ? event.at : null
+        }
+      })
+    }
+  }
+  return rows
+}

@@ -1,0 +1,66 @@
+import { Schema } from "effect"
+import { RunAs, RunTrigger, Step, StepType } from "../automation/definition.ts"
+import { Json } from "../kernel.ts"
+
+export const StepError = Schema.Struct({ code: Schema.String, message: Schema.String })
+export type StepError = typeof StepError.Type
+
+/** A person's input a `human_input` step waits for. */
+export const InputRequest = Schema.Struct({
+  prompt: Schema.String,
+  /** The person asked (who gets the notice); any person of the workspace may answer. */
+  assignee: Schema.String,
+  expiresAt: Schema.String,
+  requestedAt: Schema.String
+})
+export type InputRequest = typeof InputRequest.Type
+
+/** One attempt at one step, as the run's timeline shows it. */
+export const StepRecord = Schema.Struct({
+  index: Schema.Int,
+  name: Schema.String,
+  stepType: StepType,
+  status: Schema.Literal("running", "waiting", "succeeded", "failed"),
+  attempt: Schema.Int,
+  startedAt: Schema.String,
+  endedAt: Schema.NullOr(Schema.String),
+  /** The step's output once it succeeded (null before). */
+  output: Json,
+  error: Schema.NullOr(StepError),
+  input: Schema.NullOr(InputRequest)
+})
+export type StepRecord = typeof StepRecord.Type
+
+export const RunStatus = Schema.Literal("running", "waiting", "succeeded", "failed")
+export type RunStatus = typeof RunStatus.Type
+
+export const Run = Schema.TaggedStruct("Run", {
+  runId: Schema.NonEmptyString,
+  automationId: Schema.NonEmptyString,
+  orgId: Schema.NonEmptyString,
+  workspaceId: Schema.NonEmptyString,
+  trigger: RunTrigger,
+  /** The playbook as it stood when the run started. */
+  steps: Schema.Array(Step),
+  runAs: RunAs,
+  status: RunStatus,
+  /** The step to run next, or running now; null once the run ended. */
+  cursor: Schema.NullOr(Schema.Int),
+  /** Every attempt at every step, in order. */
+  timeline: Schema.Array(StepRecord),
+  startedAt: Schema.String,
+  endedAt: Schema.NullOr(Schema.String),
+  /** The failed step's error, which is the run's. */
+  error: Schema.NullOr(Schema.Struct({ ...StepError.fields, step: Schema.String }))
+})
+export type Run = typeof Run.Type
+
+export const AutomationRunState = Schema.Union(Schema.TaggedStruct("Absent", {}), Run)
+export type AutomationRunState = typeof AutomationRunState.Type
+
+export const initialRunState: AutomationRunState = { _tag: "Absent" }
+
+/** The latest attempt at a step, if any. */
+export const currentAttempt = (run: Run, index: number): StepRecord | undefined => run.timeline.findLast((r) => r.index === index)
+
+export const isActive = (run: Run) => run.status === "running" || run.status === "waiting"
