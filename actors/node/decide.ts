@@ -5,6 +5,7 @@ import { validateProperties } from "../schema/properties.ts"
 import { NodeAlreadyExists, type NodeError, NodeNotFound } from "./errors.ts"
 import { NodeCreated, NodeDeleted, type NodeEvent, NodeUpdated } from "./events.ts"
 import type { CreateNode, NodeCommand, UpdateNode } from "./protocol.ts"
+import { applyChanges } from "./evolve.ts"
 import type { LiveNode, NodeState } from "./state.ts"
 
 type Decision = Either.Either<ReadonlyArray<NodeEvent>, NodeError>
@@ -45,7 +46,7 @@ const update = (state: NodeState, command: UpdateNode, meta: CommandMeta): Decis
     const changes = changesOf(node, command.properties)
     if (Record.isEmptyRecord(changes)) return []
     const { nodeId, workspaceId, label } = node
-    return [new NodeUpdated({ nodeId, workspaceId, label, changes, at: meta.at })]
+    return [new NodeUpdated({ nodeId, workspaceId, label, changes, properties: applyChanges(node.properties, changes), at: meta.at })]
   })
 
 export const decide = (state: NodeState, command: NodeCommand, meta: CommandMeta): Decision => {

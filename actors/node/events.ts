@@ -18,12 +18,15 @@ export class NodeCreated extends Schema.TaggedClass<NodeCreated>()("node.created
 export const PropertyChange = Schema.Struct({ from: Schema.NullOr(PropertyValue), to: Schema.NullOr(PropertyValue) })
 export type PropertyChange = typeof PropertyChange.Type
 
-/** Carries only the properties that changed, so automations can evaluate `changed` without state. */
+/** Carries the properties that changed and the node's properties after them, so automations
+ * evaluate their conditions (`changed` included) without the node's state. */
 export class NodeUpdated extends Schema.TaggedClass<NodeUpdated>()("node.updated", {
   nodeId: Schema.NonEmptyString,
   workspaceId: Schema.NonEmptyString,
   label: Schema.NonEmptyString,
   changes: Schema.Record({ key: Schema.String, value: PropertyChange }),
+  /** Absent on updates logged before it was carried. */
+  properties: Schema.optional(Properties),
   at: Schema.String
 }) {}
 

@@ -2,7 +2,8 @@ import type { Properties } from "../schema/definition.ts"
 import type { NodeEvent, NodeUpdated } from "./events.ts"
 import type { NodeState } from "./state.ts"
 
-const applyChanges = (properties: Properties, changes: NodeUpdated["changes"]): Properties => {
+/** The properties after an update's changes (`to: null` removes one). */
+export const applyChanges = (properties: Properties, changes: NodeUpdated["changes"]): Properties => {
   const next: Record<string, Properties[string]> = { ...properties }
   for (const [property, { to }] of Object.entries(changes)) {
     if (to === null) delete next[property]

@@ -3,6 +3,7 @@ import { Effect } from "effect"
 import { NodeActor } from "../../actors/node/actor.ts"
 import { NodeAlreadyExists, type NodeError, NodeNotFound } from "../../actors/node/errors.ts"
 import { NodeCreated, NodeDeleted, type NodeEvent, NodeUpdated } from "../../actors/node/events.ts"
+import { applyChanges } from "../../actors/node/evolve.ts"
 import { CreateNode, DeleteNode, UpdateNode } from "../../actors/node/protocol.ts"
 import type { LabelDefinition, Properties, PropertiesInput, PropertyDefinition } from "../../actors/schema/definition.ts"
 import { InvalidEnumValue, InvalidPropertyType, MissingProperty, UnknownProperty } from "../../actors/schema/errors.ts"
@@ -27,7 +28,9 @@ const create = (properties: PropertiesInput, definition = task) =>
   new CreateNode({ ...node, label: "Task", properties, definition })
 const update = (properties: PropertiesInput, definition = task) => new UpdateNode({ ...node, properties, definition })
 const created = (properties: Properties) => new NodeCreated({ ...node, label: "Task", properties, at: T0 })
-const updated = (changes: NodeUpdated["changes"], at = T1) => new NodeUpdated({ ...node, label: "Task", changes, at })
+/** An update of the node as `before` holds it (`write`'s properties when omitted). */
+const updated = (changes: NodeUpdated["changes"], at = T1, before: Properties = write.properties) =>
+  new NodeUpdated({ ...node, label: "Task", changes, properties: applyChanges(before, changes), at })
 const deleted = (properties: Properties) => new NodeDeleted({ ...node, label: "Task", properties })
 
 const write = created({ title: "Write", status: "todo", estimate: 3 })
@@ -180,7 +183,7 @@ describe("UpdateNode", () => {
     spec(NodeActor)
       .given([write, updated({ status: { from: "todo", to: "doing" }, estimate: { from: 3, to: null } })])
       .when(update({ status: "done", estimate: 8 }), meta({ at: T2 }))
-      .then([updated({ status: { from: "doing", to: "done" }, estimate: { from: null, to: 8 } }, T2)]))
+      .then([updated({ status: { from: "doing", to: "done" }, estimate: { from: null, to: 8 } }, T2, { title: "Write", status: "doing" })]))
 })
 
 describe("DeleteNode", () => {
