@@ -84,13 +84,16 @@ const isRecord = (value: unknown): value is { readonly [key: string]: unknown } 
  */
 const withinLimits = (input: unknown): true | string => {
   const pending: Array<readonly [unknown, number]> = [[input, 1]]
-  let nodes = 0
+  // counted as they are found, so a group of a million children is refused before any is queued
+  let nodes = 1
   while (pending.length > 0) {
     const [node, depth] = pending.pop()!
-    if (++nodes > MAX_CONDITION_NODES) return `a condition tree holds at most ${MAX_CONDITION_NODES} groups and conditions`
     if (depth > MAX_CONDITION_DEPTH) return `a condition tree nests at most ${MAX_CONDITION_DEPTH} levels`
     const children = isRecord(node) ? own(node, "children") : undefined
-    if (Array.isArray(children)) for (const child of children) pending.push([child, depth + 1])
+    if (!Array.isArray(children)) continue
+    nodes += children.length
+    if (nodes > MAX_CONDITION_NODES) return `a condition tree holds at most ${MAX_CONDITION_NODES} groups and conditions`
+    for (const child of children) pending.push([child, depth + 1])
   }
   return true
 }
