@@ -6,6 +6,11 @@
  *     `<DB_SCHEMA>_replay_<time>`); --compare then checks it table by table against the live
  *     schema. With embedded Postgres, stop the server first: PGlite has one owner.
  *
+ *   audit verify [--partition <P>] [--from <OFFSET>]
+ *     Reads the log (Kafka or embedded; no read model) and recomputes every partition's hash chain
+ *     (docs/audit.md). Prints one line per partition and the first break of each, with its
+ *     partition and offset; exits non-zero on any break.
+ *
  *   issue-key --purpose <svc_host_v1|svc_gateway_v1|svc_telemetry_v1> --org <slug>
  *             [--workspace <slug>] [--machine <id>] [--name <text>]
  *     Issues a machine credential (spec 5 rules 8 and 9): a host key for one machine (needs
@@ -25,6 +30,7 @@
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
 import { compareSchemas, replay } from "../streams/Replay.ts"
+import { verifyLog } from "../streams/LogVerify.ts"
 import * as AccessCache from "../src/AccessCache.ts"
 import { actorKinds, logLayer } from "../src/App.ts"
 import { loadConfig } from "../src/Config.ts"
@@ -35,6 +41,7 @@ import { ISSUABLE_PURPOSES, issueCredential } from "../src/IssueCredential.ts"
 
 const usage = [
   "usage: svc replay [--into <schema>] [--compare]",
+  "       svc audit verify [--partition <P>] [--from <OFFSET>]",
   `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`,
   "       svc billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>"
 ].join("\n")
@@ -72,6 +79,38 @@ const replayCommand = (args: ReadonlyArray<string>) =>
       for (const t of tables) console.log(`${t.equal ? "same" : "DIFFERENT"}  ${t.table} (${t.rows} rows)`)
       if (tables.some((t) => !t.equal)) return yield* Effect.fail(new Error("the replayed read models differ from the live ones"))
     }
+  })
+
+const auditCommand = ([action, ...args]: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    if (action !== "verify") return yield* Effect.fail(new Error(usage))
+    const { values } = yield* Effect.try({
+      try: () => parseArgs({ args: [...args], options: { partition: { type: "string" }, from: { type: "string" } } }),
+      catch: (e) => new Error(`${(e as Error).message}\n${usage}`)
+    })
+    const wholeNumber = (name: string, text: string | undefined) =>
+      text === undefined ? Effect.succeed(undefined)
+      : /^\d+$/.test(text) ? Effect.succeed(Number(text))
+      : Effect.fail(new Error(`--${name} takes a whole number\n${usage}`))
+    const partition = yield* wholeNumber("partition", values.partition)
+    const from = yield* wholeNumber("from", values.from)
+    const { config, schema } = yield* database
+    if (partition !== undefined && partition >= config.partitions) {
+      return yield* Effect.fail(new Error(`the log has partitions 0-${config.partitions - 1}`))
+    }
+    const started = Date.now()
+    const reports = yield* verifyLog({ partitions: partition === undefined ? undefined : [partition], from }).pipe(
+      Effect.provide(logLayer(config).pipe(Layer.provide(Layer.succeed(Db, schema(config.dbSchema)))))
+    )
+    const millis = Date.now() - started
+    const events = reports.reduce((n, r) => n + r.events, 0)
+    for (const r of reports) {
+      const unchained = r.unchained > 0 ? `, ${r.unchained} from before the chain` : ""
+      console.log(`partition ${r.partition}: ${r.events} events${unchained}, ${r.break === undefined ? `intact, head ${r.head ?? "none"}` : `BROKEN at offset ${r.break.offset} (${r.break.reason})`}`)
+    }
+    console.log(`verified ${events} events in ${millis} ms (${millis === 0 ? events : Math.round((events * 1000) / millis)} events/s)`)
+    const broken = reports.flatMap((r) => (r.break === undefined ? [] : [r.break]))
+    if (broken.length > 0) return yield* Effect.fail(new Error(`the log was altered: ${broken.map((b) => b.message).join("; ")}`))
   })
 
 const issueKeyCommand = (args: ReadonlyArray<string>) =>
@@ -130,6 +169,7 @@ const billingCommand = ([action, orgSlug, credits, ...rest]: ReadonlyArray<strin
 const [command, ...args] = process.argv.slice(2)
 const program =
   command === "replay" ? replayCommand(args)
+  : command === "audit" ? auditCommand(args)
   : command === "issue-key" ? issueKeyCommand(args)
   : command === "billing" ? billingCommand(args)
   : Effect.fail(new Error(usage))

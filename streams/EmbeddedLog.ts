@@ -8,11 +8,19 @@
  * commit to it is in flight go together in its next one, one statement and one fsync for all of
  * them. Partitions commit independently, in parallel. Each append still gets consecutive offsets,
  * in the order the appends arrived, and is acknowledged only once its statement has committed.
+ *
+ * The hash chain (`Chain.ts`): each partition's head hash lives in its `log_heads` row, beside its
+ * next offset, and the append's statement moves both together, under the row lock, only if the
+ * head is still the one the events were chained onto. Every appender (the partition worker, the
+ * audit writer, another process such as `svc issue-key`) therefore chains onto the one head. Each
+ * process keeps the heads it last wrote in memory; when another appender moved a head meanwhile,
+ * the statement writes nothing, and the append reads the head and chains again.
  */
 import { Effect, Layer, type Scope, Stream } from "effect"
 import { EventEmitter } from "node:events"
 import postgres from "postgres"
 import { Db } from "./Db.ts"
+import { chain, GENESIS } from "./Chain.ts"
 import { allPartitions, EventLog, type EventLogService, type EventRecord, type LogChunk, LogError, LogFenced, type LoggedEvent } from "./EventLog.ts"
 import * as GroupCommit from "./GroupCommit.ts"
 import { partitionFor } from "./partitioner.ts"
@@ -41,6 +49,8 @@ interface EventRow {
   at: string
   command_id: string
   actor: string
+  prev_hash: string | null
+  hash: string | null
 }
 
 const fail = (operation: string) => (cause: unknown) =>
@@ -85,6 +95,10 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
           // the fence: a key's seq is written once, so a stale writer's append is refused whole
           await tx`create unique index if not exists log_events_key_seq on ${events} (key, seq)`
           await tx`create table if not exists ${heads} (partition integer primary key, next_offset bigint not null)`
+          // the chain (issue 15); a log written before it keeps its unchained events, and its
+          // chain starts at the next append (head null: from GENESIS)
+          await tx`alter table ${events} add column if not exists prev_hash text, add column if not exists hash text`
+          await tx`alter table ${heads} add column if not exists head_hash text`
           await tx`insert into ${heads} (partition, next_offset)
             select p, 0 from generate_series(0, ${partitions - 1}::int) as p on conflict do nothing`
           const [{ count }] = await tx`select count(*)::int as count from ${heads}`
@@ -95,28 +109,52 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
       catch: fail("create embedded log")
     })
 
-    /** Appends a group's events to one partition in one statement; the offset of its first event. */
+    /** The head hash of each partition as this process last wrote or read it (null: no chained event yet). */
+    const chainHeads = new Map<number, string | null>()
+    const readHead = async (partition: number): Promise<string | null> => {
+      const [row] = await sql`select head_hash from ${heads} where partition = ${partition}`
+      if (row === undefined) throw new Error(`log ${logSchema} has no head for partition ${partition}`)
+      return row.head_hash as string | null
+    }
+
+    /**
+     * Appends a group's events to one partition in one statement, chained onto the partition's
+     * head; the offset of its first event. The statement writes nothing when the head it chained
+     * onto is no longer the head (another appender wrote first): then it reads the head and goes again.
+     */
     const write = async (partition: number, records: ReadonlyArray<EventRecord>): Promise<number> => {
       const n = records.length
-      // one statement: the head row lock orders concurrent appends to the partition
-      const [head] = await sql`
-        with head as (
-          update ${heads} set next_offset = next_offset + ${n}
-          where partition = ${partition}
-          returning next_offset - ${n} as first
-        ), written as (
-          insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor)
-          select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor
-          from head, unnest(
-            ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
-            ${records.map((r) => r.type)}::text[], ${records.map((r) => JSON.stringify(r.payload))}::text[],
-            ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
-            ${records.map((r) => r.actor)}::text[]
-          ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, ord)
-        )
-        select first from head`
-      if (head === undefined) throw new Error(`log ${logSchema} has no head for partition ${partition}`)
-      return head.first as number
+      const payloads = records.map((r) => JSON.stringify(r.payload))
+      for (;;) {
+        if (!chainHeads.has(partition)) chainHeads.set(partition, await readHead(partition))
+        const expected = chainHeads.get(partition)!
+        const { hashes, head: last } = chain(expected ?? GENESIS, records)
+        const prevs = [expected ?? GENESIS, ...hashes.slice(0, -1)]
+        // one statement: the head row lock orders concurrent appends to the partition
+        const [head] = await sql`
+          with head as (
+            update ${heads} set next_offset = next_offset + ${n}, head_hash = ${last}
+            where partition = ${partition} and head_hash is not distinct from ${expected}
+            returning next_offset - ${n} as first
+          ), written as (
+            insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash)
+            select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor,
+              t.prev_hash, t.hash
+            from head, unnest(
+              ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
+              ${records.map((r) => r.type)}::text[], ${payloads}::text[],
+              ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
+              ${records.map((r) => r.actor)}::text[], ${prevs}::text[], ${hashes as string[]}::text[]
+            ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash, ord)
+          )
+          select first from head`
+        if (head !== undefined) {
+          chainHeads.set(partition, last)
+          return head.first as number
+        }
+        // another appender moved the head: chain onto where it is now
+        chainHeads.delete(partition)
+      }
     }
 
     /**
@@ -175,7 +213,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
 
     const read = (partition: number, from: number) =>
       sql<EventRow[]>`
-        select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor
+        select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash
         from ${events} where partition = ${partition} and "offset" >= ${from}
         order by "offset" limit ${batchSize}`
 
@@ -252,7 +290,9 @@ const toLogged = (row: EventRow): LoggedEvent => ({
   payload: row.payload,
   at: row.at,
   commandId: row.command_id,
-  actor: row.actor
+  actor: row.actor,
+  prev: row.prev_hash,
+  hash: row.hash
 })
 
 export const layer = (options: EmbeddedLogOptions): Layer.Layer<EventLog, LogError, Db> =>

@@ -31,6 +31,13 @@ export interface EventRecord {
 export interface LoggedEvent extends EventRecord {
   readonly partition: number
   readonly offset: number
+  /**
+   * The hash chain (`Chain.ts`, docs/audit.md): the hash of the partition's event before this one,
+   * and this event's own. Null on an event the log holds without them (one written before the log
+   * was chained, or one the platform never wrote); the writer sets them, a reader only reports them.
+   */
+  readonly prev: string | null
+  readonly hash: string | null
 }
 
 /** A run of one partition's log as a subscription delivers it. */

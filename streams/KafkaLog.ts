@@ -255,6 +255,15 @@ const decodeKey = Schema.decodeUnknownEither(Schema.String)
 const encodeEvent = (event: EventRecord): string =>
   JSON.stringify([event.seq, event.firstSeq, event.type, event.at, event.commandId, event.actor, event.payload])
 
+/** The hash chain's record headers (docs/audit.md): the previous event's hash and the event's own, lowercase hex. */
+export const PREV_HEADER = "svc-prev"
+export const HASH_HEADER = "svc-hash"
+
+const headerText = (message: KafkaMessage, name: string): string | null => {
+  const value = message.headers?.[name]
+  return value === undefined ? null : Array.isArray(value) ? String(value[0]) : value.toString("utf8")
+}
+
 /** A plain loop: this runs for every event a replay or projection reads. */
 const decodeBatch = ({ partition, messages, next }: PartitionBatch): Effect.Effect<LogChunk, LogError> =>
   Effect.suspend(() => {
@@ -268,7 +277,9 @@ const decodeBatch = ({ partition, messages, next }: PartitionBatch): Effect.Effe
         return Effect.fail(fail(`decode event at partition ${partition} offset ${message.offset}`)(cause))
       }
       const [seq, firstSeq, type, at, commandId, actor, payload] = value.right
-      events[i] = { partition, offset: Number(message.offset), key: key.right, seq, firstSeq, type, payload, at, commandId, actor }
+      const prev = headerText(message, PREV_HEADER)
+      const hash = headerText(message, HASH_HEADER)
+      events[i] = { partition, offset: Number(message.offset), key: key.right, seq, firstSeq, type, payload, at, commandId, actor, prev, hash }
     }
     return Effect.succeed({ partition, events, next })
   })

@@ -31,7 +31,7 @@ const take = (from: ReadonlyMap<number, number>, count: number) =>
     )
   )
 
-const strip = ({ partition: _p, offset: _o, ...rest }: LoggedEvent): EventRecord => rest
+const strip = ({ partition: _p, offset: _o, prev: _prev, hash: _hash, ...rest }: LoggedEvent): EventRecord => rest
 
 /** Distinct keys that land on distinct partitions, so tests can aim at partitions. */
 const keysOnDistinctPartitions = (partitions: number, count: number, tag: string): ReadonlyArray<string> => {

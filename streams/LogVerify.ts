@@ -1,0 +1,153 @@
+/**
+ * `svc audit verify`: reads the log (either adapter, no read model) and recomputes every
+ * partition's hash chain (`Chain.ts`), reporting the first break of each partition with its
+ * offset. What it can tell (docs/audit.md): an event changed, removed (a gap on the embedded log,
+ * whose offsets are dense; elsewhere its successor's `prev` no longer matches), inserted by a
+ * writer that is not the platform (no hash, or one its successor does not chain onto), or the log
+ * ending before its recorded end.
+ */
+import { Effect, Stream } from "effect"
+import { GENESIS, hashOf } from "./Chain.ts"
+import { allPartitions, EventLog, type LogChunk, type LoggedEvent } from "./EventLog.ts"
+
+export type BreakReason =
+  /** The embedded log's offsets are dense: an offset with no event was removed. */
+  | "missing"
+  /** An event without a hash after the chain began (or anywhere when reading from an offset). */
+  | "unchained"
+  /** The event's `prev` is not the hash of the partition's event before it. */
+  | "prev_mismatch"
+  /** The event's hash is not the hash of its content: it was changed after it was written. */
+  | "hash_mismatch"
+  /** The log says it holds events up to an offset the reader never reached. */
+  | "truncated"
+
+export interface ChainBreak {
+  readonly partition: number
+  readonly offset: number
+  readonly reason: BreakReason
+  readonly message: string
+}
+
+export interface PartitionReport {
+  readonly partition: number
+  /** Events read and checked. */
+  readonly events: number
+  /** Events at the partition's start written before the log was chained (no hash, none expected). */
+  readonly unchained: number
+  /** The hash of the last event read (null: none chained). */
+  readonly head: string | null
+  /** Where reading ended: the log's end offset when verification began. */
+  readonly end: number
+  readonly break: ChainBreak | undefined
+}
+
+export interface VerifyOptions {
+  /** Partitions to verify (default all). */
+  readonly partitions?: ReadonlyArray<number>
+  /**
+   * The first offset to verify (default 0). The first event read is trusted for its `prev`, so a
+   * verification from an offset checks the chain from there on, not what lies before it.
+   */
+  readonly from?: number
+  /** How long reading may go without an event before the unread rest counts as missing. */
+  readonly idleMs?: number
+}
+
+/** One partition's walk along its chain. */
+class Walk {
+  events = 0
+  unchained = 0
+  head: string | null = null
+  /** The offset of the event `head` is the hash of. */
+  headOffset = -1
+  expectedOffset: number
+  broken: ChainBreak | undefined
+
+  constructor(
+    readonly partition: number,
+    readonly from: number,
+    readonly end: number,
+    readonly denseOffsets: boolean
+  ) {
+    this.expectedOffset = from
+  }
+
+  private fail(offset: number, reason: BreakReason, message: string) {
+    this.broken = { partition: this.partition, offset, reason, message: `partition ${this.partition} offset ${offset}: ${message}` }
+  }
+
+  check(event: LoggedEvent) {
+    if (this.broken !== undefined || event.offset >= this.end) return
+    if (this.denseOffsets && event.offset !== this.expectedOffset) {
+      return this.fail(this.expectedOffset, "missing", `no event at this offset (the next is at ${event.offset}): removed from the log`)
+    }
+    this.expectedOffset = event.offset + 1
+    this.events++
+    if (event.hash === null || event.prev === null) {
+      // a log written before the chain existed starts unchained; from an offset nothing is known
+      if (this.head === null && this.from === 0) {
+        this.unchained++
+        return
+      }
+      return this.fail(event.offset, "unchained", "the event carries no hash: the platform did not write it")
+    }
+    const expectedPrev = this.head ?? (this.from === 0 ? GENESIS : event.prev)
+    if (event.prev !== expectedPrev) {
+      return this.fail(
+        event.offset,
+        "prev_mismatch",
+        this.head === null
+          ? "the partition's first chained event does not start from the genesis hash: events before it were removed or altered"
+          : `the event does not chain onto the event at offset ${this.headOffset}: an event between them was removed, or one was inserted`
+      )
+    }
+    if (hashOf(event.prev, event) !== event.hash) {
+      return this.fail(event.offset, "hash_mismatch", "the event's content does not match its hash: it was changed after it was written")
+    }
+    this.head = event.hash
+    this.headOffset = event.offset
+  }
+
+  /** Reading stopped at `reached` (the reader's `next`). */
+  finish(reached: number) {
+    if (this.broken === undefined && reached < this.end) {
+      this.fail(reached, "truncated", `the log records events up to offset ${this.end - 1}, but none could be read from here on`)
+    }
+  }
+
+  report(): PartitionReport {
+    return { partition: this.partition, events: this.events, unchained: this.unchained, head: this.head, end: this.end, break: this.broken }
+  }
+}
+
+/** Verifies the chains of the log as it stands when called; one report per partition, in order. */
+export const verifyLog = (options: VerifyOptions = {}) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog
+    const from = options.from ?? 0
+    const partitions = options.partitions ?? allPartitions(log.partitions)
+    const ends = yield* log.endOffsets(partitions)
+    const walks = new Map(partitions.map((p) => [p, new Walk(p, from, ends.get(p) ?? 0, log.mode === "embedded")]))
+    const reached = new Map(partitions.map((p) => [p, from]))
+    const unfinished = new Set(partitions.filter((p) => from < (ends.get(p) ?? 0)))
+    if (unfinished.size > 0) {
+      yield* log.subscribe(new Map([...unfinished].map((p) => [p, from]))).pipe(
+        // a log missing its last events never reaches its recorded end: stop waiting for them
+        Stream.timeout(options.idleMs ?? 10_000),
+        Stream.tap((chunk: LogChunk) =>
+          Effect.sync(() => {
+            const walk = walks.get(chunk.partition)
+            if (walk === undefined) return
+            for (const event of chunk.events) walk.check(event)
+            reached.set(chunk.partition, Math.max(reached.get(chunk.partition)!, chunk.next))
+            if (chunk.next >= walk.end || walk.broken !== undefined) unfinished.delete(chunk.partition)
+          })
+        ),
+        Stream.takeUntil(() => unfinished.size === 0),
+        Stream.runDrain
+      )
+    }
+    for (const walk of walks.values()) walk.finish(reached.get(walk.partition)!)
+    return [...walks.values()].map((walk) => walk.report())
+  }).pipe(Effect.withSpan("LogVerify.verifyLog"))
