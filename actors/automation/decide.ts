@@ -70,6 +70,9 @@ const admit = (state: AutomationState, command: AdmitRun): Decision =>
     }
     if (command.trigger.type !== "schedule") return [new RunAdmitted({ automationId, workspaceId, runId: command.runId, tick: null })]
     const tick = command.trigger.tick
+    // the driver asking again for the tick it was admitted for (it stopped before creating the
+    // run): admitted already, so that run is created rather than block every later tick
+    if (tick === automation.lastTick && command.runId === automation.activeScheduledRun) return []
     if (automation.lastTick !== null && tick <= automation.lastTick) {
       return yield* Either.left(new TickAlreadyDecided({ automationId, tick }))
     }

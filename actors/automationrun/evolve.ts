@@ -29,7 +29,8 @@ export const evolve = (state: AutomationRunState, event: AutomationRunEvent): Au
         cursor: event.next
       }
     case "automation_run.step_failed":
-      return updateAttempt(state, event.index, (r) => ({ ...r, status: "failed", endedAt: event.at, error: event.error }))
+      // a failed wait for input leaves the run waiting no more: another attempt may begin
+      return { ...updateAttempt(state, event.index, (r) => ({ ...r, status: "failed", endedAt: event.at, error: event.error })), status: "running" }
     case "automation_run.input_requested":
       return {
         ...updateAttempt(state, event.index, (r) => ({ ...r, status: "waiting", input: { prompt: event.prompt, assignee: event.assignee, expiresAt: event.expiresAt, requestedAt: event.at } })),

@@ -54,7 +54,8 @@ export const project = (after: AutomationRunState, event: AutomationRunEvent, ct
       kind: "playbook"
     })
   ]
-  if (event._tag === "automation_run.input_requested" || event._tag === "automation_run.input_received") {
+  // the notice of a step's wait for input, resolved once answered or once the step failed (expired)
+  if (event._tag === "automation_run.input_requested" || event._tag === "automation_run.input_received" || event._tag === "automation_run.step_failed") {
     const requested = after.timeline.findLast((r) => r.index === event.index && r.attempt === event.attempt)?.input
     if (requested != null) {
       rows.push({
@@ -71,7 +72,7 @@ export const project = (after: AutomationRunState, event: AutomationRunEvent, ct
           body: requested.prompt,
           subject: { automationId: after.automationId, runId: after.runId, index: event.index },
           created_at: requested.requestedAt,
-          resolved_at: event._tag === "automation_run.input_received" ? event.at : null
+          resolved_at: event._tag === "automation_run.input_requested" ? null : event.at
         }
       })
     }

@@ -1,0 +1,353 @@
+import { describe, expect, it } from "@effect/vitest"
+import type { RunTrigger, Step } from "../../actors/automation/definition.ts"
+import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
+import { RunNotFound, RunNotWaiting, StaleStep } from "../../actors/automationrun/errors.ts"
+import {
+  type AutomationRunEvent,
+  InputReceived,
+  InputRequested,
+  RunFailed,
+  RunStarted,
+  RunSucceeded,
+  StepFailed,
+  StepStarted,
+  StepSucceeded
+} from "../../actors/automationrun/events.ts"
+import { AwaitInput, BeginStep, CompleteStep, CreateRun, FailStep, ProvideInput } from "../../actors/automationrun/protocol.ts"
+import type { Json } from "../../actors/kernel.ts"
+import { meta, projectedRows, spec } from "../support/decider.ts"
+
+const T0 = "2024-05-01T10:00:00.000Z"
+const T1 = "2024-05-01T11:00:00.000Z"
+const T2 = "2024-05-01T12:00:00.000Z"
+const T3 = "2024-05-01T13:00:00.000Z"
+const EXPIRES = "2024-05-08T11:00:00.000Z"
+
+const runId = "arn_1"
+const steps: ReadonlyArray<Step> = [
+  { name: "Classify", stepType: "prompt", config: { prompt: "Which team owns this task?" } },
+  { name: "Approve", stepType: "human_input", config: { prompt: "Route it?" } },
+  { name: "Notify", stepType: "webhook", config: { url: "https://hooks.example.com/tasks" } }
+]
+const trigger: RunTrigger = {
+  type: "event",
+  eventType: "node.created",
+  nodeId: "n1",
+  label: "Task",
+  key: "node:n1",
+  seq: 1,
+  at: T0,
+  properties: { title: "Write" },
+  changes: null
+}
+const runAs = { userId: "u1", apiKeyId: null }
+const run = { runId, automationId: "aut_1", orgId: "o1", workspaceId: "w1", trigger, steps, runAs }
+
+const boom = { code: "webhook_failed", message: "503 from hooks.example.com" }
+
+const createRun = (playbook: ReadonlyArray<Step> = steps) => new CreateRun({ ...run, steps: playbook })
+const begin = (index: number, attempt = 1) => new BeginStep({ runId, index, attempt })
+const complete = (index: number, next: number | null, attempt = 1, output: Json = { team: "ops" }) =>
+  new CompleteStep({ runId, index, attempt, output, next })
+const fail = (index: number, final: boolean, attempt = 1) => new FailStep({ runId, index, attempt, error: boom, final })
+const awaitInput = (index = 1, attempt = 1) =>
+  new AwaitInput({ runId, index, attempt, prompt: "Route it?", assignee: "u1", expiresAt: EXPIRES })
+const provide = (workspaceId = "w1") => new ProvideInput({ runId, workspaceId, response: { approve: true }, respondent: "u2" })
+
+const started = new RunStarted({ ...run, at: T0 })
+const stepStarted = (index: number, attempt = 1, at = T1) =>
+  new StepStarted({ runId, index, attempt, name: steps[index].name, stepType: steps[index].stepType, at })
+const stepSucceeded = (index: number, next: number | null, attempt = 1, at = T1, output: Json = { team: "ops" }) =>
+  new StepSucceeded({ runId, index, attempt, output, next, at })
+const stepFailed = (index: number, final: boolean, attempt = 1, at = T1) => new StepFailed({ runId, index, attempt, error: boom, final, at })
+const inputRequested = (index = 1, attempt = 1, at = T1) =>
+  new InputRequested({ runId, index, attempt, prompt: "Route it?", assignee: "u1", expiresAt: EXPIRES, at })
+const inputReceived = (index = 1, attempt = 1, at = T2) =>
+  new InputReceived({ runId, index, attempt, response: { approve: true }, respondent: "u2", at })
+const answer = { response: { approve: true }, respondent: "u2" }
+const succeeded = (at = T1) => new RunSucceeded({ runId, at })
+
+/** Step 0 done, step 1 (human input) begun. */
+const atApproval = [started, stepStarted(0), stepSucceeded(0, 1), stepStarted(1)]
+/** ... and waiting for a person. */
+const waiting = [...atApproval, inputRequested()]
+
+const stale = (index: number, attempt = 1) => new StaleStep({ runId, index, attempt })
+
+describe("CreateRun", () => {
+  it("starts the run with the playbook as it stands", () =>
+    spec(AutomationRunActor).given([]).when(createRun(), meta({ at: T0 })).then([started]))
+
+  it("does nothing when the run exists already", () =>
+    spec(AutomationRunActor).given([started]).when(createRun()).thenNothingHappened())
+
+  it("starts and ends a run of a blank playbook at once", () =>
+    spec(AutomationRunActor)
+      .given([])
+      .when(createRun([]), meta({ at: T0 }))
+      .then([new RunStarted({ ...run, steps: [], at: T0 }), succeeded(T0)]))
+})
+
+describe("BeginStep", () => {
+  it("begins the first step", () =>
+    spec(AutomationRunActor).given([started]).when(begin(0), meta({ at: T1 })).then([stepStarted(0)]))
+
+  it("does nothing when the running attempt is begun again (a driver's retry)", () =>
+    spec(AutomationRunActor).given([started, stepStarted(0)]).when(begin(0)).thenNothingHappened())
+
+  it("begins another attempt after a failed one that was not final", () =>
+    spec(AutomationRunActor)
+      .given([started, stepStarted(0), stepFailed(0, false)])
+      .when(begin(0, 2), meta({ at: T2 }))
+      .then([stepStarted(0, 2, T2)]))
+
+  it("lets a driver that took over begin a later attempt of a running step", () =>
+    spec(AutomationRunActor)
+      .given([started, stepStarted(0)])
+      .when(begin(0, 2), meta({ at: T2 }))
+      .then([stepStarted(0, 2, T2)]))
+
+  it.each([
+    ["a step that is not the next one", [started], 1, 1],
+    ["a step already done", [started, stepStarted(0), stepSucceeded(0, 1)], 0, 2],
+    ["a step jumped over", [started, stepStarted(0), stepSucceeded(0, 2)], 1, 1],
+    ["an attempt lower than the latest", [started, stepStarted(0, 2)], 0, 1],
+    ["the failed attempt again", [started, stepStarted(0), stepFailed(0, false)], 0, 1],
+    ["a step waiting for input", waiting, 1, 2],
+    ["a step of a failed run", [started, stepStarted(0), stepFailed(0, true), new RunFailed({ runId, index: 0, error: boom, at: T1 })], 0, 2],
+    ["a step of a succeeded run", [...waiting, inputReceived(), stepSucceeded(1, null, 1, T2, answer), succeeded(T2)], 2, 1]
+  ] as const)("refuses %s as stale", (_, history, index, attempt) =>
+    spec(AutomationRunActor).given(history).when(begin(index, attempt)).thenThrows(stale(index, attempt)))
+
+  it("does not find a run that was never created", () =>
+    spec(AutomationRunActor).given([]).when(begin(0)).thenThrows(new RunNotFound({ runId })))
+})
+
+describe("CompleteStep", () => {
+  it("records the output and the step to run next", () =>
+    spec(AutomationRunActor)
+      .given([started, stepStarted(0)])
+      .when(complete(0, 1), meta({ at: T1 }))
+      .then([stepSucceeded(0, 1)]))
+
+  it("ends the run when nothing follows", () =>
+    spec(AutomationRunActor)
+      .given([...atApproval, stepSucceeded(1, 2), stepStarted(2)])
+      .when(complete(2, null, 1, { status: 200 }), meta({ at: T2 }))
+      .then([stepSucceeded(2, null, 1, T2, { status: 200 }), succeeded(T2)]))
+
+  it("ends the run early when a branch says nothing follows", () =>
+    spec(AutomationRunActor)
+      .given([started, stepStarted(0)])
+      .when(complete(0, null), meta({ at: T1 }))
+      .then([stepSucceeded(0, null), succeeded()]))
+
+  it("jumps forward over steps, which then do not run", () => {
+    const history = [started, stepStarted(0), stepSucceeded(0, 2)]
+    spec(AutomationRunActor).given([started, stepStarted(0)]).when(complete(0, 2), meta({ at: T1 })).then([stepSucceeded(0, 2)])
+    spec(AutomationRunActor).given(history).when(begin(2), meta({ at: T1 })).then([stepStarted(2)])
+  })
+
+  it.each([
+    ["itself", 0],
+    ["an earlier step", -1],
+    ["a step past the end", 3]
+  ])("refuses %s as the next step", (_, next) =>
+    spec(AutomationRunActor).given([started, stepStarted(0)]).when(complete(0, next)).thenThrows(stale(0)))
+
+  it("refuses a backward jump from a later step", () =>
+    spec(AutomationRunActor).given([...atApproval, stepSucceeded(1, 2), stepStarted(2)]).when(complete(2, 0)).thenThrows(stale(2)))
+
+  it.each([
+    ["a step not begun", [started], 0, 1],
+    ["a step completed already", [started, stepStarted(0), stepSucceeded(0, 1)], 0, 1],
+    ["the attempt of a driver that was taken over", [started, stepStarted(0), stepStarted(0, 2)], 0, 1],
+    ["a failed attempt", [started, stepStarted(0), stepFailed(0, false)], 0, 1]
+  ] as const)("refuses %s as stale", (_, history, index, attempt) =>
+    spec(AutomationRunActor).given(history).when(complete(index, 1, attempt)).thenThrows(stale(index, attempt)))
+})
+
+describe("FailStep", () => {
+  it("records a failed attempt that is not final, and the run goes on", () =>
+    spec(AutomationRunActor).given([started, stepStarted(0)]).when(fail(0, false), meta({ at: T1 })).then([stepFailed(0, false)]))
+
+  it("fails the run with the step's error when the attempt is final", () =>
+    spec(AutomationRunActor)
+      .given([started, stepStarted(0), stepFailed(0, false), stepStarted(0, 2, T2)])
+      .when(fail(0, true, 2), meta({ at: T2 }))
+      .then([stepFailed(0, true, 2, T2), new RunFailed({ runId, index: 0, error: boom, at: T2 })]))
+
+  it.each([
+    ["a step not begun", [started], 0, 1],
+    ["the attempt of a driver that was taken over", [started, stepStarted(0), stepStarted(0, 2)], 0, 1],
+    ["an attempt failed already", [started, stepStarted(0), stepFailed(0, false)], 0, 1]
+  ] as const)("refuses %s as stale", (_, history, index, attempt) =>
+    spec(AutomationRunActor).given(history).when(fail(index, true, attempt)).thenThrows(stale(index, attempt)))
+
+  it("lets a step waiting for input be tried again after a failure that is not final", () =>
+    spec(AutomationRunActor)
+      .given([...waiting, stepFailed(1, false, 1, T2)])
+      .when(begin(1, 2), meta({ at: T3 }))
+      .then([stepStarted(1, 2, T3)]))
+})
+
+describe("human input", () => {
+  it("waits for a person", () =>
+    spec(AutomationRunActor).given(atApproval).when(awaitInput(), meta({ at: T1 })).then([inputRequested()]))
+
+  it("does nothing when the same wait is asked again (a driver resuming)", () =>
+    spec(AutomationRunActor).given(waiting).when(awaitInput()).thenNothingHappened())
+
+  it("refuses a wait for a stale attempt", () =>
+    spec(AutomationRunActor).given(atApproval).when(awaitInput(1, 0)).thenThrows(stale(1, 0)))
+
+  it("takes the answer as the step's output and goes on to the next step", () =>
+    spec(AutomationRunActor)
+      .given(waiting)
+      .when(provide(), meta({ at: T2 }))
+      .then([inputReceived(), stepSucceeded(1, 2, 1, T2, answer)]))
+
+  it("ends the run when the step waiting was the last", () => {
+    const last = steps.slice(0, 2)
+    spec(AutomationRunActor)
+      .given([new RunStarted({ ...run, steps: last, at: T0 }), stepStarted(0), stepSucceeded(0, 1), stepStarted(1), inputRequested()])
+      .when(provide(), meta({ at: T2 }))
+      .then([inputReceived(), stepSucceeded(1, null, 1, T2, answer), succeeded(T2)])
+  })
+
+  it.each([
+    ["a running step", atApproval],
+    ["an answered step", [...waiting, inputReceived(), stepSucceeded(1, 2, 1, T2, answer)]],
+    ["an ended run", [started, stepStarted(0), stepSucceeded(0, null), succeeded()]]
+  ] as const)("refuses an answer to %s", (_, history) =>
+    spec(AutomationRunActor).given(history).when(provide()).thenThrows(new RunNotWaiting({ runId })))
+
+  it.each([
+    ["a run of another workspace", waiting, "w2"],
+    ["a run that was never created", [], "w1"]
+  ] as const)("does not find %s", (_, history, workspaceId) =>
+    spec(AutomationRunActor).given(history).when(provide(workspaceId)).thenThrows(new RunNotFound({ runId })))
+})
+
+describe("projections", () => {
+  const key = `automation_run:${runId}`
+  const history: ReadonlyArray<readonly [AutomationRunEvent, string]> = [
+    [started, T0],
+    [stepStarted(0), T1],
+    [stepSucceeded(0, 1), T1],
+    [stepStarted(1), T1],
+    [inputRequested(), T1]
+  ]
+  const classify = {
+    index: 0,
+    name: "Classify",
+    stepType: "prompt",
+    status: "succeeded",
+    attempt: 1,
+    startedAt: T1,
+    endedAt: T1,
+    output: { team: "ops" },
+    error: null,
+    input: null
+  }
+  const approve = {
+    index: 1,
+    name: "Approve",
+    stepType: "human_input",
+    status: "waiting",
+    attempt: 1,
+    startedAt: T1,
+    endedAt: null,
+    output: null,
+    error: null,
+    input: { prompt: "Route it?", assignee: "u1", expiresAt: EXPIRES, requestedAt: T1 }
+  }
+  const runRow = {
+    run_id: runId,
+    automation_id: "aut_1",
+    org_id: "o1",
+    workspace_id: "w1",
+    status: "waiting",
+    trigger,
+    steps: [classify, approve],
+    error: null,
+    created_at: T0,
+    started_at: T0,
+    ended_at: null
+  }
+  const notice = {
+    notification_id: `${runId}:1:1`,
+    org_id: "o1",
+    workspace_id: "w1",
+    user_id: "u1",
+    kind: "automation_input",
+    title: "An automation waits for your input: Approve",
+    body: "Route it?",
+    subject: { automationId: "aut_1", runId, index: 1 },
+    created_at: T1,
+    resolved_at: null
+  }
+
+  it("holds the run with its timeline, and the notice of the input it waits for", () => {
+    const rows = projectedRows(AutomationRunActor, key, history)
+    expect(rows.automation_runs).toEqual([runRow])
+    expect(rows.notifications).toEqual([notice])
+  })
+
+  it("resolves the notice once answered, and the run succeeds", () => {
+    const rows = projectedRows(AutomationRunActor, key, [
+      ...history,
+      [inputReceived(), T2],
+      [stepSucceeded(1, null, 1, T2, answer), T2],
+      [succeeded(T2), T2]
+    ])
+    expect(rows.notifications).toEqual([{ ...notice, resolved_at: T2 }])
+    expect(rows.automation_runs).toEqual([
+      { ...runRow, status: "succeeded", ended_at: T2, steps: [classify, { ...approve, status: "succeeded", endedAt: T2, output: answer }] }
+    ])
+  })
+
+  it("resolves the notice when the wait fails (it expired)", () =>
+    expect(projectedRows(AutomationRunActor, key, [...history, [stepFailed(1, true, 1, T2), T2]]).notifications).toEqual([
+      { ...notice, resolved_at: T2 }
+    ]))
+
+  it("records every attempt, and a failed run's error with its step", () =>
+    expect(
+      projectedRows(AutomationRunActor, key, [
+        [started, T0],
+        [stepStarted(0), T1],
+        [stepFailed(0, false), T1],
+        [stepStarted(0, 2, T2), T2],
+        [stepFailed(0, true, 2, T2), T2],
+        [new RunFailed({ runId, index: 0, error: boom, at: T2 }), T2]
+      ]).automation_runs
+    ).toEqual([
+      {
+        ...runRow,
+        status: "failed",
+        steps: [
+          { ...classify, status: "failed", endedAt: T1, output: null, error: boom },
+          { ...classify, status: "failed", attempt: 2, startedAt: T2, endedAt: T2, output: null, error: boom }
+        ],
+        error: { ...boom, step: "Classify" },
+        ended_at: T2
+      }
+    ]))
+
+  it("writes each playbook event to the organization audit log, without a step's output", () => {
+    const audit = projectedRows(AutomationRunActor, key, history).audit_log
+    expect(audit.map((row) => [row.event, row.kind, row.surface, row.org_id, row.workspace_id, row.user_id])).toEqual(
+      ["automation_run.started", "automation_run.step_started", "automation_run.step_succeeded", "automation_run.step_started", "automation_run.input_requested"].map(
+        (event) => [event, "playbook", "playbook", "o1", "w1", "u1"]
+      )
+    )
+    expect(audit.map((row) => row.detail)).toEqual([
+      { automationId: "aut_1", runId, trigger: { type: "event", eventType: "node.created", nodeId: "n1" } },
+      { automationId: "aut_1", runId, step: "Classify", index: 0, attempt: 1 },
+      { automationId: "aut_1", runId, step: "Classify", index: 0, attempt: 1 },
+      { automationId: "aut_1", runId, step: "Approve", index: 1, attempt: 1 },
+      { automationId: "aut_1", runId, step: "Approve", index: 1, attempt: 1 }
+    ])
+  })
+})
