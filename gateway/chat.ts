@@ -8,7 +8,7 @@ import { Effect, Exit } from "effect"
 import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
 import { invoke } from "../src/Capabilities.ts"
-import { MODEL_OVERRIDE_FIELDS } from "../src/capabilities/Assistant.ts"
+import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/capabilities/Assistant.ts"
 import { BadRequest } from "../src/Errors.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
@@ -75,18 +75,18 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       }
     })
     if (orgSlug === undefined || workspaceSlug === undefined) return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
-    const exit = await options.run(
-      invoke({
-        authorization: req.headers.authorization,
-        cookie: req.headers.cookie,
-        surface: "api",
-        capability: "ask_assistant",
-        path: { orgSlug, workspaceSlug },
-        input: chatInput(req, mode),
-        idempotencyKey: req.headers["idempotency-key"],
-        trace: req
-      })
-    )
+    const request = {
+      authorization: req.headers.authorization,
+      cookie: req.headers.cookie,
+      surface: "api" as const,
+      capability: "ask_assistant",
+      path: { orgSlug, workspaceSlug },
+      input: chatInput(req, mode),
+      idempotencyKey: req.headers["idempotency-key"],
+      trace: req
+    }
+    // the stream frames the started turn's events; the ask route answers with its outcome
+    const exit = await options.run<StartedTurn | TurnOutcome, unknown>(mode === "stream" ? invoke(request) : askAndAwait(request))
     if (Exit.isFailure(exit)) {
       const error = exit.cause._tag === "Fail" ? (exit.cause.error as { _tag?: string; retryAfterSeconds?: number }) : undefined
       if (error instanceof PayloadTooLarge) return Streaming
@@ -95,13 +95,12 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       }
       return replyForFailure(exit.cause)
     }
-    const turn = exit.value as StartedTurn
     // the turn runs to its end whether or not the client stays (spec 3.2)
     if (mode === "stream") {
-      turn.listen(streamSink(res))
+      ;(exit.value as StartedTurn).listen(streamSink(res))
       return Streaming
     }
-    const outcome = await new Promise<TurnOutcome>((resolve) => turn.listen({ event: () => {}, done: resolve }))
+    const outcome = exit.value as TurnOutcome
     return "result" in outcome ? { status: 200, json: outcome.result } : askFailure(outcome.failure)
   }
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/stream", handler("stream"), options.limits)

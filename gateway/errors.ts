@@ -139,7 +139,12 @@ const table: Readonly<Record<string, Row>> = {
   TaskNotCancelable: conflict("task_not_cancelable", (e) => `task ${e.taskId} is ${e.state} and can no longer be canceled`),
   TaskTerminal: conflict("task_terminal", (e) => `task ${e.taskId} is ${e.state} and takes no more messages`),
   TaskNotAwaitingInput: conflict("task_not_awaiting_input", (e) => `task ${e.taskId} is ${e.state}, not waiting for input`),
-  TaskAlreadyExists: conflict("task_exists", (e) => `task ${e.taskId} already exists`)
+  TaskAlreadyExists: conflict("task_exists", (e) => `task ${e.taskId} already exists`),
+  // workspace agents
+  AgentAlreadyExists: conflict("agent_exists", (e) => e.message),
+  AgentNotFound: notFound("agent_not_found", (e) => e.message),
+  AgentBuiltIn: conflict("agent_builtin", (e) => e.message),
+  UnknownAgentTool: badRequest("unknown_tool", (e) => e.message)
 }
 
 export type { FailureDescription }

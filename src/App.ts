@@ -3,6 +3,7 @@
  * embedded table), the cluster, the actor host and the capability registry.
  */
 import { Layer } from "effect"
+import { AgentActor } from "../actors/agent/actor.ts"
 import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { AuditActor } from "../actors/audit/actor.ts"
 import { BillingActor } from "../actors/billing/actor.ts"
@@ -31,6 +32,7 @@ import * as AccessCache from "./AccessCache.ts"
 import * as Outbound from "./Outbound.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { accountCapabilities } from "./capabilities/Account.ts"
+import { agentCapabilities } from "./capabilities/Agents.ts"
 import { attachmentCapabilities } from "./capabilities/Attachments.ts"
 import { auditCapabilities } from "./capabilities/Audit.ts"
 import { billingCapabilities } from "./capabilities/Billing.ts"
@@ -58,9 +60,9 @@ import { codegraphCapabilities } from "./capabilities/Codegraph.ts"
 import { a2aCapabilities } from "./capabilities/A2a.ts"
 import { A2aTaskActor } from "../actors/a2atask/actor.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)

@@ -62,5 +62,6 @@ export const badInputTags: ReadonlySet<string> = new Set([
   "EnumValuesNotAllowed",
   "ReservedScopeKey",
   "UnknownPurpose",
-  "AttachmentRefused"
+  "AttachmentRefused",
+  "UnknownAgentTool"
 ])

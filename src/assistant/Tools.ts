@@ -35,11 +35,14 @@ export interface AgentTool {
 const isPerson = (invocation: Invocation) =>
   invocation.principal.credential === "session" || invocation.principal.credential === "cli_login"
 
+/** A capability an agent's turn can be offered: on the agent surface, acting in the turn's workspace. */
+export const isAgentCapability = (capability: AnyCapability): boolean => capability.surfaces.includes("agent") && capability.scope === "workspace"
+
 /** The capabilities the agent may call for this caller: on the agent surface, with a role the caller holds. */
 export const agentToolsFor = (registry: Registry, invocation: Invocation): ReadonlyArray<AgentTool> => {
   const tools: Array<AgentTool> = []
   for (const capability of registry.all) {
-    if (!capability.surfaces.includes("agent") || capability.scope !== "workspace") continue
+    if (!isAgentCapability(capability)) continue
     const allowed = capability.roles.some((grant) => (grant === "person" ? isPerson(invocation) : invocation.roles.includes(grant)))
     if (!allowed) continue
     const inputSchema = objectSchemaOf(capability.input)

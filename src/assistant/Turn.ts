@@ -51,6 +51,8 @@ export interface PreparedTurn {
   readonly model: ResolvedModel
   readonly tools: ReadonlyArray<AgentTool>
   readonly registry: Registry
+  /** The workspace agent the turn runs as; null: the built-in workspace assistant. */
+  readonly agent: { readonly name: string; readonly instructions: string } | null
 }
 
 /** A conversation's UUID from a generated id (`<prefix>_<32 hex>`), so a retry under the same Idempotency-Key names the same conversation. */
@@ -61,8 +63,9 @@ const uuidOf = (id: string): string => {
 
 const systemPrompt = (turn: PreparedTurn, summary: string | null): string =>
   [
-    `You are the assistant of the workspace ${turn.path.orgSlug}/${turn.path.workspaceSlug}. Act through your tools;`,
+    `You are ${turn.agent === null ? "the assistant" : `${turn.agent.name}, an agent`} of the workspace ${turn.path.orgSlug}/${turn.path.workspaceSlug}. Act through your tools;`,
     `ask the person with ${ASK_USER} when you need a decision. Tool calls that need approval are parked for the person to approve.`,
+    ...(turn.agent === null || turn.agent.instructions === "" ? [] : [`Your instructions:\n${turn.agent.instructions}`]),
     ...(summary === null ? [] : [`Summary of earlier messages: ${summary}`]),
     ...(turn.goal === null ? [] : [`Goal: ${turn.goal.statement}`])
   ].join("\n")

@@ -4,14 +4,14 @@
  * one JSON answer. The others act on a turn's approvals, questions, reply and stop; only the person
  * who asked the turn (for a key, its creator) may answer or stop it.
  */
-import { Effect, Exit, Schema } from "effect"
+import { Effect, Exit, FiberRef, Schema } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { FinishRun, ResolveApproval } from "../../actors/conversation/protocol.ts"
 import { OPERATOR } from "../../actors/apikey/purposes.ts"
 import type { Json } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { accessFacts, slugsOf } from "../Auth.ts"
-import { type AnyCapability, Capabilities, defineCapability, type Invocation, invoke, type Role } from "../Capabilities.ts"
+import { type AnyCapability, Capabilities, defineCapability, type Invocation, invoke, type InvokeRequest, type Role } from "../Capabilities.ts"
 import { Forbidden, NotFound } from "../Errors.ts"
 import { StorableString } from "../StorableText.ts"
 import { FailureDescriber } from "../Failures.ts"
@@ -21,8 +21,11 @@ import { checkAttachments } from "../assistant/Files.ts"
 import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { ChatRateLimiter, RateLimited } from "../assistant/RateLimit.ts"
 import { AssistantSettings } from "../assistant/Settings.ts"
+import type { StartedTurn, TurnOutcome } from "../assistant/ChatEvents.ts"
 import { agentToolsFor, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "../assistant/Tools.ts"
 import { type PreparedTurn, startTurn } from "../assistant/Turn.ts"
+import { findAgent } from "../assistant/WorkspaceAgents.ts"
+import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 
 const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -98,6 +101,12 @@ const pathOf = (invocation: Invocation) =>
     return { orgSlug, workspaceSlug }
   })
 
+/**
+ * The workspace agent an in-process caller (an automation's `agent` step, through `askAgent`) runs
+ * `ask_assistant` as, set around its `invoke`: the chat request (spec 2.2) has no field for it.
+ */
+export const CurrentAgentSlug = FiberRef.unsafeMake<string | undefined>(undefined)
+
 export const askAssistant = defineCapability({
   ...common,
   name: "ask_assistant",
@@ -111,8 +120,19 @@ export const askAssistant = defineCapability({
   sensitivity: "medium",
   mutating: true,
   changesAccess: false,
-  handler: (invocation, input) => Effect.flatMap(prepareTurn(invocation, input), startTurn)
+  handler: (invocation, input) =>
+    FiberRef.get(CurrentAgentSlug).pipe(
+      Effect.flatMap((agentSlug) => prepareTurn(invocation, input, null, agentSlug)),
+      Effect.flatMap(startTurn)
+    )
 })
+
+/** A started turn's outcome, once it ends. */
+export const outcomeOf = (turn: StartedTurn) =>
+  Effect.async<TurnOutcome>((resume) => turn.listen({ event: () => {}, done: (outcome) => resume(Effect.succeed(outcome)) }))
+
+/** The ask route's turn (spec 4.1 `assistant/ask`): `ask_assistant` through the checkpoint, then its outcome once it ends. */
+export const askAndAwait = <E>(request: InvokeRequest<E>) => Effect.flatMap(invoke(request), (started) => outcomeOf(started as StartedTurn))
 
 /** What a turn is asked with: the chat request's fields (A2A messages fill the first ones). */
 export type TurnRequest = Pick<typeof ChatRequest.Type, "content" | "conversationId" | "turnId" | "attachments" | "goal" | "tier" | "model" | "effort">
@@ -121,22 +141,29 @@ export type TurnRequest = Pick<typeof ChatRequest.Type, "content" | "conversatio
  * Every check of spec 7.1 a turn passes before it may start, in one place for the chat routes and
  * A2A: the kill switch, a person behind the caller, the workspace's rate, the model, the spend
  * limits, the attachments. `newConversationPublicId` names the conversation a first turn creates.
+ * `agentSlug` names the workspace agent the turn runs as (404 `agent_not_found` when there is none):
+ * its instructions join the system prompt, its tier applies when the request names no tier, and
+ * only its tools (of those the caller's role allows) are offered.
  */
-export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConversationPublicId: string | null = null) =>
+export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConversationPublicId: string | null = null, agentSlug?: string) =>
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
     if (settings.killSwitch) return yield* new Forbidden({ reason: "kill_switch", message: "the operator has stopped the assistant" })
     const userId = yield* personOf(invocation)
     const orgId = invocation.orgId!
     const workspaceId = invocation.workspaceId!
+    const agent = agentSlug === undefined ? undefined : yield* findAgent(workspaceId, agentSlug)
+    if (agentSlug !== undefined && agent === undefined) return yield* new AgentNotFound({ slug: agentSlug })
     const limiter = yield* ChatRateLimiter
     const taken = limiter.take(workspaceId, Date.parse(invocation.at))
     if (!taken.ok) return yield* new RateLimited({ retryAfterSeconds: taken.retryAfterSeconds })
-    const model = yield* resolveTurnModel({ orgId, tier: input.tier, model: input.model, effort: input.effort })
+    const model = yield* resolveTurnModel({ orgId, tier: input.tier ?? agent?.tier ?? undefined, model: input.model, effort: input.effort })
     yield* checkAssistantSpend({ orgId, workspaceId, paidBy: model.paidBy, now: new Date(invocation.at) })
     const attachments = input.attachments ?? []
     yield* checkAttachments(workspaceId, attachments)
     const registry = yield* Capabilities
+    const allowed = agentToolsFor(registry, invocation)
+    const agentTools = agent?.tools ?? null
     const prepared: PreparedTurn = {
       invocation,
       path: yield* pathOf(invocation),
@@ -148,8 +175,9 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
       goal: input.goal === undefined ? null : { statement: input.goal.statement, maxRounds: input.goal.maxRounds ?? 3 },
       turnId: input.turnId ?? null,
       model,
-      tools: agentToolsFor(registry, invocation),
-      registry
+      tools: agentTools === null ? allowed : allowed.filter((tool) => agentTools.includes(tool.capability.name)),
+      registry,
+      agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions }
     }
     return prepared
   })

@@ -1,0 +1,72 @@
+/**
+ * Workspace agents as turns, listings and automations read them: the `agents` read model (actor
+ * `agent`), and the built-in default agent, the workspace assistant itself (slug `assistant`), which
+ * no row holds: the platform's system prompt alone, every tool the caller's role allows, the
+ * organization's default model tier.
+ */
+import { Effect } from "effect"
+import { DEFAULT_AGENT_SLUG } from "../../actors/agent/events.ts"
+import { Db, query } from "../../streams/Db.ts"
+
+export interface WorkspaceAgent {
+  readonly slug: string
+  readonly name: string
+  readonly description: string
+  /** Joins the system prompt of the agent's turns; empty for the built-in assistant. */
+  readonly instructions: string
+  /** A model tier slug for turns that name none; null: the organization's default tier. */
+  readonly tier: string | null
+  /** Capability names its turns are offered; null for the built-in assistant: every agent tool the caller's role allows. */
+  readonly tools: ReadonlyArray<string> | null
+  readonly builtIn: boolean
+  /** 0 for the built-in assistant, which is never changed. */
+  readonly version: number
+  /** ISO 8601; null for the built-in assistant. */
+  readonly createdAt: string | null
+  readonly updatedAt: string | null
+}
+
+export const DEFAULT_AGENT: WorkspaceAgent = {
+  slug: DEFAULT_AGENT_SLUG,
+  name: "Workspace assistant",
+  description: "Answers questions and acts in the workspace through its tools; asks when it needs a decision.",
+  instructions: "",
+  tier: null,
+  tools: null,
+  builtIn: true,
+  version: 0,
+  createdAt: null,
+  updatedAt: null
+}
+
+const iso = (value: Date | string) => (value instanceof Date ? value.toISOString() : value)
+
+const agentOf = (row: Record<string, any>): WorkspaceAgent => ({
+  slug: row.slug,
+  name: row.name,
+  description: row.description,
+  instructions: row.instructions,
+  tier: row.tier,
+  tools: row.tools,
+  builtIn: false,
+  version: row.version,
+  createdAt: iso(row.created_at),
+  updatedAt: iso(row.updated_at)
+})
+
+const agentRows = (workspaceId: string, slug: string | undefined) =>
+  Effect.flatMap(Db, (db) =>
+    query("read agents", () => db.sql`
+      select slug, name, description, instructions, tier, tools, version, created_at, updated_at from ${db.table("agents")}
+      where workspace_id = ${workspaceId} ${slug === undefined ? db.sql`` : db.sql`and slug = ${slug}`}
+      order by slug`)
+  ).pipe(Effect.map((rows) => rows.map(agentOf)))
+
+/** The workspace's agent with this slug (the built-in assistant for `assistant`), or undefined. */
+export const findAgent = (workspaceId: string, slug: string) =>
+  slug === DEFAULT_AGENT_SLUG
+    ? Effect.succeed<WorkspaceAgent | undefined>(DEFAULT_AGENT)
+    : Effect.map(agentRows(workspaceId, slug), (rows): WorkspaceAgent | undefined => rows[0])
+
+/** The workspace's agents: the built-in assistant first, then the others by slug. */
+export const listAgents = (workspaceId: string) => Effect.map(agentRows(workspaceId, undefined), (rows) => [DEFAULT_AGENT, ...rows])
