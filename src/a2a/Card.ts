@@ -1,10 +1,12 @@
 /**
  * The Agent Card (A2A v0.3): the public one at `/.well-known/agent-card.json` describes the
  * platform's workspace assistant; the authenticated extended card, for a caller's workspace, lists
- * the agent with every skill it has there (its tools, as the caller's role allows).
+ * the agent with every skill it has there: the workspace's agents (a message names one in
+ * `metadata.agentSlug`, the card's one extension) and its tools, as the caller's role allows.
  */
 import { ALLOWED_MEDIA_TYPES } from "../assistant/Files.ts"
 import type { AgentTool } from "../assistant/Tools.ts"
+import { DEFAULT_AGENT, type WorkspaceAgent } from "../assistant/WorkspaceAgents.ts"
 
 export const PROTOCOL_VERSION = "0.3.0"
 export const AGENT_VERSION = "0.1.0"
@@ -13,9 +15,9 @@ export const AGENT_VERSION = "0.1.0"
 const INPUT_MODES = [...new Set(["text/plain", "application/json", ...ALLOWED_MEDIA_TYPES])]
 
 const assistantSkill = {
-  id: "assistant",
-  name: "Workspace assistant",
-  description: "Answers questions and acts in the workspace through its tools; asks when it needs a decision.",
+  id: DEFAULT_AGENT.slug,
+  name: DEFAULT_AGENT.name,
+  description: DEFAULT_AGENT.description,
   tags: ["assistant", "chat"],
   examples: ["What changed in this workspace today?"],
   inputModes: INPUT_MODES,
@@ -38,15 +40,44 @@ export const publicAgentCard = (baseUrl: string) => ({
   supportsAuthenticatedExtendedCard: true
 })
 
-/** The extended card: the agent of this workspace and its skills, one per tool the caller's role allows. */
-export const extendedAgentCard = (baseUrl: string, place: { readonly orgSlug: string; readonly workspaceSlug: string }, tools: ReadonlyArray<AgentTool>) => {
+/** The key of `message.metadata` that names the workspace agent a new task's turn runs as. */
+export const AGENT_SLUG_METADATA = "agentSlug"
+
+/** A2A v0.3 has no field that addresses one agent of an endpoint: a message names it in its metadata, as this extension says. */
+const agentSlugExtension = {
+  uri: "urn:svc:a2a:ext:agent-slug:v1",
+  description: `A message that starts a task may name the workspace agent it is for in message.metadata.${AGENT_SLUG_METADATA}: the id of one of this card's skills tagged "agent". Without it, the workspace assistant answers.`,
+  required: false
+}
+
+const agentSkill = (agent: WorkspaceAgent) => ({
+  id: agent.slug,
+  name: agent.name,
+  description: agent.description === "" ? `The workspace agent ${agent.name}.` : agent.description,
+  tags: ["agent"],
+  inputModes: INPUT_MODES,
+  outputModes: ["text/plain"]
+})
+
+/**
+ * The extended card: the agent of this workspace and its skills: its agents (the built-in assistant
+ * first), then one per tool the caller's role allows.
+ */
+export const extendedAgentCard = (
+  baseUrl: string,
+  place: { readonly orgSlug: string; readonly workspaceSlug: string },
+  agents: ReadonlyArray<WorkspaceAgent>,
+  tools: ReadonlyArray<AgentTool>
+) => {
   const card = publicAgentCard(baseUrl)
   return {
     ...card,
     name: `${place.orgSlug}/${place.workspaceSlug} assistant`,
     description: `The assistant of workspace ${place.orgSlug}/${place.workspaceSlug}.`,
+    capabilities: { ...card.capabilities, extensions: [agentSlugExtension] },
     skills: [
       assistantSkill,
+      ...agents.filter((agent) => !agent.builtIn).map(agentSkill),
       ...tools.map((tool) => ({
         id: tool.toolName,
         name: tool.capability.name,

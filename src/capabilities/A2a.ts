@@ -10,7 +10,8 @@ import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { TaskNotFound } from "../../actors/a2atask/errors.ts"
 import { CancelTask, ReceiveMessage } from "../../actors/a2atask/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { extendedAgentCard } from "../a2a/Card.ts"
+import { AgentSlug } from "../../actors/agent/events.ts"
+import { AGENT_SLUG_METADATA, extendedAgentCard } from "../a2a/Card.ts"
 import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "../a2a/Protocol.ts"
 import { findTask, taskView } from "../a2a/TaskQueries.ts"
 import { contentOf, keptParts, uploadsOf } from "../a2a/Parts.ts"
@@ -18,6 +19,7 @@ import { contextOfConversation, conversationOfContext, type NewTask, sendAndSett
 import { findConversation } from "../assistant/ChatQueries.ts"
 import { uploadFiles } from "../assistant/Files.ts"
 import { agentToolsFor } from "../assistant/Tools.ts"
+import { listAgents } from "../assistant/WorkspaceAgents.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, Capabilities, defineCapability, type Invocation } from "../Capabilities.ts"
@@ -36,6 +38,18 @@ const common = {
   destructive: false,
   needsApproval: false
 } as const
+
+/**
+ * The workspace agent a new task's turn runs as, named in `message.metadata.agentSlug` (the
+ * extended card's extension); undefined: the workspace assistant.
+ */
+const agentSlugOf = (metadata: Readonly<Record<string, unknown>> | undefined) => {
+  const named = metadata?.[AGENT_SLUG_METADATA]
+  if (named === undefined) return Effect.succeed(undefined)
+  return Schema.decodeUnknown(AgentSlug)(named).pipe(
+    Effect.mapError(() => new BadRequest({ reason: "invalid_agent_slug", message: `message.metadata.${AGENT_SLUG_METADATA} must be the slug of one of the workspace's agents` }))
+  )
+}
 
 /** A message accepted: a new task to run, or the answer that resumes a waiting one. */
 type AcceptedMessage = { readonly task: NewTask } | { readonly taskId: string }
@@ -83,7 +97,8 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
       contextId = contextOfConversation(newConversation)
     }
     const uploads = yield* uploadsOf(message.parts)
-    const turn = yield* prepareTurn(invocation, { content, conversationId: conversationRef, turnId: randomUUID() }, newConversation)
+    const agentSlug = yield* agentSlugOf(message.metadata)
+    const turn = yield* prepareTurn(invocation, { content, conversationId: conversationRef, turnId: randomUUID() }, newConversation, agentSlug)
     // the turn's checks first, as for a chat request's attachments; then its files are stored as attachments of it
     const files = uploads.length === 0 ? [] : yield* uploadFiles(uploaderOf(invocation), uploads, invocation.newId, invocation.meta)
     return {
@@ -99,7 +114,7 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
 export const sendMessage = defineCapability({
   ...common,
   name: "a2a.message.send",
-  description: "Send a message to the workspace agent (A2A message/send): a new task, a message continuing a context, or the answer to a task waiting for input. Answers with the task once it settles, or once it is submitted when not blocking.",
+  description: "Send a message to the workspace agent (A2A message/send): a new task (message.metadata.agentSlug names a workspace agent; the assistant without it), a message continuing a context, or the answer to a task waiting for input. Answers with the task once it settles, or once it is submitted when not blocking.",
   input: MessageSendParams,
   output: Task,
   sensitivity: "medium",
@@ -188,7 +203,7 @@ export const cancelTask = defineCapability({
 export const extendedCard = defineCapability({
   ...common,
   name: "a2a.card.extended",
-  description: "The authenticated extended Agent Card: this workspace's agent and its skills.",
+  description: "The authenticated extended Agent Card: this workspace's agent and its skills (its workspace agents and tools).",
   input: EmptyParams,
   output: Schema.Unknown,
   sensitivity: "low",
@@ -196,7 +211,8 @@ export const extendedCard = defineCapability({
   handler: (invocation) =>
     Effect.gen(function* () {
       const [orgSlug, workspaceSlug] = (yield* slugsOf(invocation.orgId!, invocation.workspaceId)).split("/")
-      return extendedAgentCard(yield* PublicUrl, { orgSlug, workspaceSlug }, agentToolsFor(yield* Capabilities, invocation))
+      const agents = yield* listAgents(invocation.workspaceId!)
+      return extendedAgentCard(yield* PublicUrl, { orgSlug, workspaceSlug }, agents, agentToolsFor(yield* Capabilities, invocation))
     })
 })
 
