@@ -19,7 +19,6 @@ import type { AgentState } from "../../actors/agent/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import type { Principal } from "../Auth.ts"
 import { type AnyCapability, Capabilities, defineCapability, type Invocation, type Registry, type Role, type Surface } from "../Capabilities.ts"
-import type { TurnResult } from "../assistant/ChatEvents.ts"
 import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { agentToolsFor, isAgentCapability } from "../assistant/Tools.ts"
 import { findAgent, listAgents, type WorkspaceAgent } from "../assistant/WorkspaceAgents.ts"
@@ -209,7 +208,7 @@ export interface AskAgentRequest {
  * end. Succeeds with the turn result (spec 2.3); fails with the checkpoint's refusals (7.1), or
  * `AgentTurnFailed` when the turn failed after it started (7.2).
  */
-export const askAgent = (request: AskAgentRequest): Effect.Effect<TurnResult, unknown, any> =>
+export const askAgent = (request: AskAgentRequest) =>
   askAndAwait({
     authorization: undefined,
     principal: request.principal,
