@@ -17,8 +17,9 @@
  *     --workspace and --machine, and enrols the machine), a gateway key, or a telemetry key;
  *     without --workspace, an organization-level key. Prints the key id and the raw key, which is
  *     shown this once and never stored. It appends to the log the running nodes read (same
- *     DATABASE_URL, DB_SCHEMA, KAFKA_BROKERS, LOG_PARTITIONS); with embedded Postgres, stop the
- *     server first. CLI logins (cli_session_v1) come only from the device login.
+ *     DATABASE_URL, DB_SCHEMA, KAFKA_BROKERS, LOG_PARTITIONS), through each partition's writer:
+ *     with Kafka, the running node that owns it (so a node must be running); without Kafka, stop
+ *     the server first. CLI logins (cli_session_v1) come only from the device login.
  *
  *   billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>
  *     Grants credits (one per model token; the first grant turns metering on) or suspends and
@@ -139,7 +140,8 @@ const issueKeyCommand = (args: ReadonlyArray<string>) =>
       name: values.name,
       machineId: values.machine
     }).pipe(
-      Effect.provide(Layer.merge(logLayer(config).pipe(Layer.provideMerge(Layer.succeed(Db, db))), AccessCache.layer)),
+      // appended through the partitions' writers (the hash chain's): with Kafka, their owners'
+      Effect.provide(Layer.mergeAll(logLayer(config), operatorHost(config), AccessCache.layer).pipe(Layer.provideMerge(Layer.succeed(Db, db)))),
       Effect.mapError((e) => new Error(`issue-key refused: ${e.message}`))
     )
     const place = issued.workspaceId === null ? `organization ${values.org}` : `workspace ${values.org}/${values.workspace}`

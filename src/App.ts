@@ -59,10 +59,14 @@ import { assistantCapabilities } from "./capabilities/Assistant.ts"
 import { codegraphCapabilities } from "./capabilities/Codegraph.ts"
 import { a2aCapabilities } from "./capabilities/A2a.ts"
 import { A2aTaskActor } from "../actors/a2atask/actor.ts"
+import { AutomationActor } from "../actors/automation/actor.ts"
+import { AutomationRunActor } from "../actors/automationrun/actor.ts"
+import { automationCapabilities } from "./capabilities/Automations.ts"
+import * as Automations from "./automations/Engine.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
@@ -103,12 +107,14 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     AccessCache.layer,
     NodeMetrics.layer
   ).pipe(Layer.provideMerge(db))
-  const host = Layer.mergeAll(
-    ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }),
-    AuditLog.layer({ windowMs: config.auditWindowMs }),
-    LogSignals.layer
-  ).pipe(Layer.provideMerge(base))
+  // the audit writer appends through the actor host's partition writers (the hash chain's one writer)
+  const host = Layer.mergeAll(AuditLog.layer({ windowMs: config.auditWindowMs }), LogSignals.layer).pipe(
+    Layer.provideMerge(ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition })),
+    Layer.provideMerge(base)
+  )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  return Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer).pipe(Layer.provideMerge(charged))
+  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer).pipe(Layer.provideMerge(charged))
+  // runs call capabilities and turns: the engine stops before what they need
+  return Automations.layer.pipe(Layer.provideMerge(services))
 }

@@ -8,16 +8,19 @@
  * one commit and one projection batch serve many invocations. Each caller still waits until the
  * append holding its record is durable; the append's failure is every waiting caller's failure.
  *
- * All of a node's records land on one partition (that of a key chosen at random per node): one
- * projection runner then folds them as one stream, where records spread over every partition
- * would cost each partition's runner a transaction of its own for a few records. Audit keys are
- * stateless, so replay projects them the same wherever they are.
+ * All of a node's records land on one partition: one projection runner then folds them as one
+ * stream, where records spread over every partition would cost each partition's runner a
+ * transaction of its own for a few records. Audit keys are stateless, so replay projects them the
+ * same wherever they are. They go through the partition's single writer (`ActorHost.append`), to
+ * join its hash chain: a partition this node owns and has caught up, the one chosen at random per
+ * node while it does, so that no record travels to another node.
  *
  * Audit records are not writes a caller reads back through other capabilities, so they stay out of
  * the node's read fence; `audit.list` waits for them itself (`appended`).
  */
 import { Context, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
+import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog, type EventRecord, type LogError } from "../streams/EventLog.ts"
 import * as GroupCommit from "../streams/GroupCommit.ts"
 import { NodeMetrics } from "../streams/Metrics.ts"
@@ -41,21 +44,26 @@ export interface AuditLogOptions {
   readonly windowMs: number
 }
 
-export const layer = (options: AuditLogOptions): Layer.Layer<AuditLog, never, EventLog | NodeMetrics> =>
+export const layer = (options: AuditLogOptions): Layer.Layer<AuditLog, never, EventLog | ActorHost | NodeMetrics> =>
   Layer.scoped(
     AuditLog,
     Effect.gen(function* () {
       const log = yield* EventLog
+      const host = yield* ActorHost
       const metrics = yield* NodeMetrics
-      const partitionKey = `audit-writer:${randomUUID()}`
-      const partition = partitionFor(partitionKey, log.partitions)
+      const preferred = partitionFor(`audit-writer:${randomUUID()}`, log.partitions)
+      const target = () => {
+        const { ready } = host.ownership()
+        return ready.includes(preferred) || ready.length === 0 ? preferred : ready[Math.floor(Math.random() * ready.length)]
+      }
       const last = new Map<number, number>()
       const committer = yield* GroupCommit.make({
         maxItems: MAX_RECORDS_PER_APPEND,
         windowMs: options.windowMs,
         commit: (records: ReadonlyArray<EventRecord>) => {
           metrics.auditBatchRecords.observe(records.length)
-          return Effect.map(log.append(partitionKey, records), (offsets) => {
+          const partition = target()
+          return Effect.map(host.append(partition, records), (offsets) => {
             addPosition(last, { partition, offset: offsets[offsets.length - 1] })
             return offsets.map((offset): Position => ({ partition, offset }))
           })

@@ -18,7 +18,9 @@ import { OPERATOR } from "../actors/apikey/purposes.ts"
 import { type ActorKind, type CommandMeta, encodeEvent, keyOf } from "../actors/kernel.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
 import { EnrolMachine } from "../actors/machine/protocol.ts"
+import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
+import { partitionFor } from "../streams/partitioner.ts"
 import { mintApiKey, newPublicId } from "./ApiKeyToken.ts"
 import { findPlace } from "./Auth.ts"
 import { Db, query } from "../streams/Db.ts"
@@ -86,12 +88,14 @@ const appendFresh = <S, C extends { readonly _tag: string }, E extends { readonl
     const decision = kind.decide(kind.initialState, command, meta)
     if (Either.isLeft(decision)) return yield* Effect.fail(decision.left)
     const log = yield* EventLog
+    const host = yield* ActorHost
     const key = keyOf(kind, id)
     const records = decision.right.map((event, i) => {
       const { type, payload } = encodeEvent(kind, event)
       return { key, seq: i + 1, firstSeq: 1, type, payload, at: meta.at, commandId: meta.commandId, actor: meta.actor }
     })
-    if (records.length > 0) yield* log.append(key, records)
+    // through the partition's single writer, to join its hash chain (docs/audit.md)
+    if (records.length > 0) yield* host.append(partitionFor(key, log.partitions), records)
   })
 
 /** Where a machine stands before a host key is issued for it in `workspaceId`. */

@@ -12,6 +12,10 @@
  * partition the host opens its writer (fencing the previous owner) and projects it up to the
  * log's end before deciding anything there; on losing it the host stops deciding at once and
  * forgets its cached states.
+ *
+ * Records that no actor decides (audit records, telemetry batches, keys `svc issue-key` writes)
+ * are appended through the same writer (`append`): a partition's hash chain (docs/audit.md) needs
+ * one writer, and on Kafka that is the owner's fenced writer, which holds the chain's head.
  */
 import { Context, Data, Effect, Either, ExecutionStrategy, Exit, Fiber, Layer, Option, Runtime, Schedule, Schema, Scope } from "effect"
 import {
@@ -25,6 +29,7 @@ import {
   kindOfKey
 } from "../actors/kernel.ts"
 import { Gauge } from "prom-client"
+import { randomUUID } from "node:crypto"
 import { Db, type DbService, query } from "./Db.ts"
 import { Cluster, type ClusterError, type RemoteCommand } from "./Cluster.ts"
 import { EventLog, type EventRecord, LogError, type PartitionWriter } from "./EventLog.ts"
@@ -65,6 +70,13 @@ export interface ActorHostService {
   readonly caughtUp: () => Promise<boolean>
   /** Resolves true once the read models have passed every position, false if `timeoutMs` passes first. */
   readonly awaitProjected: (positions: Positions, timeoutMs: number) => Promise<boolean>
+  /**
+   * Appends records no actor decides to `partition` through its single writer (this node's when
+   * it owns the partition, else its owner's, reached through the cluster), so that they join the
+   * partition's hash chain; the offset of each once durable. Retried while ownership moves, until
+   * the command timeout.
+   */
+  readonly append: (partition: number, records: ReadonlyArray<EventRecord>) => Effect.Effect<ReadonlyArray<number>, LogError>
 }
 
 export class ActorHost extends Context.Tag("svc/streams/ActorHost")<ActorHost, ActorHostService>() {}
@@ -125,6 +137,24 @@ interface Ownership {
   applied: number
   readonly waiters: Set<{ readonly offset: number; readonly resolve: (passed: boolean) => void }>
 }
+
+/** The reserved key of a command that carries records to append (no actor kind has it: no colon). */
+const APPEND_KEY = "$append"
+
+const AppendedRecords = Schema.Array(Schema.Struct({
+  key: Schema.String,
+  seq: Schema.Number,
+  firstSeq: Schema.Number,
+  type: Schema.String,
+  payload: Schema.Unknown,
+  at: Schema.String,
+  commandId: Schema.String,
+  actor: Schema.String
+}))
+
+type AppendReply =
+  | { readonly ok: true; readonly offsets: ReadonlyArray<number> }
+  | { readonly ok: false; readonly unavailable: HostUnavailable["reason"]; readonly message: string }
 
 /** Commands one batch decides and appends together. */
 const MAX_COMMANDS_PER_BATCH = 512
@@ -469,7 +499,63 @@ export const make = (options: ActorHostOptions) =>
       })
     }
 
-    const onCommand = async (partition: number, remote: RemoteCommand): Promise<Reply> => {
+    /**
+     * Appends through this node's writer of the partition, once it is ready; undefined when this
+     * node does not own it. A failed append is handled as a worker's is: the partition catches up
+     * again (and an unknown outcome reopens the writer) before anything else is appended.
+     */
+    const appendHere = (partition: number, records: ReadonlyArray<EventRecord>): Promise<AppendReply> | undefined => {
+      const ownership = owned.get(partition)
+      if (ownership === undefined) return undefined
+      return ownership.ready.then(async (ready): Promise<AppendReply> => {
+        const writer = ownership.writer
+        if (!ready || owned.get(partition) !== ownership || writer === undefined) return notOwner() as AppendReply
+        const appended = await run(Effect.either(writer.writer.append(records)))
+        if (Either.isRight(appended)) {
+          addPosition(acked, { partition, offset: appended.right[appended.right.length - 1] })
+          return { ok: true, offsets: appended.right }
+        }
+        const error = appended.left
+        // the embedded log's fence is per key: a record whose key and seq are taken (a retried
+        // telemetry batch) says nothing about the partition's owner
+        if (error._tag === "LogFenced" && log.mode === "embedded") return { ok: false, unavailable: "failure", message: error.message }
+        if (owned.get(partition) === ownership && ownership.writer === writer) resync(ownership, error._tag !== "LogFenced")
+        return { ok: false, unavailable: error._tag === "LogFenced" ? "ownership_lost" : "failure", message: error.message }
+      })
+    }
+
+    const append: ActorHostService["append"] = (partition, records) => {
+      if (records.length === 0) return Effect.succeed([])
+      const until = Date.now() + options.commandTimeoutMs
+      const attempt = (): Effect.Effect<AppendReply, HostUnavailable> => {
+        const here = appendHere(partition, records)
+        if (here !== undefined) return Effect.promise(() => here)
+        const remote: RemoteCommand = { key: APPEND_KEY, commandId: randomUUID(), at: records[0].at, actor: records[0].actor, body: Schema.encodeSync(AppendedRecords)(records) }
+        return cluster.send(partition, remote, Math.max(1, until - Date.now())).pipe(
+          Effect.map((reply) => reply as AppendReply),
+          Effect.mapError((e) => new HostUnavailable({ reason: e.reason === "timeout" ? "timeout" : "not_owner", message: e.message }))
+        )
+      }
+      // the same retries as a command's: ownership moves during rebalances
+      const routed: Effect.Effect<ReadonlyArray<number>, HostUnavailable> = Effect.suspend(attempt).pipe(
+        Effect.flatMap((reply) =>
+          reply.ok ? Effect.succeed(reply.offsets) : Effect.fail(new HostUnavailable({ reason: reply.unavailable, message: reply.message }))
+        ),
+        Effect.catchTag("HostUnavailable", (e) =>
+          e.reason !== "failure" && Date.now() < until ? Effect.zipRight(Effect.sleep("100 millis"), Effect.suspend(() => routed)) : Effect.fail(e)
+        )
+      )
+      return routed.pipe(
+        Effect.mapError((e) => new LogError({ operation: `append to partition ${partition}`, message: e.message })),
+        Effect.withSpan("ActorHost.append", { attributes: { partition, count: records.length }, captureStackTrace: false })
+      )
+    }
+
+    const onCommand = async (partition: number, remote: RemoteCommand): Promise<Reply | AppendReply> => {
+      if (remote.key === APPEND_KEY) {
+        const records = Schema.decodeUnknownSync(AppendedRecords)(remote.body)
+        return (await appendHere(partition, records)) ?? (notOwner() as AppendReply)
+      }
       const kind = kinds.get(kindOfKey(remote.key))
       if (kind === undefined) return { ok: false, unavailable: "failure", message: `unknown actor kind of ${remote.key}` }
       const command = Schema.decodeUnknownSync(kind.commands)(remote.body) as { readonly _tag: string }
@@ -631,7 +717,8 @@ export const make = (options: ActorHostOptions) =>
       }),
       unprojected,
       awaitProjected,
-      caughtUp: () => Promise.all([...owned.values()].map((o) => o.ready)).then((ready) => ready.every(Boolean))
+      caughtUp: () => Promise.all([...owned.values()].map((o) => o.ready)).then((ready) => ready.every(Boolean)),
+      append
     } satisfies ActorHostService
   })
 

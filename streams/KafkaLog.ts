@@ -4,7 +4,8 @@
  *
  * An event on the wire: message key = the event's `key`; value = the JSON array
  * `[seq, firstSeq, type, at, commandId, actor, payload]` (positional, so the field names are not repeated in
- * every record); partition and offset are Kafka's.
+ * every record); partition and offset are Kafka's; the hash chain (docs/audit.md) in the headers
+ * `svc-prev` and `svc-hash`, set by the partition's writer.
  *
  * The kafkajs plumbing the cluster adapter shares (client, topic creation, tailing fixed
  * partitions) is exported from here too.
@@ -24,6 +25,7 @@ import {
   type PartitionWriter
 } from "./EventLog.ts"
 import * as GroupCommit from "./GroupCommit.ts"
+import { chain, GENESIS } from "./Chain.ts"
 import { partitionFor } from "./partitioner.ts"
 
 const { AssignerProtocol, Kafka: KafkaClient, Partitioners, logLevel } = kafkajs
@@ -434,6 +436,8 @@ const openTransactionalWriter = (
     )
     // kafkajs initializes the producer id at the first transaction: an empty one sends nothing else
     yield* tryKafka(opening, async () => (await producer.transaction()).abort())
+    // fenced now, nobody else writes the partition: its chain goes on from the last committed event
+    let head = yield* lastHash(kafka, topic, prefix, partition)
 
     /** Why every later append fails: fenced, or kafkajs's transaction state is past repair. */
     let unusable: LogFenced | LogError | undefined
@@ -442,13 +446,21 @@ const openTransactionalWriter = (
       const transaction = await producer.transaction()
       let committing = false
       try {
+        const chained = chain(head, records)
         const [written] = await transaction.send({
           topic,
           acks: -1,
-          messages: records.map((record) => ({ key: record.key, value: encodeEvent(record), partition }))
+          messages: records.map((record, i) => ({
+            key: record.key,
+            value: encodeEvent(record),
+            partition,
+            headers: { [PREV_HEADER]: i === 0 ? head : chained.hashes[i - 1], [HASH_HEADER]: chained.hashes[i] }
+          }))
         })
         committing = true
         await transaction.commit()
+        // an aborted transaction is no part of the chain: the head moves only with a commit
+        head = chained.head
         return Number(written.baseOffset)
       } catch (error) {
         // an end of the transaction (commit or abort) the coordinator answers with
@@ -508,5 +520,51 @@ const openTransactionalWriter = (
             )
     } satisfies PartitionWriter
   })
+
+/** How many records before the end a new writer reads first to find the partition's last hash. */
+const HEAD_WINDOW = 64
+
+/**
+ * The hash of the partition's last committed event: read from the end backwards, a window at a
+ * time, until an event with a hash is found (a log written before the chain holds none: GENESIS).
+ * Aborted records and transaction markers are skipped by the reader, as by every reader.
+ */
+const lastHash = (kafka: Kafka, topic: string, prefix: string, partition: number): Effect.Effect<string, LogError> =>
+  Effect.gen(function* () {
+    const admin = kafka.admin()
+    const end = yield* Effect.acquireUseRelease(
+      tryKafka(`read the end of partition ${partition}`, () => admin.connect()),
+      () => tryKafka(`read the end of partition ${partition}`, () => admin.fetchTopicOffsets(topic)),
+      () => Effect.promise(() => admin.disconnect().catch(() => undefined))
+    ).pipe(Effect.map((offsets) => Number(offsets.find((o) => o.partition === partition)?.high ?? 0)))
+    let until = end
+    for (let window = HEAD_WINDOW; until > 0; window *= 4) {
+      const from = Math.max(0, until - window)
+      const found = yield* readUpToOffset(kafka, topic, `${prefix}.head.${randomUUID()}`, partition, from, until)
+      if (found !== undefined) return found
+      until = from
+    }
+    return GENESIS
+  })
+
+/** The hash of the last chained event in `[from, until)` of the partition, if any. */
+const readUpToOffset = (kafka: Kafka, topic: string, groupId: string, partition: number, from: number, until: number) =>
+  tail(kafka, topic, new Map([[partition, from]]), groupId).pipe(
+    Stream.takeUntil((batch) => batch.next >= until),
+    Stream.runFold(undefined as string | undefined, (found, batch) => {
+      let last = found
+      for (const message of batch.messages) {
+        if (Number(message.offset) >= until) break
+        last = headerText(message, HASH_HEADER) ?? last
+      }
+      return last
+    }),
+    Effect.timeoutFail({
+      duration: HEAD_READ_TIMEOUT_MS,
+      onTimeout: () => new LogError({ operation: `read the head of partition ${partition}`, message: `partition ${partition} was not read to offset ${until} within ${HEAD_READ_TIMEOUT_MS} ms` })
+    })
+  )
+
+const HEAD_READ_TIMEOUT_MS = 30_000
 
 export const layer = (config: KafkaLogConfig): Layer.Layer<EventLog, LogError> => Layer.scoped(EventLog, make(config))

@@ -25,6 +25,7 @@ import { TelemetryActor } from "../../actors/telemetry/actor.ts"
 import { TelemetryIngested, TelemetryPoint } from "../../actors/telemetry/events.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { EventLog } from "../../streams/EventLog.ts"
+import { partitionFor } from "../../streams/partitioner.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { PageLimit } from "./Paging.ts"
@@ -297,6 +298,7 @@ export const ingestTelemetry = defineCapability({
       }
       yield* bounded("the points", input.points)
       const log = yield* EventLog
+      const host = yield* ActorHost
       const batchId = invocation.newId("tel")
       const event = new TelemetryIngested({
         batchId,
@@ -310,7 +312,7 @@ export const ingestTelemetry = defineCapability({
       // idempotency key makes the same batch id, and readers ignore the repeated seq 1)
       const { type, payload } = encodeEvent(TelemetryActor, event)
       const key = keyOf(TelemetryActor, batchId)
-      yield* log.append(key, [{ key, seq: 1, firstSeq: 1, type, payload, at: invocation.at, commandId: invocation.meta.commandId, actor: invocation.meta.actor }])
+      yield* host.append(partitionFor(key, log.partitions), [{ key, seq: 1, firstSeq: 1, type, payload, at: invocation.at, commandId: invocation.meta.commandId, actor: invocation.meta.actor }])
       return { batchId, accepted: input.points.length }
     })
 })

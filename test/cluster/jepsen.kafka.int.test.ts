@@ -9,6 +9,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { type ClusterProcess as Proc, KAFKA_SESSION_TIMEOUT_MS, startTwoProcessCluster, type TwoProcessCluster, until, untilSplit } from "../support/cluster.ts"
+import { auditVerify } from "../support/auditverify.ts"
 import { kafkaBrokers } from "../support/env.ts"
 import { call } from "../support/http.ts"
 
@@ -241,5 +242,9 @@ describe.skipIf(kafkaBrokers.length === 0)("Jepsen-style history on two processe
       return { client, acknowledged: increments[client], n: read?.properties.n, version: read?.version }
     }))
     expect.soft(versions).toEqual(increments.map((n, client) => ({ client, acknowledged: n, n, version: 1 + n })))
+
+    // every partition's hash chain holds through the kill and the restart's handovers
+    const audit = await auditVerify({ schema: cluster!.schema, prefix: cluster!.prefix, partitions: PARTITIONS })
+    expect.soft(audit.code, audit.stdout + audit.stderr).toBe(0)
   })
 })

@@ -11,6 +11,7 @@ import { allPartitions, readUpTo } from "../../streams/EventLog.ts"
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { type ClusterProcess as Proc, health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
+import { auditVerify } from "../support/auditverify.ts"
 import { databaseUrl, kafkaBrokers } from "../support/env.ts"
 import { call, writePositions } from "../support/http.ts"
 
@@ -141,5 +142,10 @@ describe.skipIf(kafkaBrokers.length === 0)("two processes on one Kafka cluster",
     } finally {
       await db.sql.end()
     }
+
+    // the chain holds across the kill: the new owner went on from the last committed event's hash
+    const audit = await auditVerify({ schema, prefix, partitions: PARTITIONS })
+    expect(audit.code, audit.stdout + audit.stderr).toBe(0)
+    expect(audit.stdout).not.toMatch(/from before the chain/)
   })
 })

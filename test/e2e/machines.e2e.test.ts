@@ -13,13 +13,14 @@ import type { AccessCache } from "../../src/AccessCache.ts"
 import { issueCredential, type IssueCredentialRequest } from "../../src/IssueCredential.ts"
 import type { Db } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
+import type { ActorHost } from "../../streams/ActorHost.ts"
 import { addPerson, callWithCookie, signIn } from "../support/people.ts"
 import { runCli } from "../support/cli.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, eventsOf, eventually, expectError, type Reply, send, sleep } from "./client.ts"
 
 let node: TestNode
-let run: <A, E>(effect: Effect.Effect<A, E, Db | EventLog | AccessCache>) => Promise<A>
+let run: <A, E>(effect: Effect.Effect<A, E, Db | EventLog | AccessCache | ActorHost>) => Promise<A>
 let orgId: string
 let workspaceId: string
 /** Session cookies of the organization's Owner and of a workspace Member. */
@@ -67,7 +68,7 @@ const cli = (args: ReadonlyArray<string>) => runCli(node, args)
 
 beforeAll(async () => {
   node = await startTestNode()
-  run = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog | AccessCache>)
+  run = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog | AccessCache | ActorHost>)
   const [place] = await node.db.sql`select w.org_id, w.workspace_id from ${node.db.table("workspaces")} w
     join ${node.db.table("organizations")} o using (org_id) where o.slug = ${node.bootstrap.orgSlug} and w.slug = ${node.bootstrap.workspaceSlug}`
   orgId = place.org_id

@@ -18,6 +18,7 @@ import type { AccessCache } from "../../src/AccessCache.ts"
 import type { Db } from "../../streams/Db.ts"
 import { issueCredential } from "../../src/IssueCredential.ts"
 import type { EventLog } from "../../streams/EventLog.ts"
+import type { ActorHost } from "../../streams/ActorHost.ts"
 import { newTotp } from "../../src/Sessions.ts"
 import { startOidcServer, type OidcServer } from "../support/oidcServer.ts"
 import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
@@ -274,7 +275,7 @@ describe("Require SSO", () => {
     expect((await call(node, "org.settings.get", {}, { key: node.bootstrap.orgKey })).body).toMatchObject({ requireSso: true })
     expectError(await call(node, "node.list", {}, { key: wendysKey }), 403, "forbidden", "sso_required")
     // an operator-issued machine credential has no person behind it to check
-    const gateway = await Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog | AccessCache>)(
+    const gateway = await Runtime.runPromise(node.runtime as Runtime.Runtime<Db | EventLog | AccessCache | ActorHost>)(
       issueCredential({ orgSlug: node.bootstrap.orgSlug, workspaceSlug: node.bootstrap.workspaceSlug, purpose: "svc_gateway_v1" })
     )
     await eventually(() => call(node, "node.list", {}, { key: gateway.rawKey }), (reply) => reply.status !== 401)

@@ -5,6 +5,7 @@ import { expect, layer } from "@effect/vitest"
 import { Chunk, Effect, Exit, type Layer, Stream } from "effect"
 import { randomUUID } from "node:crypto"
 import { EventLog, type EventRecord, LogFenced, type LoggedEvent } from "../../streams/EventLog.ts"
+import { hashOf } from "../../streams/Chain.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { readToEnd } from "../support/log.ts"
 
@@ -179,6 +180,22 @@ export const eventLogContract = (name: string, logLayer: Layer.Layer<EventLog, u
           [2, { by: "owner" }],
           [3, { by: "owner" }]
         ])
+      }))
+
+    it.effect("chains a partition's events through its writers: a new writer goes on from the last event's hash", () =>
+      Effect.gen(function* () {
+        const log = yield* EventLog
+        const key = `contract:chain:${randomUUID()}`
+        const partition = partitionFor(key, log.partitions)
+        const first = yield* Effect.scoped(Effect.flatMap(log.openWriter(partition), (writer) => writer.append([record(key, 1), record(key, 2)])))
+        // a new owner's writer (on Kafka it fences the first) reads the head from the log's end
+        const next = yield* Effect.scoped(Effect.flatMap(log.openWriter(partition), (writer) => writer.append([record(key, 3)])))
+        const read = yield* readToEnd(partition, first[0], next[0])
+        const events = read.filter((e) => e.key === key)
+        expect(events.map((e) => e.seq)).toEqual([1, 2, 3])
+        for (const event of events) expect(event.hash).toBe(hashOf(event.prev!, event))
+        expect(events[1].prev).toBe(events[0].hash)
+        expect(events[2].prev).toBe(events[1].hash)
       }))
 
     it.effect("an empty append writes nothing", () =>
