@@ -69,6 +69,16 @@ const table: Readonly<Record<string, Row>> = {
   InvalidConditionValue: badRequest("invalid_condition_value", (e) => e.message),
   InvalidConditionPath: badRequest("invalid_condition_path", (e) => e.message),
   DuplicateConditionId: badRequest("duplicate_condition_id", (e) => e.message),
+  // automations and their runs
+  AutomationNotFound: notFound("automation_not_found", (e) => `no automation ${e.automationId} in this workspace`),
+  AutomationExists: conflict("automation_exists", (e) => `automation ${e.automationId} already exists`),
+  HumanRequired: { status: 403, code: "forbidden", reason: "human_required", message: () => "only a person acting directly (signed in, on the API) may enable an automation" },
+  AutomationIsDisabled: conflict("automation_disabled", (e) => `automation ${e.automationId} is disabled`),
+  TriggerMismatch: conflict("trigger_mismatch", (e) => `automation ${e.automationId} has a ${e.expected} trigger, not ${e.got}`),
+  TickAlreadyDecided: conflict("tick_already_decided", (e) => `the tick ${e.tick} of automation ${e.automationId} was decided already`),
+  AutomationRunNotFound: notFound("run_not_found", (e) => `no run ${e.runId} in this workspace`),
+  StaleStep: conflict("stale_step", (e) => `step ${e.index} attempt ${e.attempt} is not the run's current one`),
+  RunNotWaiting: conflict("run_not_waiting", (e) => `run ${e.runId} is not waiting for input`),
   // nodes
   NodeNotFound: notFound("node_not_found", (e) => `no node ${e.nodeId} in this workspace`),
   NodeAlreadyExists: conflict("node_exists", (e) => `node ${e.nodeId} already exists`),

@@ -72,3 +72,12 @@ create table notifications (
   resolved_at timestamptz
 );
 create index notifications_user on notifications (user_id, created_at desc);
+
+-- How far each reaction to the log got on each partition (what its owner resumes from). The
+-- automations reaction starts runs for node events: redoing a stretch starts nothing twice.
+create table reaction_offsets (
+  reaction text not null,
+  partition integer not null,
+  next bigint not null,
+  primary key (reaction, partition)
+);

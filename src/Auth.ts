@@ -11,7 +11,9 @@ import { Db, type DbError, type DbService } from "../streams/Db.ts"
 import { Unauthorized } from "./Errors.ts"
 
 /** Credential kinds of spec 5 rule 8, plus browser sessions (rule 7). */
-export type CredentialKind = "session" | "cli_login" | "api_key" | "host_key" | "gateway_key" | "telemetry_key" | "unknown_purpose"
+/** `playbook`: an automation's run, acting for the person it runs as, with their live memberships
+ * (like a CLI login, it holds no credential of its own). */
+export type CredentialKind = "session" | "cli_login" | "api_key" | "host_key" | "gateway_key" | "telemetry_key" | "unknown_purpose" | "playbook"
 
 /** `purpose` scope values and the kinds they make (rule 9); no purpose is an ordinary key. */
 export const PURPOSES = {
@@ -51,7 +53,9 @@ export interface Principal {
 
 /** The `actor` of commands and events a principal causes. */
 export const actorOf = (principal: Principal): string =>
-  principal.userId !== null && principal.credential === "session" ? `user:${principal.userId}` : `key:${principal.apiKeyId}`
+  principal.userId !== null && (principal.credential === "session" || principal.credential === "playbook")
+    ? `user:${principal.userId}`
+    : `key:${principal.apiKeyId}`
 
 const unauthorized = (reason: Unauthorized["reason"], message: string) => new Unauthorized({ reason, message })
 

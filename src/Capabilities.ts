@@ -22,7 +22,13 @@ import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type O
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
 import { bindIdempotencyKey, requestDigest } from "./IdempotencyKeys.ts"
 
-export type Surface = "api" | "mcp" | "agent" | "a2a"
+/** `playbook`: an automation's run; it may invoke what the agent surface offers, and what lists it
+ * (a turn: `ask_assistant`) (docs/decisions.md). */
+export type Surface = "api" | "mcp" | "agent" | "a2a" | "playbook"
+
+/** Whether the capability is reachable on the surface. */
+export const offeredOn = (capability: AnyCapability, surface: Surface): boolean =>
+  capability.surfaces.includes(surface) || (surface === "playbook" && capability.surfaces.includes("agent"))
 
 export type Role = "org:owner" | "org:member" | "workspace:admin" | "workspace:member" | "workspace:viewer"
 
@@ -177,7 +183,7 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
     const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
     // a REST route names a workspace exactly when the capability acts in an organization or workspace
     const misrouted = capability !== undefined && request.surface === "api" && (capability.scope !== "principal") !== (request.path !== null)
-    if (capability === undefined || !capability.surfaces.includes(request.surface) || misrouted) {
+    if (capability === undefined || !offeredOn(capability, request.surface) || misrouted) {
       return yield* new NotFound({ reason: "unknown_capability", message: `no capability ${request.capability} on the ${request.surface} surface` })
     }
     const machineAllowed = yield* checkPurpose(principal, capability)
@@ -326,6 +332,7 @@ const checkPurpose = (principal: Principal, capability: AnyCapability) =>
         break
       case "session":
       case "cli_login":
+      case "playbook":
         break
     }
     return false
@@ -377,7 +384,7 @@ const authorize = (principal: Principal, capability: AnyCapability, place: Resol
       if (capability.scope === "principal" && principal.credential === "session" && capability.roles.includes("person")) return []
       return yield* new Forbidden({ message: `${capability.name} needs an organization` })
     }
-    const person = principal.credential === "session" || principal.credential === "cli_login"
+    const person = principal.credential === "session" || principal.credential === "cli_login" || principal.credential === "playbook"
     const { security, standing } = yield* accessFacts(place.orgId, place.workspaceId, principal.attributedTo, principal.sso?.providerId ?? null)
     // a CLI login's person is rechecked on every request: leaving the organization ends its use
     if (person && standing.orgRole === null) {

@@ -63,5 +63,11 @@ export const badInputTags: ReadonlySet<string> = new Set([
   "ReservedScopeKey",
   "UnknownPurpose",
   "AttachmentRefused",
-  "UnknownAgentTool"
+  "UnknownAgentTool",
+  "UnknownConditionProperty",
+  "OperatorNotAllowed",
+  "InvalidConditionEnumValue",
+  "InvalidConditionValue",
+  "InvalidConditionPath",
+  "DuplicateConditionId"
 ])

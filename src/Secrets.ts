@@ -3,7 +3,7 @@
  * logins) are sealed with AES-256-GCM under one platform key; passwords are hashed with scrypt.
  * Neither a raw secret nor a password is ever stored or logged.
  */
-import { createCipheriv, createDecipheriv, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
+import { createCipheriv, createDecipheriv, createHmac, randomBytes, scrypt, timingSafeEqual } from "node:crypto"
 import { mkdir, readFile, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { promisify } from "node:util"
@@ -16,6 +16,8 @@ export interface SecretBox {
   readonly seal: (plain: string) => string
   /** The plain text, or undefined when the value was not sealed under this key or was altered. */
   readonly open: (sealed: string) => string | undefined
+  /** A secret of its own for each purpose, the same on every node (HMAC-SHA256 of the purpose). */
+  readonly derive: (purpose: string) => Buffer
 }
 
 const VERSION = "v1"
@@ -23,6 +25,7 @@ const VERSION = "v1"
 export const secretBox = (key: Buffer): SecretBox => {
   if (key.length !== 32) throw new Error("the platform secret key must be 32 bytes")
   return {
+    derive: (purpose) => createHmac("sha256", key).update(purpose).digest(),
     seal: (plain) => {
       const iv = randomBytes(12)
       const cipher = createCipheriv("aes-256-gcm", key, iv)

@@ -55,6 +55,13 @@ export interface LogSignalsService {
     hear: (signal: Signal<E>) => void,
     types?: ReadonlyArray<E["_tag"]>
   ) => Listening
+  /** Like `listen`, for every key of the kind: what a node must notice wherever it is appended
+   * (a run to drive, an automation to schedule). */
+  readonly listenKind: <E extends AnyEvent>(
+    kind: ActorKind<any, any, E, any>,
+    hear: (signal: Signal<E> & { readonly key: string }) => void,
+    types?: ReadonlyArray<E["_tag"]>
+  ) => { readonly stop: () => void }
   /** The key's events (of `types`, when given) as a queue, for as long as the scope lasts. */
   readonly watch: <E extends AnyEvent>(
     kind: ActorKind<any, any, E, any>,
@@ -67,7 +74,7 @@ export class LogSignals extends Context.Tag("svc/streams/LogSignals")<LogSignals
 
 interface Listener {
   readonly types: ReadonlySet<string> | undefined
-  readonly hear: (signal: Signal) => void
+  readonly hear: (signal: Signal & { readonly key: string }) => void
 }
 
 /** How soon a failed tail is opened again, from where it got to (growing to a few seconds). */
@@ -78,20 +85,21 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
   const kinds = yield* ActorKinds
   const partitions = allPartitions(log.partitions)
   const listeners = new Map<string, Set<Listener>>()
+  const kindListeners = new Map<string, Set<Listener>>()
   // the tail dispatches synchronously; what it cannot decode is logged by the node's logger all the same
   const runSync = Runtime.runSync(yield* Effect.runtime<never>())
   // the next offset the tail delivers, per partition: every record before it has been dispatched
   const delivered = new Map<number, number>()
 
   const dispatchEvent = (event: LoggedEvent, heard: ReadonlySet<Listener>) => {
-    let signal: Signal | undefined
+    let signal: (Signal & { readonly key: string }) | undefined
     for (const listener of [...heard]) {
       if (listener.types !== undefined && !listener.types.has(event.type)) continue
       if (signal === undefined) {
         const kind = kinds.get(kindOfKey(event.key))
         if (kind === undefined) return
         try {
-          signal = { event: decodeEvent(kind, event.type, event.payload), seq: event.seq, position: { partition: event.partition, offset: event.offset } }
+          signal = { event: decodeEvent(kind, event.type, event.payload), key: event.key, seq: event.seq, position: { partition: event.partition, offset: event.offset } }
         } catch (error) {
           return runSync(Effect.logError(`log signals: cannot decode ${event.type} of ${event.key} at ${event.partition}:${event.offset}`, error))
         }
@@ -104,6 +112,8 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
     for (const event of chunk.events) {
       const heard = listeners.get(event.key)
       if (heard !== undefined) dispatchEvent(event, heard)
+      const heardByKind = kindListeners.size === 0 ? undefined : kindListeners.get(kindOfKey(event.key))
+      if (heardByKind !== undefined) dispatchEvent(event, heardByKind)
     }
     delivered.set(chunk.partition, chunk.next)
   }
@@ -133,6 +143,18 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
     }
   }
 
+  const listenKind: LogSignalsService["listenKind"] = (kind, hear, types) => {
+    const listener: Listener = { types: types === undefined ? undefined : new Set(types), hear: hear as Listener["hear"] }
+    const heard = kindListeners.get(kind.kind) ?? new Set()
+    kindListeners.set(kind.kind, heard.add(listener))
+    return {
+      stop: () => {
+        heard.delete(listener)
+        if (heard.size === 0 && kindListeners.get(kind.kind) === heard) kindListeners.delete(kind.kind)
+      }
+    }
+  }
+
   const watch: LogSignalsService["watch"] = <E extends AnyEvent>(kind: ActorKind<any, any, E, any>, id: string, types?: ReadonlyArray<E["_tag"]>) =>
     Effect.gen(function* () {
       const queue = yield* Effect.acquireRelease(Queue.unbounded<Signal<E>>(), Queue.shutdown)
@@ -143,7 +165,7 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
       return { from: listening.from, take: Queue.take(queue) } satisfies Watch<E>
     })
 
-  return { listen, watch } satisfies LogSignalsService
+  return { listen, listenKind, watch } satisfies LogSignalsService
 })
 
 export const layer: Layer.Layer<LogSignals, LogError, EventLog | ActorKinds> = Layer.scoped(LogSignals, make)

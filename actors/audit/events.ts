@@ -2,7 +2,7 @@
  * capability checkpoint appends it directly; no command produces it. */
 import { Schema } from "effect"
 
-export const Surface = Schema.Literal("api", "mcp", "agent", "a2a")
+export const Surface = Schema.Literal("api", "mcp", "agent", "a2a", "playbook")
 
 export const Principal = Schema.Struct({
   /** The credential kind that authenticated the call. A plain string so that new kinds need no

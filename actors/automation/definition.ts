@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { Json } from "../kernel.ts"
-import { ConditionNode } from "./conditions.ts"
+import { ConditionTree } from "./conditions.ts"
 
 export const NodeEventType = Schema.Literal("node.created", "node.updated", "node.deleted")
 export type NodeEventType = typeof NodeEventType.Type
@@ -14,7 +14,7 @@ export const EventTrigger = Schema.Struct({
   /** The node label watched. */
   entityType: Schema.NonEmptyString,
   eventType: NodeEventType,
-  conditions: Schema.optional(ConditionNode)
+  conditions: Schema.optional(ConditionTree)
 })
 export type EventTrigger = typeof EventTrigger.Type
 

@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
-import { type AutomationRunError, RunNotFound, RunNotWaiting, StaleStep } from "./errors.ts"
+import { type AutomationRunError, AutomationRunNotFound, RunNotWaiting, StaleStep } from "./errors.ts"
 import {
   type AutomationRunEvent,
   InputReceived,
@@ -20,8 +20,8 @@ type Decision = Either.Either<ReadonlyArray<AutomationRunEvent>, AutomationRunEr
 /** The step that runs after `index` when nothing jumps: the next one, or none. */
 export const nextAfter = (run: Pick<Run, "steps">, index: number): number | null => (index + 1 < run.steps.length ? index + 1 : null)
 
-const existing = (state: AutomationRunState, runId: string): Either.Either<Run, RunNotFound> =>
-  state._tag === "Run" ? Either.right(state) : Either.left(new RunNotFound({ runId }))
+const existing = (state: AutomationRunState, runId: string): Either.Either<Run, AutomationRunNotFound> =>
+  state._tag === "Run" ? Either.right(state) : Either.left(new AutomationRunNotFound({ runId }))
 
 /** The current attempt a driver's command is about, still open (running, or waiting for input). */
 const openAttempt = (state: AutomationRunState, command: { readonly runId: string; readonly index: number; readonly attempt: number }) =>
@@ -89,7 +89,7 @@ export const decide = (state: AutomationRunState, command: AutomationRunCommand,
     case "ProvideInput":
       return Either.flatMap(existing(state, command.runId), (run): Decision => {
         const record = run.cursor === null ? undefined : currentAttempt(run, run.cursor)
-        if (run.workspaceId !== command.workspaceId) return Either.left(new RunNotFound({ runId: command.runId }))
+        if (run.workspaceId !== command.workspaceId) return Either.left(new AutomationRunNotFound({ runId: command.runId }))
         if (run.status !== "waiting" || record === undefined || record.status !== "waiting") {
           return Either.left(new RunNotWaiting({ runId: command.runId }))
         }

@@ -1,7 +1,7 @@
 import { Schema } from "effect"
 
 /** 404 `not_found`, reason `run_not_found`: none, or in another workspace. */
-export class RunNotFound extends Schema.TaggedError<RunNotFound>()("RunNotFound", { runId: Schema.String }) {}
+export class AutomationRunNotFound extends Schema.TaggedError<AutomationRunNotFound>()("AutomationRunNotFound", { runId: Schema.String }) {}
 
 /** 409 `conflict`, reason `stale_step`: the step or attempt is not the run's current one (a driver
  * that lost its partition, or a step already done). */
@@ -14,5 +14,5 @@ export class StaleStep extends Schema.TaggedError<StaleStep>()("StaleStep", {
 /** 409 `conflict`, reason `run_not_waiting`: the run waits for no one's input. */
 export class RunNotWaiting extends Schema.TaggedError<RunNotWaiting>()("RunNotWaiting", { runId: Schema.String }) {}
 
-export const AutomationRunError = Schema.Union(RunNotFound, StaleStep, RunNotWaiting)
+export const AutomationRunError = Schema.Union(AutomationRunNotFound, StaleStep, RunNotWaiting)
 export type AutomationRunError = typeof AutomationRunError.Type

@@ -200,6 +200,8 @@ export interface AskAgentRequest {
   /** `assistant` runs the built-in assistant; an unknown slug fails with `AgentNotFound`. */
   readonly agentSlug: string
   readonly content: string
+  /** The model tier (spec 2.2's `tier`); the agent's, else the organization's default, when omitted. */
+  readonly tier?: string
 }
 
 /**
@@ -215,7 +217,7 @@ export const askAgent = (request: AskAgentRequest) =>
     surface: request.surface,
     capability: "ask_assistant",
     path: request.path,
-    input: Effect.succeed({ content: request.content })
+    input: Effect.succeed(request.tier === undefined ? { content: request.content } : { content: request.content, tier: request.tier })
   }).pipe(
     Effect.locally(CurrentAgentSlug, request.agentSlug),
     Effect.flatMap((outcome) => ("result" in outcome ? Effect.succeed(outcome.result) : Effect.fail(new AgentTurnFailed(outcome.failure))))

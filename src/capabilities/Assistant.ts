@@ -113,7 +113,8 @@ export const askAssistant = defineCapability({
   roles: askers,
   description: "Run one turn of the workspace assistant: as an SSE stream (chat/stream) or as one JSON result (assistant/ask).",
   rest: { method: "post", path: "chat/stream" },
-  surfaces: ["api"],
+  // an automation's agent and prompt steps are turns too (never a tool the model is offered)
+  surfaces: ["api", "playbook"],
   input: ChatRequest,
   // the started turn stays in the process; the gateway frames its events
   output: Schema.Unknown,

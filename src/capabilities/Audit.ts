@@ -12,7 +12,7 @@ import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 const Entry = Schema.Struct({
   id: Schema.String,
   at: Schema.String,
-  kind: Schema.Literal("capability", "security"),
+  kind: Schema.Literal("capability", "security", "playbook"),
   /** The security event's type, e.g. `api_key.revoked`; null for an invocation. */
   event: Schema.NullOr(Schema.String),
   capability: Schema.NullOr(Schema.String),
@@ -42,10 +42,10 @@ export const listAudit = defineCapability({
   needsApproval: false,
   claimedBy: "builtin",
   input: Schema.Struct({
-    kind: Schema.optional(Schema.Literal("capability", "security")),
+    kind: Schema.optional(Schema.Literal("capability", "security", "playbook")),
     event: Schema.optional(Schema.String),
     capability: Schema.optional(Schema.String),
-    surface: Schema.optional(Schema.Literal("api", "mcp", "agent")),
+    surface: Schema.optional(Schema.Literal("api", "mcp", "agent", "a2a", "playbook")),
     userId: Schema.optional(Schema.String),
     apiKeyId: Schema.optional(Schema.String),
     outcome: Schema.optional(Schema.Literal("succeeded", "failed")),

@@ -87,7 +87,7 @@ export const getSchema = defineCapability({
 })
 
 /** The definition a node command must satisfy, from the registry's read model. */
-const definitionOf = (workspaceId: string, label: string) =>
+export const definitionOf = (workspaceId: string, label: string) =>
   Effect.gen(function* () {
     const [row] = yield* labelRows(workspaceId, label)
     if (row === undefined) {

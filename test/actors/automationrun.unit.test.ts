@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { RunTrigger, Step } from "../../actors/automation/definition.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
-import { RunNotFound, RunNotWaiting, StaleStep } from "../../actors/automationrun/errors.ts"
+import { AutomationRunNotFound, RunNotWaiting, StaleStep } from "../../actors/automationrun/errors.ts"
 import {
   type AutomationRunEvent,
   InputReceived,
@@ -120,7 +120,7 @@ describe("BeginStep", () => {
     spec(AutomationRunActor).given(history).when(begin(index, attempt)).thenThrows(stale(index, attempt)))
 
   it("does not find a run that was never created", () =>
-    spec(AutomationRunActor).given([]).when(begin(0)).thenThrows(new RunNotFound({ runId })))
+    spec(AutomationRunActor).given([]).when(begin(0)).thenThrows(new AutomationRunNotFound({ runId })))
 })
 
 describe("CompleteStep", () => {
@@ -226,7 +226,7 @@ describe("human input", () => {
     ["a run of another workspace", waiting, "w2"],
     ["a run that was never created", [], "w1"]
   ] as const)("does not find %s", (_, history, workspaceId) =>
-    spec(AutomationRunActor).given(history).when(provide(workspaceId)).thenThrows(new RunNotFound({ runId })))
+    spec(AutomationRunActor).given(history).when(provide(workspaceId)).thenThrows(new AutomationRunNotFound({ runId })))
 })
 
 describe("projections", () => {

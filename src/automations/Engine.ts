@@ -1,0 +1,91 @@
+/**
+ * What runs automations on a node: for each partition it owns, the reaction to its node events;
+ * for each run in those partitions, its driver; for each scheduled automation in them, its
+ * schedule. Work starts as soon as the tail says there is some (a run started, an automation
+ * created or enabled), and a sweep takes up what a node gets by a rebalance or a restart.
+ */
+import { Duration, Effect, FiberMap, Layer, Schedule } from "effect"
+import { AutomationActor } from "../../actors/automation/actor.ts"
+import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
+import { keyOf } from "../../actors/kernel.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { EventLog } from "../../streams/EventLog.ts"
+import { LogSignals } from "../../streams/LogSignals.ts"
+import { partitionFor } from "../../streams/partitioner.ts"
+import { drive } from "./Driver.ts"
+import { reactToPartition } from "./Reactor.ts"
+import { keepSchedule } from "./Scheduler.ts"
+
+/** How often ownership is compared with the work running. */
+const OWNERSHIP_CHECK = Duration.millis(500)
+/** How often every owned run and schedule is looked for, beyond what the tail announces. */
+const SWEEP_EVERY_MS = 10_000
+/** How soon failed work is taken up again. */
+const RETRY = Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
+
+/**
+ * Runs call capabilities, whose requirements the registry types as `any`; the context the engine
+ * is built in holds them all (as the gateway's runtime does for requests).
+ */
+const onNode = <E>(work: Effect.Effect<void, E, any>) => work as Effect.Effect<void, E, never>
+
+export const layer = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const log = yield* EventLog
+    const signals = yield* LogSignals
+    const db = yield* Db
+    const fibers = yield* FiberMap.make<string>()
+    const run = yield* FiberMap.runtime(fibers)<never>()
+
+    let ready: ReadonlySet<number> = new Set()
+    const owns = (key: string) => () => ready.has(partitionFor(key, log.partitions))
+
+    const retried = <E>(what: string, work: Effect.Effect<void, E, any>) =>
+      onNode(work).pipe(
+        Effect.tapErrorCause((cause) => Effect.logWarning(`automations: ${what} failed; retrying`, cause)),
+        Effect.retry(RETRY)
+      )
+
+    const driveRun = (runId: string) => {
+      const key = keyOf(AutomationRunActor, runId)
+      if (owns(key)()) run(key, retried(`run ${runId}`, drive(runId, { owns: owns(key) })), { onlyIfMissing: true })
+    }
+    const keepScheduleOf = (automationId: string) => {
+      const key = keyOf(AutomationActor, automationId)
+      if (owns(key)()) run(key, retried(`the schedule of ${automationId}`, keepSchedule(automationId, owns(key))), { onlyIfMissing: true })
+    }
+
+    const tail = [
+      signals.listenKind(AutomationRunActor, (signal) => driveRun(signal.event.runId), ["automation_run.started"]),
+      signals.listenKind(AutomationActor, (signal) => keepScheduleOf(signal.event.automationId), ["automation.created", "automation.updated", "automation.enabled"])
+    ]
+    yield* Effect.addFinalizer(() => Effect.sync(() => tail.forEach((t) => t.stop())))
+
+    /** Every active run and enabled schedule of the owned partitions (the table is small: only what is live). */
+    const sweep = Effect.gen(function* () {
+      const runs = yield* query("active runs", () => db.sql`select run_id from ${db.table("automation_runs")} where status in ('running', 'waiting')`)
+      for (const { run_id } of runs) driveRun(run_id)
+      const scheduled = yield* query("scheduled automations", () => db.sql`
+        select automation_id from ${db.table("automations")} where trigger_type = 'schedule' and enabled`)
+      for (const { automation_id } of scheduled) keepScheduleOf(automation_id)
+    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("automations: sweep failed", cause)))
+
+    let sweptAt = 0
+    const follow = Effect.gen(function* () {
+      const now = new Set(host.ownership().ready)
+      const gained = [...now].filter((p) => !ready.has(p))
+      const lost = [...ready].filter((p) => !now.has(p))
+      ready = now
+      // runs and schedules of a lost partition stop themselves before their next step
+      for (const partition of lost) yield* FiberMap.remove(fibers, `reaction:${partition}`)
+      for (const partition of gained) run(`reaction:${partition}`, retried(`the reaction on partition ${partition}`, reactToPartition(partition)), { onlyIfMissing: true })
+      if (gained.length > 0 || Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+        sweptAt = Date.now()
+        yield* sweep
+      }
+    })
+    yield* Effect.forkScoped(Effect.repeat(follow, Schedule.spaced(OWNERSHIP_CHECK)))
+  })
+)

@@ -1,0 +1,117 @@
+/**
+ * Event triggers (spec 2.8): a reaction to the node events on the log, never to the request that
+ * caused them. The owner of each partition reads the partition's events from where the reaction
+ * last got (`reaction_offsets`), finds the enabled automations watching each node event's label
+ * and type, evaluates their conditions on the event, and starts a run for each that holds. The
+ * run's id derives from the event's key and seq: a stretch read again after a restart or a
+ * rebalance starts nothing twice.
+ */
+import { Clock, Effect, Stream } from "effect"
+import { evaluate, subjectOfNodeEvent } from "../../actors/automation/conditions.ts"
+import type { EventTrigger, NodeEventType, RunTrigger } from "../../actors/automation/definition.ts"
+import { decodeEvent, type Json } from "../../actors/kernel.ts"
+import { NodeActor } from "../../actors/node/actor.ts"
+import type { NodeEvent } from "../../actors/node/events.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { EventLog, type LoggedEvent } from "../../streams/EventLog.ts"
+import { eventSource, runIdOf, startRun } from "./Runs.ts"
+
+const REACTION = "automations"
+
+/** Runs a chunk starts at once. */
+const CONCURRENT_STARTS = 32
+
+interface Watcher {
+  readonly automationId: string
+  readonly workspaceId: string
+  readonly trigger: EventTrigger
+}
+
+const NODE_EVENTS: ReadonlySet<string> = new Set<NodeEventType>(["node.created", "node.updated", "node.deleted"])
+
+/** The enabled automations watching node events in these workspaces. */
+const watchersIn = (workspaceIds: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("automations watching", () => db.sql`
+      select automation_id, workspace_id, trigger from ${db.table("automations")}
+      where trigger_type = 'event' and enabled and workspace_id in ${db.sql(workspaceIds)}`)
+    return rows.map((r): Watcher => ({ automationId: r.automation_id, workspaceId: r.workspace_id, trigger: r.trigger }))
+  })
+
+/** What a run of a node event carries: the node as the event left it (as it was, for a deletion). */
+const runTriggerOf = (logged: LoggedEvent, event: NodeEvent): RunTrigger => ({
+  type: "event",
+  eventType: event._tag,
+  nodeId: event.nodeId,
+  label: event.label,
+  key: logged.key,
+  seq: logged.seq,
+  at: logged.at,
+  properties: (event._tag === "node.updated" ? event.properties ?? {} : event.properties) as Record<string, Json>,
+  changes: event._tag === "node.updated" ? (event.changes as unknown as Record<string, Json>) : null
+})
+
+/** The runs a chunk of one partition's events fires. */
+export const react = (events: ReadonlyArray<LoggedEvent>) =>
+  Effect.gen(function* () {
+    const nodeEvents = events.filter((e) => NODE_EVENTS.has(e.type) && e.key.startsWith(`${NodeActor.kind}:`))
+    if (nodeEvents.length === 0) return 0
+    const decoded = nodeEvents.map((logged) => ({ logged, event: decodeEvent(NodeActor, logged.type, logged.payload) as NodeEvent }))
+    const watchers = yield* watchersIn([...new Set(decoded.map((d) => d.event.workspaceId))])
+    if (watchers.length === 0) return 0
+    const starts = decoded.flatMap(({ logged, event }) =>
+      watchers
+        .filter((w) => w.workspaceId === event.workspaceId && w.trigger.entityType === event.label && w.trigger.eventType === event._tag)
+        .filter((w) => w.trigger.conditions === undefined || evaluate(w.trigger.conditions, subjectOfNodeEvent(event, event._tag === "node.updated" ? event.properties : undefined)))
+        .map((w) => ({ watcher: w, trigger: runTriggerOf(logged, event), runId: runIdOf(w.automationId, eventSource(logged.key, logged.seq)) }))
+    )
+    const at = new Date(yield* Clock.currentTimeMillis).toISOString()
+    yield* Effect.forEach(
+      starts,
+      ({ watcher, trigger, runId }) =>
+        startRun(watcher, runId, trigger, { at, actor: "system" }).pipe(
+          // disabled or deleted since the read model said otherwise: the gate refused, as it should
+          Effect.catchTags({ AutomationIsDisabled: () => Effect.void, AutomationNotFound: () => Effect.void, TriggerMismatch: () => Effect.void })
+        ),
+      { concurrency: CONCURRENT_STARTS, discard: true }
+    )
+    return starts.length
+  })
+
+const savedOffset = (partition: number) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("reaction offset", () => db.sql`
+      select next from ${db.table("reaction_offsets")} where reaction = ${REACTION} and partition = ${partition}`)
+    return row === undefined ? undefined : Number(row.next)
+  })
+
+const saveOffset = (partition: number, next: number) =>
+  Effect.flatMap(Db, (db) =>
+    query("save reaction offset", () => db.sql`
+      insert into ${db.table("reaction_offsets")} (reaction, partition, next) values (${REACTION}, ${partition}, ${next})
+      on conflict (reaction, partition) do update set next = excluded.next`)
+  )
+
+/**
+ * Reacts to one partition's events for as long as it runs (its owner interrupts it when the
+ * partition goes). The first owner ever starts at the log's end: no automation watched before.
+ */
+export const reactToPartition = (partition: number) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog
+    let from = yield* savedOffset(partition)
+    if (from === undefined) {
+      from = (yield* log.endOffsets([partition])).get(partition) ?? 0
+      yield* saveOffset(partition, from)
+    }
+    yield* log.subscribe(new Map([[partition, from]])).pipe(
+      Stream.runForEach((chunk) =>
+        Effect.gen(function* () {
+          if (chunk.events.length > 0) yield* react(chunk.events)
+          yield* saveOffset(partition, chunk.next)
+        })
+      )
+    )
+  })

@@ -1,0 +1,66 @@
+/**
+ * Schedule triggers: the owner of an automation's partition keeps its schedule, firing each tick
+ * through the automation's actor, which decides it once however many nodes ask (a tick at or before
+ * the last one decided is refused). Ticks missed while no node kept it collapse into one catch-up
+ * run; a tick while the previous scheduled run is still active is skipped, and recorded.
+ */
+import { Clock, Duration, Effect, Option } from "effect"
+import { AutomationActor } from "../../actors/automation/actor.ts"
+import type { AutomationEvent } from "../../actors/automation/events.ts"
+import type { AutomationState } from "../../actors/automation/state.ts"
+import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
+import { keyOf } from "../../actors/kernel.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { follow } from "../../streams/LogSignals.ts"
+import { runIdOf, startRun, tickSource } from "./Runs.ts"
+import { dueTick, nextTick } from "./Schedule.ts"
+
+/** How long an admitted scheduled run may lack its record before the scheduler creates it (its
+ * starter stopped between the two). */
+const ORPHAN_GRACE_MS = 30_000
+
+const runExists = (runId: string) =>
+  Effect.flatMap(Db, (db) =>
+    query("scheduled run", () => db.sql`select 1 from ${db.table("actor_state")} where key = ${keyOf(AutomationRunActor, runId)}`)
+  ).pipe(Effect.map((rows) => rows.length > 0))
+
+/** Keeps one automation's schedule while it is live, enabled and scheduled, and `owns()` holds. */
+export const keepSchedule = (automationId: string, owns: () => boolean) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const followed = yield* follow(AutomationActor, automationId)
+      let state: AutomationState = followed.state
+      let seq = followed.seq
+      /** The last tick this scheduler fired, before the automation's events say so. */
+      let fired: string | null = null
+      while (owns() && state._tag === "Live" && state.enabled && state.trigger.type === "schedule" && state.liveSince !== null) {
+        const { cronExpression, timezone } = state.trigger
+        const now = yield* Clock.currentTimeMillis
+        const last = [state.lastTick, fired, state.liveSince].filter((t): t is string => t !== null).sort().at(-1)!
+        const due = dueTick(cronExpression, timezone, new Date(last), new Date(now))
+        const at = new Date(now).toISOString()
+        if (due !== undefined) {
+          const tick = due.toISOString()
+          fired = tick
+          yield* startRun(state, runIdOf(automationId, tickSource(tick)), { type: "schedule", tick }, { at, actor: "system" }).pipe(
+            Effect.catchTags({ TickAlreadyDecided: () => Effect.void, AutomationIsDisabled: () => Effect.void })
+          )
+          continue
+        }
+        const orphan = state.activeScheduledRun
+        if (orphan !== null && state.lastTick !== null && now - Date.parse(state.lastTick) > ORPHAN_GRACE_MS && !(yield* runExists(orphan))) {
+          yield* startRun(state, orphan, { type: "schedule", tick: state.lastTick }, { at, actor: "system" }).pipe(
+            Effect.catchTags({ TickAlreadyDecided: () => Effect.void, AutomationIsDisabled: () => Effect.void })
+          )
+        }
+        const next = nextTick(cronExpression, timezone, new Date(Math.max(now, Date.parse(last))))
+        // until the next tick, or an event of the automation (disabled, replaced, a run ended)
+        const wait = next === undefined ? Duration.infinity : Duration.millis(Math.max(1, next.getTime() - now))
+        const heard = yield* followed.take.pipe(Effect.timeoutOption(wait))
+        if (Option.isSome(heard) && heard.value.seq > seq) {
+          state = AutomationActor.evolve(state, heard.value.event as AutomationEvent)
+          seq = heard.value.seq
+        }
+      }
+    })
+  )

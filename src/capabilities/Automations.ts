@@ -1,0 +1,368 @@
+/**
+ * Automations (spec 2.8, 3.4, 4.4) as capabilities on the API (`/v1/{org}/{ws}/automation/...`),
+ * MCP and the agent: changes are commands to the automation's actor, which applies the enable gate;
+ * reads are its projections and its runs'.
+ */
+import { Effect, Schema } from "effect"
+import { AutomationActor } from "../../actors/automation/actor.ts"
+import { validateConditions } from "../../actors/automation/conditions.ts"
+import { ApiTrigger, EventTrigger, type Origin, type Step, Step as StepSchema, Trigger } from "../../actors/automation/definition.ts"
+import {
+  CreateAutomation,
+  DeleteAutomation,
+  DisableAutomation,
+  EnableAutomation,
+  UpdateAutomation
+} from "../../actors/automation/protocol.ts"
+import type { AutomationState } from "../../actors/automation/state.ts"
+import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
+import { ProvideInput } from "../../actors/automationrun/protocol.ts"
+import { Json } from "../../actors/kernel.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { runIdOf, startRun } from "../automations/Runs.ts"
+import { checkSchedule } from "../automations/Schedule.ts"
+import { checkSteps } from "../automations/Playbooks.ts"
+import { webhookSecretOf } from "../automations/Steps.ts"
+import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
+import { NotFound } from "../Errors.ts"
+import { findAgent } from "./Agents.ts"
+import { definitionOf } from "./Nodes.ts"
+import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
+
+// spec 5 rule 3: an organization key reads no runs, so no `org:member` here
+const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
+const writers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
+
+const common = { scope: "workspace", surfaces: ["api", "mcp", "agent"], claimedBy: "builtin", destructive: false, needsApproval: false } as const
+const reads = { ...common, roles: readers, mutating: false, sensitivity: "low" } as const
+const writes = { ...common, roles: writers, mutating: true, changesAccess: false, sensitivity: "medium" } as const
+
+const Name = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+const Description = Schema.String.pipe(Schema.maxLength(2000))
+const AutomationId = Schema.String.pipe(Schema.pattern(/^aut_[0-9a-f]{32}$/, { message: () => "must be an automation id (aut_...)" }))
+const RunId = Schema.String.pipe(Schema.pattern(/^arn_[0-9a-f]{32}$/, { message: () => "must be a run id (arn_...)" }))
+
+/** A schedule as callers give it: the zone defaults to `UTC`. */
+const ScheduleInput = Schema.Struct({
+  type: Schema.Literal("schedule"),
+  cronExpression: Schema.NonEmptyString,
+  timezone: Schema.optional(Schema.NonEmptyString)
+})
+const TriggerInput = Schema.Union(EventTrigger, ScheduleInput, ApiTrigger)
+type TriggerInput = typeof TriggerInput.Type
+
+const Run = Schema.Struct({
+  runId: Schema.String,
+  status: Schema.Literal("running", "waiting", "succeeded", "failed", "skipped"),
+  /** What fired it: the originating node event, the schedule tick, or the API call and its payload. */
+  trigger: Json,
+  /** Every attempt at every step: status, times, output, error. */
+  steps: Json,
+  error: Json,
+  createdAt: Schema.String,
+  startedAt: Schema.NullOr(Schema.String),
+  endedAt: Schema.NullOr(Schema.String)
+})
+
+const Automation = Schema.Struct({
+  automationId: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  trigger: Trigger,
+  steps: Schema.Array(StepSchema),
+  enabled: Schema.Boolean,
+  /** Where it was created from: `human` or `ai` (spec 3.4). */
+  origin: Schema.Literal("human", "ai"),
+  createdAt: Schema.String,
+  updatedAt: Schema.String,
+  version: Schema.Int
+})
+type Automation = typeof Automation.Type
+
+/** A direct human origin (spec 3.4): a person's own sign-in on the API; the agent, MCP and keys are not. */
+const originOf = (invocation: Invocation): Origin =>
+  invocation.surface === "api" && (invocation.principal.credential === "session" || invocation.principal.credential === "cli_login") ? "human" : "ai"
+
+const workspaceOf = (invocation: Invocation) => invocation.workspaceId!
+
+/** The trigger as stored, once its label, conditions, cron and zone check out. */
+const checkTrigger = (workspaceId: string, trigger: TriggerInput) =>
+  Effect.gen(function* () {
+    switch (trigger.type) {
+      case "event": {
+        const definition = yield* definitionOf(workspaceId, trigger.entityType)
+        if (trigger.conditions !== undefined) yield* validateConditions(trigger.conditions, trigger.entityType, definition)
+        return trigger satisfies Trigger
+      }
+      case "schedule": {
+        const timezone = trigger.timezone ?? "UTC"
+        yield* checkSchedule(trigger.cronExpression, timezone)
+        return { type: "schedule", cronExpression: trigger.cronExpression, timezone } satisfies Trigger
+      }
+      case "api":
+        return trigger satisfies Trigger
+    }
+  })
+
+const checkPlaybook = (workspaceId: string, steps: ReadonlyArray<Step>) =>
+  checkSteps(steps, { agentExists: (slug) => Effect.map(findAgent(workspaceId, slug), (agent) => agent !== undefined) })
+
+const fromState = (state: AutomationState): Automation => {
+  if (state._tag !== "Live") throw new Error("an automation command succeeded without a live automation")
+  const { automationId, name, description, trigger, steps, enabled, origin, createdAt, updatedAt, version } = state
+  return { automationId, name, description, trigger, steps, enabled, origin, createdAt, updatedAt, version }
+}
+
+const iso = (value: Date | string | null) => (value === null ? null : value instanceof Date ? value.toISOString() : value)
+
+const toAutomation = (row: Record<string, any>): Automation => ({
+  automationId: row.automation_id,
+  name: row.name,
+  description: row.description,
+  trigger: row.trigger,
+  steps: row.steps,
+  enabled: row.enabled,
+  origin: row.origin,
+  createdAt: iso(row.created_at)!,
+  updatedAt: iso(row.updated_at)!,
+  version: row.version
+})
+
+const toRun = (row: Record<string, any>): typeof Run.Type => ({
+  runId: row.run_id,
+  status: row.status,
+  trigger: row.trigger,
+  steps: row.steps,
+  error: row.error,
+  createdAt: iso(row.created_at)!,
+  startedAt: iso(row.started_at),
+  endedAt: iso(row.ended_at)
+})
+
+const notFound = (automationId: string) =>
+  new NotFound({ reason: "automation_not_found", message: `no automation ${automationId} in this workspace` })
+
+const readAutomation = (workspaceId: string, automationId: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("read automation", () => db.sql`
+      select * from ${db.table("automations")} where workspace_id = ${workspaceId} and automation_id = ${automationId}`)
+    return row === undefined ? yield* notFound(automationId) : toAutomation(row)
+  })
+
+/** Runs shown on an automation's detail, newest first. */
+const RECENT_RUNS = 20
+
+const send = <C extends { readonly _tag: string }>(invocation: Invocation, automationId: string, command: C) =>
+  Effect.flatMap(ActorHost, (host) => host.send(AutomationActor, automationId, command as never, invocation.meta))
+
+const AutomationRef = Schema.Struct({ automationId: AutomationId })
+
+export const createAutomation = defineCapability({
+  ...writes,
+  name: "automation.create",
+  description:
+    "Create an automation: a playbook of steps (agent, tool, condition, webhook, prompt, human_input) and its trigger (event, schedule or api). Created by an AI it is disabled until a person enables it.",
+  input: Schema.Struct({
+    name: Name,
+    description: Schema.optional(Description),
+    trigger: TriggerInput,
+    steps: Schema.optional(Schema.Array(StepSchema)),
+    enabled: Schema.optional(Schema.Boolean)
+  }),
+  output: Schema.Struct({ ...Automation.fields, webhookSecret: Schema.String }),
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const workspaceId = workspaceOf(invocation)
+      const trigger = yield* checkTrigger(workspaceId, input.trigger)
+      const steps = input.steps ?? []
+      yield* checkPlaybook(workspaceId, steps)
+      const automationId = invocation.newId("aut")
+      const { principal } = invocation
+      const { state } = yield* send(
+        invocation,
+        automationId,
+        new CreateAutomation({
+          automationId,
+          workspaceId,
+          orgId: invocation.orgId!,
+          name: input.name,
+          description: input.description ?? "",
+          trigger,
+          steps,
+          enabled: input.enabled,
+          origin: originOf(invocation),
+          runAs: { userId: principal.attributedTo, apiKeyId: principal.apiKeyId }
+        })
+      )
+      return { ...fromState(state), webhookSecret: yield* webhookSecretOf(automationId) }
+    })
+})
+
+export const updateAutomation = defineCapability({
+  ...writes,
+  name: "automation.update",
+  description: "Rename or re-describe an automation, replace its trigger, or replace its steps; what is omitted stays.",
+  input: Schema.Struct({
+    automationId: AutomationId,
+    name: Schema.optional(Name),
+    description: Schema.optional(Description),
+    trigger: Schema.optional(TriggerInput),
+    steps: Schema.optional(Schema.Array(StepSchema))
+  }),
+  output: Automation,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const workspaceId = workspaceOf(invocation)
+      const trigger = input.trigger === undefined ? undefined : yield* checkTrigger(workspaceId, input.trigger)
+      if (input.steps !== undefined) yield* checkPlaybook(workspaceId, input.steps)
+      const { automationId, name, description, steps } = input
+      const { state } = yield* send(invocation, automationId, new UpdateAutomation({ automationId, workspaceId, name, description, trigger, steps }))
+      return fromState(state)
+    })
+})
+
+export const enableAutomation = defineCapability({
+  ...writes,
+  name: "automation.enable",
+  description: "Enable an automation: its trigger goes live. Only a person acting directly may enable one (spec 3.4).",
+  input: AutomationRef,
+  output: Automation,
+  handler: (invocation, { automationId }) =>
+    Effect.map(
+      send(invocation, automationId, new EnableAutomation({ automationId, workspaceId: workspaceOf(invocation), origin: originOf(invocation) })),
+      ({ state }) => fromState(state)
+    )
+})
+
+export const disableAutomation = defineCapability({
+  ...writes,
+  name: "automation.disable",
+  description: "Disable an automation: no run starts once this is answered, on any node.",
+  input: AutomationRef,
+  output: Automation,
+  handler: (invocation, { automationId }) =>
+    Effect.map(send(invocation, automationId, new DisableAutomation({ automationId, workspaceId: workspaceOf(invocation) })), ({ state }) => fromState(state))
+})
+
+export const deleteAutomation = defineCapability({
+  ...writes,
+  name: "automation.delete",
+  description: "Delete an automation; its runs' history stays.",
+  destructive: true,
+  needsApproval: true,
+  input: AutomationRef,
+  output: Schema.Struct({ automationId: Schema.String, deleted: Schema.Literal(true) }),
+  handler: (invocation, { automationId }) =>
+    Effect.as(send(invocation, automationId, new DeleteAutomation({ automationId, workspaceId: workspaceOf(invocation) })), {
+      automationId,
+      deleted: true as const
+    })
+})
+
+export const triggerAutomation = defineCapability({
+  ...writes,
+  name: "automation.trigger",
+  description: "Fire an automation with an api trigger, with an optional JSON payload; answers with the run started.",
+  // a playbook acts in the world: the agent fires one only as its person approves
+  needsApproval: true,
+  input: Schema.Struct({ automationId: AutomationId, payload: Schema.optional(Json) }),
+  output: Schema.Struct({ runId: Schema.String, status: Schema.Literal("running", "succeeded", "skipped") }),
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const automation = { automationId: input.automationId, workspaceId: workspaceOf(invocation) }
+      // the invocation's first id: the same run again when the call is retried with its idempotency key
+      const runId = runIdOf(input.automationId, `api:${invocation.newId("fire")}`)
+      const { commandId: _, ...meta } = invocation.meta
+      return yield* startRun(automation, runId, { type: "api", at: invocation.at, payload: input.payload ?? null }, meta)
+    })
+})
+
+export const getAutomation = defineCapability({
+  ...reads,
+  name: "automation.get",
+  description: "Read an automation: its trigger, steps, enablement and recent runs (status, trigger, step timeline, errors).",
+  input: AutomationRef,
+  output: Schema.Struct({ ...Automation.fields, webhookSecret: Schema.String, recentRuns: Schema.Array(Run) }),
+  handler: (invocation, { automationId }) =>
+    Effect.gen(function* () {
+      const automation = yield* readAutomation(workspaceOf(invocation), automationId)
+      const db = yield* Db
+      const runs = yield* query("recent runs", () => db.sql`
+        select * from ${db.table("automation_runs")} where automation_id = ${automationId}
+        order by created_at desc, run_id desc limit ${RECENT_RUNS}`)
+      return { ...automation, webhookSecret: yield* webhookSecretOf(automationId), recentRuns: runs.map(toRun) }
+    })
+})
+
+/** An opaque position: the base64url of the last automation id of the previous page. */
+const Cursor = Schema.compose(Schema.StringFromBase64Url, AutomationId)
+
+export const listAutomations = defineCapability({
+  ...reads,
+  name: "automation.list",
+  description: "List the workspace's automations in pages ordered by id, optionally only enabled or disabled ones.",
+  input: Schema.Struct({ enabled: Schema.optional(Schema.Boolean), limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }),
+  output: Schema.Struct({ automations: Schema.Array(Automation), nextCursor: Schema.NullOr(Schema.String) }),
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
+      const after = yield* decodeCursor(Cursor, input.cursor)
+      const rows = yield* query("list automations", () => db.sql`
+        select * from ${db.table("automations")} where workspace_id = ${workspaceOf(invocation)}
+          ${input.enabled === undefined ? db.sql`` : db.sql`and enabled = ${input.enabled}`}
+          ${after === undefined ? db.sql`` : db.sql`and automation_id > ${after}`}
+        order by automation_id limit ${limit + 1}`)
+      const page = rows.slice(0, limit).map(toAutomation)
+      return { automations: page, nextCursor: rows.length > limit ? Schema.encodeSync(Cursor)(page[page.length - 1].automationId) : null }
+    })
+})
+
+export const getRun = defineCapability({
+  ...reads,
+  name: "automation.get_run",
+  description: "Read one run of an automation: status, trigger, every step attempt with its output or error.",
+  input: Schema.Struct({ runId: RunId }),
+  output: Schema.Struct({ ...Run.fields, automationId: Schema.String }),
+  handler: (invocation, { runId }) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const [row] = yield* query("read run", () => db.sql`
+        select * from ${db.table("automation_runs")} where run_id = ${runId} and workspace_id = ${workspaceOf(invocation)}`)
+      if (row === undefined) return yield* new NotFound({ reason: "run_not_found", message: `no run ${runId} in this workspace` })
+      return { ...toRun(row), automationId: row.automation_id }
+    })
+})
+
+export const respondToRun = defineCapability({
+  ...writes,
+  name: "automation.respond",
+  description: "Answer the human_input step a run waits for; the run goes on with the answer as the step's output.",
+  // a person of the workspace answers, never a key or an agent on their behalf
+  requiresPerson: true,
+  surfaces: ["api", "mcp"],
+  input: Schema.Struct({ runId: RunId, response: Json }),
+  output: Schema.Struct({ runId: Schema.String, status: Schema.Literal("running", "waiting", "succeeded", "failed") }),
+  handler: (invocation, { runId, response }) =>
+    Effect.gen(function* () {
+      const host = yield* ActorHost
+      const respondent = invocation.principal.attributedTo
+      const { state } = yield* host.send(AutomationRunActor, runId, new ProvideInput({ runId, workspaceId: workspaceOf(invocation), response, respondent }), invocation.meta)
+      return { runId, status: state._tag === "Run" ? state.status : "running" }
+    })
+})
+
+export const automationCapabilities: ReadonlyArray<AnyCapability> = [
+  createAutomation,
+  listAutomations,
+  getAutomation,
+  updateAutomation,
+  enableAutomation,
+  disableAutomation,
+  deleteAutomation,
+  triggerAutomation,
+  getRun,
+  respondToRun
+]
