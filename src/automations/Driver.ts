@@ -13,7 +13,7 @@ import type { AutomationRunEvent } from "../../actors/automationrun/events.ts"
 import { AwaitInput, BeginStep, type AutomationRunCommand, CompleteStep, FailStep } from "../../actors/automationrun/protocol.ts"
 import { type AutomationRunState, currentAttempt, isActive, type Run } from "../../actors/automationrun/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { follow, type Followed } from "../../streams/LogSignals.ts"
+import { follow, type Followed, LogSignals } from "../../streams/LogSignals.ts"
 import { policyOf } from "./Playbooks.ts"
 import { playbookActor } from "./Runs.ts"
 import { executeStep, StepFailure } from "./Steps.ts"
@@ -29,6 +29,8 @@ class Superseded {
 export interface DriveOptions {
   /** Whether this node still owns the run's partition (checked before each step). */
   readonly owns: () => boolean
+  /** The run as its start left it, when the driver is started by hearing it (no read needed). */
+  readonly started?: { readonly state: AutomationRunState; readonly seq: number }
 }
 
 /** Takes the run to its end (or until the node no longer owns it). */
@@ -36,7 +38,11 @@ export const drive = (runId: string, options: DriveOptions) =>
   Effect.scoped(
     Effect.gen(function* () {
       const host = yield* ActorHost
-      let followed: Followed<AutomationRunState, AutomationRunEvent> = yield* follow(AutomationRunActor, runId)
+      // what the run's start said is all there is so far; a run found otherwise is read once the
+      // read models hold it
+      let followed: Followed<AutomationRunState, AutomationRunEvent> = options.started === undefined
+        ? yield* follow(AutomationRunActor, runId)
+        : { ...options.started, take: (yield* (yield* LogSignals).watch(AutomationRunActor, runId)).take }
       let state = followed.state
       let seq = followed.seq
 

@@ -7,13 +7,14 @@
 import { Duration, Effect, FiberMap, Layer, Schedule } from "effect"
 import { AutomationActor } from "../../actors/automation/actor.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
+import { initialRunState } from "../../actors/automationrun/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { LogSignals } from "../../streams/LogSignals.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
-import { drive } from "./Driver.ts"
+import { drive, type DriveOptions } from "./Driver.ts"
 import { reactToPartition } from "./Reactor.ts"
 import { keepSchedule } from "./Scheduler.ts"
 
@@ -48,9 +49,9 @@ export const layer = Layer.scopedDiscard(
         Effect.retry(RETRY)
       )
 
-    const driveRun = (runId: string) => {
+    const driveRun = (runId: string, started?: DriveOptions["started"]) => {
       const key = keyOf(AutomationRunActor, runId)
-      if (owns(key)()) run(key, retried(`run ${runId}`, drive(runId, { owns: owns(key) })), { onlyIfMissing: true })
+      if (owns(key)()) run(key, retried(`run ${runId}`, drive(runId, { owns: owns(key), started })), { onlyIfMissing: true })
     }
     const keepScheduleOf = (automationId: string) => {
       const key = keyOf(AutomationActor, automationId)
@@ -58,7 +59,17 @@ export const layer = Layer.scopedDiscard(
     }
 
     const tail = [
-      signals.listenKind(AutomationRunActor, (signal) => driveRun(signal.event.runId), ["automation_run.started"]),
+      signals.listenKind(
+        AutomationRunActor,
+        // a playbook with steps: the start is the whole state (a blank one ends in the same append)
+        (signal) => {
+          const { event } = signal
+          if (event._tag === "automation_run.started" && event.steps.length > 0) {
+            driveRun(event.runId, { state: AutomationRunActor.evolve(initialRunState, event), seq: signal.seq })
+          }
+        },
+        ["automation_run.started"]
+      ),
       signals.listenKind(AutomationActor, (signal) => keepScheduleOf(signal.event.automationId), ["automation.created", "automation.updated", "automation.enabled"])
     ]
     yield* Effect.addFinalizer(() => Effect.sync(() => tail.forEach((t) => t.stop())))
