@@ -46,6 +46,7 @@ import { organizationCapabilities, PublicUrl } from "./capabilities/Organization
 import { systemCapabilities } from "./capabilities/System.ts"
 import type { AppConfig } from "./Config.ts"
 import * as Db from "../streams/Db.ts"
+import { signerLayer } from "../streams/Checkpoints.ts"
 import { secretsLayer } from "./Secrets.ts"
 import { AssistantSettings } from "./assistant/Settings.ts"
 import { fileContentsLayer } from "./assistant/Files.ts"
@@ -62,11 +63,12 @@ import { A2aTaskActor } from "../actors/a2atask/actor.ts"
 import { AutomationActor } from "../actors/automation/actor.ts"
 import { AutomationRunActor } from "../actors/automationrun/actor.ts"
 import { automationCapabilities } from "./capabilities/Automations.ts"
+import { notificationCapabilities } from "./capabilities/Notifications.ts"
 import * as Automations from "./automations/Engine.ts"
 
 export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...notificationCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
@@ -103,6 +105,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(Lockout, config.lockout),
     Outbound.layer(config.outboundAllow),
     secretsLayer(config.secretKey, config.dataDir),
+    signerLayer(config.audit, config.dataDir),
     fileContentsLayer,
     AccessCache.layer,
     NodeMetrics.layer

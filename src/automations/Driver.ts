@@ -120,7 +120,8 @@ export const drive = (runId: string, options: DriveOptions) =>
         yield* send(new CompleteStep({ runId, index, attempt, output: result.output, next: result.next }), `${index}:${attempt}:complete`)
       })
 
-      while (state._tag === "Run" && isActive(state)) {
+      // a run past its last step ends in the same append (its end may not be applied here yet)
+      while (state._tag === "Run" && isActive(state) && state.cursor !== null) {
         if (!options.owns()) return
         const went = yield* Effect.either(step)
         if (Either.isLeft(went)) {
