@@ -6,10 +6,13 @@
  *     `<DB_SCHEMA>_replay_<time>`); --compare then checks it table by table against the live
  *     schema. With embedded Postgres, stop the server first: PGlite has one owner.
  *
- *   audit verify [--partition <P>] [--from <OFFSET>]
+ *   audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>]
  *     Reads the log (Kafka or embedded; no read model) and recomputes every partition's hash chain
- *     (docs/audit.md). Prints one line per partition and the first break of each, with its
- *     partition and offset; exits non-zero on any break.
+ *     (docs/audit.md), and checks every signed checkpoint against the public key: the PEM or JSON
+ *     document `GET /.well-known/svc-audit-key` serves, else the operator's own key
+ *     (AUDIT_SIGNING_KEY, or the data directory's audit-signing.key). Prints one line per
+ *     partition and the first break of each, with its partition and offset; exits non-zero on any
+ *     break.
  *
  *   issue-key --purpose <svc_host_v1|svc_gateway_v1|svc_telemetry_v1> --org <slug>
  *             [--workspace <slug>] [--machine <id>] [--name <text>]
@@ -32,6 +35,10 @@ import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
 import { compareSchemas, replay } from "../streams/Replay.ts"
 import { verifyLog } from "../streams/LogVerify.ts"
+import { privateKeyFromSeed } from "../streams/Checkpoints.ts"
+import { createPublicKey, type KeyObject } from "node:crypto"
+import { readFile } from "node:fs/promises"
+import * as path from "node:path"
 import * as AccessCache from "../src/AccessCache.ts"
 import { actorKinds, logLayer } from "../src/App.ts"
 import { loadConfig } from "../src/Config.ts"
@@ -42,7 +49,7 @@ import { ISSUABLE_PURPOSES, issueCredential } from "../src/IssueCredential.ts"
 
 const usage = [
   "usage: svc replay [--into <schema>] [--compare]",
-  "       svc audit verify [--partition <P>] [--from <OFFSET>]",
+  "       svc audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>]",
   `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`,
   "       svc billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>"
 ].join("\n")
@@ -86,7 +93,7 @@ const auditCommand = ([action, ...args]: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     if (action !== "verify") return yield* Effect.fail(new Error(usage))
     const { values } = yield* Effect.try({
-      try: () => parseArgs({ args: [...args], options: { partition: { type: "string" }, from: { type: "string" } } }),
+      try: () => parseArgs({ args: [...args], options: { partition: { type: "string" }, from: { type: "string" }, key: { type: "string" } } }),
       catch: (e) => new Error(`${(e as Error).message}\n${usage}`)
     })
     const wholeNumber = (name: string, text: string | undefined) =>
@@ -99,20 +106,38 @@ const auditCommand = ([action, ...args]: ReadonlyArray<string>) =>
     if (partition !== undefined && partition >= config.partitions) {
       return yield* Effect.fail(new Error(`the log has partitions 0-${config.partitions - 1}`))
     }
+    const publicKey = yield* Effect.tryPromise({
+      try: () => auditPublicKey(values.key, config.audit.signingKey, config.dataDir),
+      catch: (e) => new Error(`no usable public key: ${(e as Error).message}`)
+    })
+    if (publicKey === undefined) console.log("no public key (--key, AUDIT_SIGNING_KEY or the data directory's): checkpoints' signatures are not checked")
     const started = Date.now()
-    const reports = yield* verifyLog({ partitions: partition === undefined ? undefined : [partition], from }).pipe(
+    const reports = yield* verifyLog({ partitions: partition === undefined ? undefined : [partition], from, publicKey }).pipe(
       Effect.provide(logLayer(config).pipe(Layer.provide(Layer.succeed(Db, schema(config.dbSchema)))))
     )
     const millis = Date.now() - started
     const events = reports.reduce((n, r) => n + r.events, 0)
     for (const r of reports) {
       const unchained = r.unchained > 0 ? `, ${r.unchained} from before the chain` : ""
-      console.log(`partition ${r.partition}: ${r.events} events${unchained}, ${r.break === undefined ? `intact, head ${r.head ?? "none"}` : `BROKEN at offset ${r.break.offset} (${r.break.reason})`}`)
+      console.log(`partition ${r.partition}: ${r.events} events${unchained}, ${r.checkpoints} checkpoints, ${r.break === undefined ? `intact, head ${r.head ?? "none"}` : `BROKEN at offset ${r.break.offset} (${r.break.reason})`}`)
     }
     console.log(`verified ${events} events in ${millis} ms (${millis === 0 ? events : Math.round((events * 1000) / millis)} events/s)`)
     const broken = reports.flatMap((r) => (r.break === undefined ? [] : [r.break]))
     if (broken.length > 0) return yield* Effect.fail(new Error(`the log was altered: ${broken.map((b) => b.message).join("; ")}`))
   })
+
+/** The key to check checkpoints with: a file given (PEM, or the key document's JSON), else the operator's own, if any. */
+const auditPublicKey = async (file: string | undefined, configured: string | undefined, dataDir: string): Promise<KeyObject | undefined> => {
+  if (file !== undefined) {
+    const text = await readFile(file, "utf8")
+    if (!text.trimStart().startsWith("{")) return createPublicKey(text)
+    const document = JSON.parse(text) as { publicKey?: string }
+    return createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: String(document.publicKey) }, format: "jwk" })
+  }
+  if (configured !== undefined) return createPublicKey(privateKeyFromSeed(configured))
+  const stored = await readFile(path.join(dataDir, "audit-signing.key"), "utf8").catch(() => undefined)
+  return stored === undefined ? undefined : createPublicKey(privateKeyFromSeed(stored.trim()))
+}
 
 const issueKeyCommand = (args: ReadonlyArray<string>) =>
   Effect.gen(function* () {

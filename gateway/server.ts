@@ -2,10 +2,11 @@
  * The HTTP surface: routes derived from the capability registry, health, and whoami, on
  * uWebSockets.js. Handlers only translate: every decision is the checkpoint's.
  */
-import { Effect, type Exit } from "effect"
+import { Effect, Exit } from "effect"
 import type { Registry as MetricsRegistry } from "prom-client"
 import uWS from "uWebSockets.js"
 import { invoke, type Registry } from "../src/Capabilities.ts"
+import { AuditSigner, publicKeyDocument } from "../streams/Checkpoints.ts"
 import type { NodeLog } from "../src/Logging.ts"
 
 import { a2aRoutes } from "./a2a.ts"
@@ -156,6 +157,11 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   route(app, "del", "/mcp", mcp.methodNotAllowed)
   route(app, "get", "/.well-known/oauth-protected-resource", mcp.resourceMetadata)
   route(app, "get", "/.well-known/oauth-protected-resource/mcp", mcp.resourceMetadata)
+  // the public key of the log's signed checkpoints (docs/audit.md), for auditors
+  route(app, "get", "/.well-known/svc-audit-key", async () => {
+    const exit = await options.run(Effect.map(AuditSigner, publicKeyDocument))
+    return Exit.isSuccess(exit) ? { status: 200, json: exit.value } : jsonError(404, "not_found", "this node signs no checkpoints", "route_not_found")
+  })
 
   route(app, "any", "/*", async (req) => jsonError(404, "not_found", `no route ${req.method} ${req.url}`, "route_not_found"))
 

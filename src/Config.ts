@@ -7,6 +7,7 @@ import { hostname } from "node:os"
 import * as path from "node:path"
 import { type LoggingSettings, logLevelNames } from "./Logging.ts"
 import { type OutboundAllowEntry, parseOutboundAllow } from "./Outbound.ts"
+import type { AuditSettings } from "../streams/Checkpoints.ts"
 
 export interface AppConfig {
   /** HTTP port of the gateway. */
@@ -52,6 +53,8 @@ export interface AppConfig {
   readonly logging: LoggingSettings
   /** Refused outbound addresses (loopback, private, ...) the operator lets webhooks and plugins reach. */
   readonly outboundAllow: ReadonlyArray<OutboundAllowEntry>
+  /** The log's signed checkpoints (docs/audit.md): the Ed25519 key (unset: `<data dir>/audit-signing.key`) and how often. */
+  readonly audit: AuditSettings
   readonly assistant: AssistantConfig
 }
 
@@ -164,6 +167,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST || "127.0.0.1", port: portNumber(env.METRICS_PORT, "METRICS_PORT") } : undefined,
     logging: { level: logLevel(env.LOG_LEVEL), format: logFormat(env.LOG_FORMAT) },
     outboundAllow: parseOutboundAllow(env.OUTBOUND_ALLOW),
+    audit: {
+      signingKey: env.AUDIT_SIGNING_KEY || undefined,
+      checkpointEvents: int(env.AUDIT_CHECKPOINT_EVENTS, 1000, "AUDIT_CHECKPOINT_EVENTS"),
+      checkpointSeconds: int(env.AUDIT_CHECKPOINT_SECONDS, 60, "AUDIT_CHECKPOINT_SECONDS")
+    },
     assistant: {
       operatorTiers: {
         fast: env.MODEL_TIER_FAST ?? "offline:fast",

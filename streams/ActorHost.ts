@@ -32,6 +32,7 @@ import { Gauge } from "prom-client"
 import { randomUUID } from "node:crypto"
 import { Db, type DbService, query } from "./Db.ts"
 import { Cluster, type ClusterError, type RemoteCommand } from "./Cluster.ts"
+import { AuditSigner } from "./Checkpoints.ts"
 import { EventLog, type EventRecord, LogError, type PartitionWriter } from "./EventLog.ts"
 import { NodeMetrics } from "./Metrics.ts"
 import { partitionFor } from "./partitioner.ts"
@@ -136,6 +137,9 @@ interface Ownership {
   /** Next offset the projection has applied, and who waits for it. */
   applied: number
   readonly waiters: Set<{ readonly offset: number; readonly resolve: (passed: boolean) => void }>
+  /** Events appended since the partition's last signed checkpoint, and whether one is being appended. */
+  uncheckpointed: number
+  checkpointing: boolean
 }
 
 /** The reserved key of a command that carries records to append (no actor kind has it: no colon). */
@@ -155,6 +159,13 @@ const AppendedRecords = Schema.Array(Schema.Struct({
 type AppendReply =
   | { readonly ok: true; readonly offsets: ReadonlyArray<number> }
   | { readonly ok: false; readonly unavailable: HostUnavailable["reason"]; readonly message: string }
+
+/** Checkpoints are operations, not domain time: real time whatever clock the node's logic sees. */
+const realSleep = (ms: number) =>
+  Effect.async<void>((resume) => {
+    const timer = setTimeout(() => resume(Effect.void), ms)
+    return Effect.sync(() => clearTimeout(timer))
+  })
 
 /** Commands one batch decides and appends together. */
 const MAX_COMMANDS_PER_BATCH = 512
@@ -178,6 +189,7 @@ export const make = (options: ActorHostOptions) =>
     const cluster = yield* Cluster
     const kinds = yield* ActorKinds
     const metrics = yield* NodeMetrics
+    const signer = Option.getOrUndefined(yield* Effect.serviceOption(AuditSigner))
     const runtime = yield* Effect.runtime<EventLog>()
     const run = Runtime.runPromise(runtime)
     const fork = Runtime.runFork(runtime)
@@ -267,7 +279,9 @@ export const make = (options: ActorHostOptions) =>
         queue: [],
         working: false,
         applied: 0,
-        waiters: new Set()
+        waiters: new Set(),
+        uncheckpointed: 0,
+        checkpointing: false
       }
       owned.set(partition, ownership)
       ownership.ready = catchUp(ownership)
@@ -408,6 +422,7 @@ export const make = (options: ActorHostOptions) =>
       const offsets = appended.right
       const last = offsets[offsets.length - 1]
       addPosition(acked, { partition: ownership.partition, offset: last })
+      counted(ownership, records.length)
       for (let i = 0; i < records.length; i++) {
         const key = records[i].key
         const actor = working.get(key)!
@@ -474,6 +489,49 @@ export const make = (options: ActorHostOptions) =>
       }
     }
 
+    /**
+     * Signed checkpoints (`Checkpoints.ts`): once `everyEvents` were appended through the
+     * partition's writer since its last checkpoint, or every `everySeconds` while some were, the
+     * writer appends one naming its last event's offset and hash. The checkpoint joins the chain
+     * like any record; a failed one is tried again at the next count or tick.
+     */
+    const counted = (ownership: Ownership, events: number) => {
+      ownership.uncheckpointed += events
+      if (signer !== undefined && ownership.uncheckpointed >= signer.everyEvents) void checkpoint(ownership)
+    }
+
+    const checkpoint = async (ownership: Ownership) => {
+      const writer = ownership.writer?.writer
+      const head = writer?.head()
+      if (signer === undefined || writer === undefined || head === undefined || ownership.checkpointing) return
+      if (!ownership.caughtUp || owned.get(ownership.partition) !== ownership) return
+      ownership.checkpointing = true
+      const covered = ownership.uncheckpointed
+      try {
+        const record = signer.record({ partition: ownership.partition, offset: head.offset, head: head.hash, at: new Date().toISOString() })
+        const appended = await run(Effect.either(writer.append([record])))
+        if (Either.isRight(appended)) ownership.uncheckpointed = Math.max(0, ownership.uncheckpointed - covered)
+        else if (owned.get(ownership.partition) === ownership && ownership.writer?.writer === writer) {
+          resync(ownership, appended.left._tag !== "LogFenced")
+        }
+      } finally {
+        ownership.checkpointing = false
+      }
+    }
+
+    if (signer !== undefined) {
+      yield* Effect.forkScoped(
+        Effect.forever(
+          Effect.zipRight(
+            realSleep(signer.everySeconds * 1000),
+            Effect.sync(() => {
+              for (const ownership of owned.values()) if (ownership.uncheckpointed > 0) void checkpoint(ownership)
+            })
+          )
+        )
+      )
+    }
+
     const notOwner = (): Outcome => ({ ok: false, unavailable: "not_owner", message: "this node does not own the partition" })
     const failure = (message: string): Outcome => ({ ok: false, unavailable: "failure", message })
 
@@ -513,6 +571,7 @@ export const make = (options: ActorHostOptions) =>
         const appended = await run(Effect.either(writer.writer.append(records)))
         if (Either.isRight(appended)) {
           addPosition(acked, { partition, offset: appended.right[appended.right.length - 1] })
+          counted(ownership, records.length)
           return { ok: true, offsets: appended.right }
         }
         const error = appended.left

@@ -111,6 +111,8 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
 
     /** The head hash of each partition as this process last wrote or read it (null: no chained event yet). */
     const chainHeads = new Map<number, string | null>()
+    /** The last event this process appended per partition, with its offset. */
+    const appendedHeads = new Map<number, { readonly offset: number; readonly hash: string }>()
     const readHead = async (partition: number): Promise<string | null> => {
       const [row] = await sql`select head_hash from ${heads} where partition = ${partition}`
       if (row === undefined) throw new Error(`log ${logSchema} has no head for partition ${partition}`)
@@ -150,6 +152,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
           select first from head`
         if (head !== undefined) {
           chainHeads.set(partition, last)
+          appendedHeads.set(partition, { offset: Number(head.first) + n - 1, hash: last })
           return head.first as number
         }
         // another appender moved the head: chain onto where it is now
@@ -202,6 +205,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
     const openWriter: EventLogService["openWriter"] = (partition) =>
       Effect.succeed({
         partition,
+        head: () => appendedHeads.get(partition),
         append: (records) =>
           appendTo(partition, records).pipe(
             Effect.catchIf(

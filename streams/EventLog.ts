@@ -76,6 +76,8 @@ export interface PartitionWriter {
    * writer has taken the partition or a key's seq.
    */
   readonly append: (events: ReadonlyArray<EventRecord>) => Effect.Effect<ReadonlyArray<number>, LogError | LogFenced>
+  /** The last event this process appended to the partition: its offset and chain hash (a signed checkpoint names them). */
+  readonly head: () => { readonly offset: number; readonly hash: string } | undefined
 }
 
 export interface EventLogService {

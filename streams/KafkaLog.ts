@@ -438,6 +438,7 @@ const openTransactionalWriter = (
     yield* tryKafka(opening, async () => (await producer.transaction()).abort())
     // fenced now, nobody else writes the partition: its chain goes on from the last committed event
     let head = yield* lastHash(kafka, topic, prefix, partition)
+    let appended: { readonly offset: number; readonly hash: string } | undefined
 
     /** Why every later append fails: fenced, or kafkajs's transaction state is past repair. */
     let unusable: LogFenced | LogError | undefined
@@ -461,6 +462,7 @@ const openTransactionalWriter = (
         await transaction.commit()
         // an aborted transaction is no part of the chain: the head moves only with a commit
         head = chained.head
+        appended = { offset: Number(written.baseOffset) + records.length - 1, hash: head }
         return Number(written.baseOffset)
       } catch (error) {
         // an end of the transaction (commit or abort) the coordinator answers with
@@ -512,6 +514,7 @@ const openTransactionalWriter = (
 
     return {
       partition,
+      head: () => appended,
       append: (records) =>
         records.length === 0
           ? Effect.succeed([])

@@ -7,7 +7,9 @@
  * ending before its recorded end.
  */
 import { Effect, Stream } from "effect"
+import type { KeyObject } from "node:crypto"
 import { GENESIS, hashOf } from "./Chain.ts"
+import { checkpointPayload, isCheckpoint, verifyClaim } from "./Checkpoints.ts"
 import { allPartitions, EventLog, type LogChunk, type LoggedEvent } from "./EventLog.ts"
 
 export type BreakReason =
@@ -21,6 +23,10 @@ export type BreakReason =
   | "hash_mismatch"
   /** The log says it holds events up to an offset the reader never reached. */
   | "truncated"
+  /** A checkpoint whose signature is not the operator's key's over its claim (or that is malformed). */
+  | "checkpoint_signature"
+  /** A checkpoint naming an offset and hash the chain before it does not hold. */
+  | "checkpoint_mismatch"
 
 export interface ChainBreak {
   readonly partition: number
@@ -39,6 +45,8 @@ export interface PartitionReport {
   readonly head: string | null
   /** Where reading ended: the log's end offset when verification began. */
   readonly end: number
+  /** Signed checkpoints found and checked (their signatures only when a public key was given). */
+  readonly checkpoints: number
   readonly break: ChainBreak | undefined
 }
 
@@ -52,7 +60,12 @@ export interface VerifyOptions {
   readonly from?: number
   /** How long reading may go without an event before the unread rest counts as missing. */
   readonly idleMs?: number
+  /** The operator's public key: checkpoints' signatures are checked with it (without, only what they claim). */
+  readonly publicKey?: KeyObject
 }
+
+/** Hashes kept for checkpoints to name, beyond the last checkpoint checked (a partition without checkpoints keeps no more). */
+const MAX_UNCHECKPOINTED = 1_000_000
 
 /** One partition's walk along its chain. */
 class Walk {
@@ -63,12 +76,16 @@ class Walk {
   headOffset = -1
   expectedOffset: number
   broken: ChainBreak | undefined
+  checkpoints = 0
+  /** Hashes by offset since the last checkpoint checked, for the next one to name. */
+  readonly recent = new Map<number, string>()
 
   constructor(
     readonly partition: number,
     readonly from: number,
     readonly end: number,
-    readonly denseOffsets: boolean
+    readonly denseOffsets: boolean,
+    readonly publicKey: KeyObject | undefined
   ) {
     this.expectedOffset = from
   }
@@ -105,8 +122,37 @@ class Walk {
     if (hashOf(event.prev, event) !== event.hash) {
       return this.fail(event.offset, "hash_mismatch", "the event's content does not match its hash: it was changed after it was written")
     }
+    if (isCheckpoint(event)) this.checkCheckpoint(event)
+    if (this.broken !== undefined) return
     this.head = event.hash
     this.headOffset = event.offset
+    this.recent.set(event.offset, event.hash)
+    if (this.recent.size > MAX_UNCHECKPOINTED) this.recent.delete(this.recent.keys().next().value!)
+  }
+
+  private checkCheckpoint(event: LoggedEvent) {
+    const claim = checkpointPayload(event.payload)
+    if (claim === undefined || claim.partition !== this.partition) {
+      return this.fail(event.offset, "checkpoint_signature", "a checkpoint that does not name this partition's offset, head and signature")
+    }
+    if (this.publicKey !== undefined && !verifyClaim(this.publicKey, claim)) {
+      return this.fail(event.offset, "checkpoint_signature", `the checkpoint's signature (key ${claim.keyId}) is not the operator's key's`)
+    }
+    const held = this.recent.get(claim.offset)
+    // a checkpoint naming an offset before where this verification began cannot be compared
+    if (held === undefined && claim.offset < this.from) return
+    if (held !== claim.head) {
+      return this.fail(
+        event.offset,
+        "checkpoint_mismatch",
+        `the checkpoint names offset ${claim.offset} with hash ${claim.head}, which the chain before it does not hold there`
+      )
+    }
+    this.checkpoints++
+    for (const offset of this.recent.keys()) {
+      if (offset > claim.offset) break
+      this.recent.delete(offset)
+    }
   }
 
   /** Reading stopped at `reached` (the reader's `next`). */
@@ -117,7 +163,15 @@ class Walk {
   }
 
   report(): PartitionReport {
-    return { partition: this.partition, events: this.events, unchained: this.unchained, head: this.head, end: this.end, break: this.broken }
+    return {
+      partition: this.partition,
+      events: this.events,
+      unchained: this.unchained,
+      head: this.head,
+      end: this.end,
+      checkpoints: this.checkpoints,
+      break: this.broken
+    }
   }
 }
 
@@ -128,7 +182,7 @@ export const verifyLog = (options: VerifyOptions = {}) =>
     const from = options.from ?? 0
     const partitions = options.partitions ?? allPartitions(log.partitions)
     const ends = yield* log.endOffsets(partitions)
-    const walks = new Map(partitions.map((p) => [p, new Walk(p, from, ends.get(p) ?? 0, log.mode === "embedded")]))
+    const walks = new Map(partitions.map((p) => [p, new Walk(p, from, ends.get(p) ?? 0, log.mode === "embedded", options.publicKey)]))
     const reached = new Map(partitions.map((p) => [p, from]))
     const unfinished = new Set(partitions.filter((p) => from < (ends.get(p) ?? 0)))
     if (unfinished.size > 0) {

@@ -3,8 +3,9 @@
  */
 import { expect, layer } from "@effect/vitest"
 import { Effect, Layer } from "effect"
-import { randomUUID } from "node:crypto"
+import { generateKeyPairSync, randomUUID } from "node:crypto"
 import { GENESIS, hashOf } from "../../streams/Chain.ts"
+import { makeSigner } from "../../streams/Checkpoints.ts"
 import * as Db from "../../streams/Db.ts"
 import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
 import { EventLog, type EventRecord } from "../../streams/EventLog.ts"
@@ -130,6 +131,19 @@ layer(logLayer, { timeout: "60 seconds", excludeTestServices: true })("embedded 
       expect(offsets[0]).toBe(end + 1)
       const [report] = yield* verifyLog({ partitions: [0] })
       expect(report.break).toMatchObject({ partition: 0, offset: end + 1, reason: "prev_mismatch" })
+    }))
+
+  it.effect("finds a signed checkpoint naming a hash the chain does not hold there", () =>
+    Effect.gen(function* () {
+      const log = yield* EventLog
+      const signer = makeSigner(generateKeyPairSync("ed25519").privateKey, { events: 1, seconds: 1 })
+      const [key] = keysOn(2, 1)
+      const writer = yield* log.openWriter(2)
+      const [offset] = yield* writer.append([record(key, 1)])
+      const at = "2026-11-24T10:00:00.000Z"
+      const [checkpoint] = yield* writer.append([signer.record({ partition: 2, offset, head: "f".repeat(64), at })])
+      const [report] = yield* verifyLog({ partitions: [2], publicKey: signer.publicKey, from: offset })
+      expect(report.break).toMatchObject({ partition: 2, offset: checkpoint, reason: "checkpoint_mismatch" })
     }))
 
   it.effect("finds an event written without a hash, at its offset", () =>

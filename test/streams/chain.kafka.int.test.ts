@@ -6,7 +6,9 @@ import { describe, expect, it, layer } from "@effect/vitest"
 import { Effect } from "effect"
 import kafkajs from "kafkajs"
 import { randomUUID } from "node:crypto"
+import { generateKeyPairSync } from "node:crypto"
 import { hashOf } from "../../streams/Chain.ts"
+import { makeSigner } from "../../streams/Checkpoints.ts"
 import { EventLog, type EventRecord } from "../../streams/EventLog.ts"
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import { verifyLog } from "../../streams/LogVerify.ts"
@@ -45,7 +47,7 @@ if (kafkaBrokers.length === 0) {
 } else {
   const prefix = uniqueName("t")
   const { events: topic } = KafkaLog.topicsOf(prefix)
-  const config = { brokers: kafkaBrokers, prefix, partitions: 2, clientId: "chain-kafka-test" }
+  const config = { brokers: kafkaBrokers, prefix, partitions: 3, clientId: "chain-kafka-test" }
 
   layer(KafkaLog.layer(config), { timeout: "120 seconds", excludeTestServices: true })("Kafka log hash chain", (it) => {
     it.effect("verifies a log written by successive owners, then finds a forged record without hashes at its offset", () =>
@@ -78,6 +80,25 @@ if (kafkaBrokers.length === 0) {
         const [report] = yield* verifyLog({ partitions: [1] })
         expect(forged).toBeGreaterThan(offset)
         expect(report.break).toMatchObject({ partition: 1, offset: next, reason: "prev_mismatch" })
+      }).pipe(Effect.scoped))
+
+    it.effect("checks signed checkpoints: the operator's verify, one signed with another key is found at its offset", () =>
+      Effect.gen(function* () {
+        const log = yield* EventLog
+        const operator = makeSigner(generateKeyPairSync("ed25519").privateKey, { events: 1, seconds: 1 })
+        const forger = makeSigner(generateKeyPairSync("ed25519").privateKey, { events: 1, seconds: 1 })
+        const key = `chain:${randomUUID()}`
+        const writer = yield* log.openWriter(2)
+        const at = "2026-11-24T10:00:00.000Z"
+        yield* writer.append([record(key, 1), record(key, 2)])
+        const signed = writer.head()!
+        yield* writer.append([operator.record({ partition: 2, offset: signed.offset, head: signed.hash, at })])
+        const [good] = yield* verifyLog({ partitions: [2], publicKey: operator.publicKey })
+        expect(good).toMatchObject({ checkpoints: 1, break: undefined })
+
+        const [forged] = yield* writer.append([forger.record({ partition: 2, offset: signed.offset, head: signed.hash, at })])
+        const [report] = yield* verifyLog({ partitions: [2], publicKey: operator.publicKey })
+        expect(report.break).toMatchObject({ partition: 2, offset: forged, reason: "checkpoint_signature" })
       }).pipe(Effect.scoped))
   })
 }

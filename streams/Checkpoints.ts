@@ -1,0 +1,152 @@
+/**
+ * Signed checkpoints of the log (docs/audit.md): every N events or T seconds, a partition's writer
+ * appends a record naming an offset of the partition and the chain's hash there, signed with the
+ * operator's Ed25519 key. The chain shows the log was not altered after a point; a checkpoint,
+ * verified with the public key alone, shows what the log held at that point, so a log rewritten
+ * whole (every hash recomputed) or cut short after a checkpoint no longer agrees with it.
+ */
+import { Context, Effect, Layer } from "effect"
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, sign, verify } from "node:crypto"
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
+import * as path from "node:path"
+import { canonicalJson } from "./Chain.ts"
+import type { EventRecord, LoggedEvent } from "./EventLog.ts"
+
+/** The type of a checkpoint record; its key is `log-checkpoint:<partition>:<offset>`, seq 1 (no actor kind has it: nothing projects it). */
+export const CHECKPOINT_TYPE = "log.checkpoint"
+const KEY_PREFIX = "log-checkpoint:"
+
+export interface CheckpointClaim {
+  readonly partition: number
+  /** The offset of the event whose hash `head` is. */
+  readonly offset: number
+  readonly head: string
+  /** When it was signed (ISO 8601). */
+  readonly at: string
+}
+
+export interface CheckpointPayload extends CheckpointClaim {
+  /** The signing key's id: the first 16 hex digits of SHA-256 of its raw 32-byte public key. */
+  readonly keyId: string
+  /** Ed25519 signature of the claim's encoding, base64url. */
+  readonly signature: string
+}
+
+/** The signed bytes: `["svc-log-checkpoint-v1", partition, offset, head, at]` as canonical JSON, UTF-8. */
+export const claimBytes = (claim: CheckpointClaim): Buffer =>
+  Buffer.from(canonicalJson(["svc-log-checkpoint-v1", claim.partition, claim.offset, claim.head, claim.at]), "utf8")
+
+export const isCheckpoint = (event: LoggedEvent | EventRecord): boolean => event.type === CHECKPOINT_TYPE && event.key.startsWith(KEY_PREFIX)
+
+/** What a checkpoint's payload claims, if it is well formed. */
+export const checkpointPayload = (payload: unknown): CheckpointPayload | undefined => {
+  const p = payload as Partial<CheckpointPayload> | null
+  return p !== null && typeof p === "object" && typeof p.partition === "number" && typeof p.offset === "number" && typeof p.head === "string" &&
+      typeof p.at === "string" && typeof p.keyId === "string" && typeof p.signature === "string"
+    ? (p as CheckpointPayload)
+    : undefined
+}
+
+export const verifyClaim = (publicKey: KeyObject, payload: CheckpointPayload): boolean => {
+  try {
+    return verify(null, claimBytes(payload), publicKey, Buffer.from(payload.signature, "base64url"))
+  } catch {
+    return false
+  }
+}
+
+const rawPublicKey = (publicKey: KeyObject): Buffer => Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url")
+
+export const keyIdOf = (publicKey: KeyObject): string => createHash("sha256").update(rawPublicKey(publicKey)).digest("hex").slice(0, 16)
+
+/** The operator's signing key, and how often the writers sign. */
+export interface AuditSignerService {
+  readonly keyId: string
+  readonly publicKey: KeyObject
+  /** A checkpoint once this many events were appended to a partition since its last one. */
+  readonly everyEvents: number
+  /** A checkpoint this often while a partition had events since its last one. */
+  readonly everySeconds: number
+  /** The checkpoint record of a claim, signed. */
+  readonly record: (claim: CheckpointClaim) => EventRecord
+}
+
+export class AuditSigner extends Context.Tag("svc/streams/AuditSigner")<AuditSigner, AuditSignerService>() {}
+
+export const makeSigner = (privateKey: KeyObject, every: { readonly events: number; readonly seconds: number }): AuditSignerService => {
+  const publicKey = createPublicKey(privateKey)
+  const keyId = keyIdOf(publicKey)
+  return {
+    keyId,
+    publicKey,
+    everyEvents: every.events,
+    everySeconds: every.seconds,
+    record: (claim) => {
+      const payload: CheckpointPayload = { ...claim, keyId, signature: sign(null, claimBytes(claim), privateKey).toString("base64url") }
+      return {
+        key: `${KEY_PREFIX}${claim.partition}:${claim.offset}`,
+        seq: 1,
+        firstSeq: 1,
+        type: CHECKPOINT_TYPE,
+        payload,
+        at: claim.at,
+        commandId: `checkpoint:${claim.partition}:${claim.offset}`,
+        actor: "system"
+      }
+    }
+  }
+}
+
+/** PKCS #8 DER of an Ed25519 key: this prefix, then the 32-byte seed (RFC 8410). */
+const PKCS8_PREFIX = Buffer.from("302e020100300506032b657004220420", "hex")
+
+/** An Ed25519 private key from base64 (or base64url) of its 32-byte seed. */
+export const privateKeyFromSeed = (seed: string): KeyObject => {
+  const bytes = Buffer.from(seed, "base64")
+  if (bytes.length !== 32) throw new Error("AUDIT_SIGNING_KEY must be base64 of a 32-byte Ed25519 seed")
+  return createPrivateKey({ key: Buffer.concat([PKCS8_PREFIX, bytes]), format: "der", type: "pkcs8" })
+}
+
+const seedOf = (privateKey: KeyObject): string => Buffer.from(privateKey.export({ format: "jwk" }).d!, "base64url").toString("base64")
+
+/**
+ * The operator's key: `AUDIT_SIGNING_KEY` when set (every node of a cluster needs the same one),
+ * else `<data dir>/audit-signing.key`, created on first start (as `secret.key` is).
+ */
+export const loadSigningKey = (configured: string | undefined, dataDir: string): Promise<KeyObject> =>
+  configured !== undefined
+    ? Promise.resolve(privateKeyFromSeed(configured))
+    : (async () => {
+        const file = path.join(dataDir, "audit-signing.key")
+        const stored = await readFile(file, "utf8").catch(() => undefined)
+        if (stored !== undefined) return privateKeyFromSeed(stored.trim())
+        await mkdir(dataDir, { recursive: true })
+        const { privateKey } = generateKeyPairSync("ed25519")
+        // wx: two nodes starting on one data directory keep the first one's key
+        await writeFile(file, `${seedOf(privateKey)}\n`, { mode: 0o600, flag: "wx" }).catch(() => undefined)
+        await chmod(file, 0o600).catch(() => undefined)
+        return privateKeyFromSeed((await readFile(file, "utf8")).trim())
+      })()
+
+export interface AuditSettings {
+  readonly signingKey: string | undefined
+  readonly checkpointEvents: number
+  readonly checkpointSeconds: number
+}
+
+export const signerLayer = (settings: AuditSettings, dataDir: string) =>
+  Layer.effect(
+    AuditSigner,
+    Effect.map(Effect.promise(() => loadSigningKey(settings.signingKey, dataDir)), (key) =>
+      makeSigner(key, { events: settings.checkpointEvents, seconds: settings.checkpointSeconds })
+    )
+  )
+
+/** The public key as served at `GET /.well-known/svc-audit-key`. */
+export const publicKeyDocument = (signer: Pick<AuditSignerService, "keyId" | "publicKey">) => ({
+  algorithm: "Ed25519",
+  keyId: signer.keyId,
+  /** Raw 32-byte public key, base64url (RFC 8037's `x`). */
+  publicKey: rawPublicKey(signer.publicKey).toString("base64url"),
+  pem: signer.publicKey.export({ format: "pem", type: "spki" }).toString()
+})
