@@ -23,7 +23,8 @@ export const Json: Schema.Schema<Json> = Schema.Union(
   Schema.String,
   Schema.Array(Schema.suspend(() => Json)),
   Schema.Record({ key: Schema.String, value: Schema.suspend(() => Json) })
-)
+  // named, so that tool schemas (MCP, the agent, OpenAPI) can refer to it as `$defs/Json`
+).annotations({ identifier: "Json" })
 
 /** A read-model row operation. The projection runner coalesces them per table and primary key. */
 export type RowOp =
