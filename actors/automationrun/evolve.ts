@@ -18,7 +18,12 @@ export const evolve = (state: AutomationRunState, event: AutomationRunEvent): Au
       return {
         ...state,
         timeline: [
-          ...state.timeline,
+          // an attempt left open (its node stopped mid-step) ends where the next one begins
+          ...state.timeline.map((r) =>
+            r.index === event.index && (r.status === "running" || r.status === "waiting")
+              ? { ...r, status: "failed" as const, endedAt: event.at, error: { code: "attempt_interrupted", message: "its node stopped; the next attempt took over" } }
+              : r
+          ),
           { index: event.index, name: event.name, stepType: event.stepType, status: "running", attempt: event.attempt, startedAt: event.at, endedAt: null, output: null, error: null, input: null }
         ]
       }

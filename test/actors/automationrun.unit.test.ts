@@ -335,6 +335,18 @@ describe("projections", () => {
       }
     ]))
 
+  it("ends an attempt left open when a driver that took over begins the next", () =>
+    expect(
+      projectedRows(AutomationRunActor, key, [
+        [started, T0],
+        [stepStarted(0), T1],
+        [stepStarted(0, 2, T2), T2]
+      ]).automation_runs[0].steps
+    ).toEqual([
+      { ...classify, status: "failed", endedAt: T2, output: null, error: { code: "attempt_interrupted", message: "its node stopped; the next attempt took over" } },
+      { ...classify, status: "running", attempt: 2, startedAt: T2, endedAt: null, output: null, error: null }
+    ]))
+
   it("writes each playbook event to the organization audit log, without a step's output", () => {
     const audit = projectedRows(AutomationRunActor, key, history).audit_log
     expect(audit.map((row) => [row.event, row.kind, row.surface, row.org_id, row.workspace_id, row.user_id])).toEqual(
