@@ -284,7 +284,12 @@ export const getAutomation = defineCapability({
   name: "automation.get",
   description: "Read an automation: its trigger, steps, enablement and recent runs (status, trigger, step timeline, errors).",
   input: AutomationRef,
-  output: Schema.Struct({ ...Automation.fields, webhookSecret: Schema.String, recentRuns: Schema.Array(Run) }),
+  output: Schema.Struct({
+    ...Automation.fields,
+    /** Shown to those who may change the automation (its receivers' secret), not to viewers. */
+    webhookSecret: Schema.optional(Schema.String),
+    recentRuns: Schema.Array(Run)
+  }),
   handler: (invocation, { automationId }) =>
     Effect.gen(function* () {
       const automation = yield* readAutomation(workspaceOf(invocation), automationId)
@@ -292,7 +297,8 @@ export const getAutomation = defineCapability({
       const runs = yield* query("recent runs", () => db.sql`
         select * from ${db.table("automation_runs")} where automation_id = ${automationId}
         order by created_at desc, run_id desc limit ${RECENT_RUNS}`)
-      return { ...automation, webhookSecret: yield* webhookSecretOf(automationId), recentRuns: runs.map(toRun) }
+      const writer = invocation.roles.some((role) => writers.includes(role))
+      return { ...automation, ...(writer ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: runs.map(toRun) }
     })
 })
 
