@@ -144,7 +144,7 @@ layer(logLayer, { timeout: "60 seconds", excludeTestServices: true })("embedded 
       const [checkpoint] = yield* writer.append([signer.record({ partition: 2, offset, head: "f".repeat(64), at })])
       const [report] = yield* verifyLog({ partitions: [2], publicKey: signer.publicKey, from: offset })
       expect(report.break).toMatchObject({ partition: 2, offset: checkpoint, reason: "checkpoint_mismatch" })
-    }))
+    }).pipe(Effect.scoped))
 
   it.effect("finds an event written without a hash, at its offset", () =>
     Effect.gen(function* () {
