@@ -1,10 +1,13 @@
 /**
  * `svc`, the operator's command line (`npm run svc -- <command>`).
  *
- *   replay [--into <schema>] [--compare]
+ *   replay [--into <schema>] [--compare] [--until <RFC 3339 time | partition:offset,...>]
  *     Rebuilds every read model from the log into a fresh schema (default
  *     `<DB_SCHEMA>_replay_<time>`); --compare then checks it table by table against the live
- *     schema. With embedded Postgres, stop the server first: PGlite has one owner.
+ *     schema. With --until, the read models as they stood then (each partition up to its first
+ *     event recorded later than the time, or through the offsets named; a partition not named
+ *     contributes nothing), into `<DB_SCHEMA>_at_<time>` unless --into; the live schema is not
+ *     touched. With embedded Postgres, stop the server first: PGlite has one owner.
  *
  *   audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>]
  *     Reads the log (Kafka or embedded; no read model) and recomputes every partition's hash chain
@@ -33,7 +36,7 @@
  */
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
-import { compareSchemas, replay } from "../streams/Replay.ts"
+import { compareSchemas, parseUntil, replay } from "../streams/Replay.ts"
 import { verifyLog } from "../streams/LogVerify.ts"
 import { privateKeyFromSeed } from "../streams/Checkpoints.ts"
 import { createPublicKey, type KeyObject } from "node:crypto"
@@ -48,7 +51,7 @@ import { grantCredits, operatorHost, setBillingSuspended } from "../src/assistan
 import { ISSUABLE_PURPOSES, issueCredential } from "../src/IssueCredential.ts"
 
 const usage = [
-  "usage: svc replay [--into <schema>] [--compare]",
+  "usage: svc replay [--into <schema>] [--compare] [--until <RFC 3339 time | partition:offset,...>]",
   "       svc audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>]",
   `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`,
   "       svc billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>"
@@ -72,12 +75,18 @@ const database = Effect.gen(function* () {
 
 const replayCommand = (args: ReadonlyArray<string>) =>
   Effect.gen(function* () {
-    const { values } = parseArgs({ args: [...args], options: { into: { type: "string" }, compare: { type: "boolean" } } })
+    const { values } = parseArgs({ args: [...args], options: { into: { type: "string" }, compare: { type: "boolean" }, until: { type: "string" } } })
+    const until = values.until === undefined ? undefined : parseUntil(values.until)
+    if (values.until !== undefined && until === undefined) {
+      return yield* Effect.fail(new Error(`--until takes an RFC 3339 time with its offset (2026-11-24T10:00:00Z) or partition:offset pairs (0:120,3:77)\n${usage}`))
+    }
+    if (until !== undefined && values.compare) return yield* Effect.fail(new Error(`--compare compares with the live read models, which are not as they stood then\n${usage}`))
     const { config, schema } = yield* database
     const live = schema(config.dbSchema)
     const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14)
-    const target = schema(values.into ?? `${config.dbSchema}_replay_${stamp}`)
-    const stats = yield* replay(target, actorKinds).pipe(
+    const target = schema(values.into ?? `${config.dbSchema}_${until === undefined ? "replay" : "at"}_${stamp}`)
+    if (target.schema === live.schema) return yield* Effect.fail(new Error("a replay never writes into the live schema"))
+    const stats = yield* replay(target, actorKinds, until).pipe(
       Effect.provide(logLayer(config).pipe(Layer.provide(Layer.succeed(Db, live))))
     )
     const rate = stats.millis === 0 ? stats.events : Math.round((stats.events * 1000) / stats.millis)

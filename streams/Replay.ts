@@ -1,12 +1,37 @@
 /**
  * Replay: rebuild every read model from the log into a fresh schema, with the same projection
- * code the live nodes run, and compare two schemas table by table.
+ * code the live nodes run, and compare two schemas table by table. A point-in-time replay
+ * (`Until`) rebuilds them as they stood at a past moment, for an auditor to query.
  */
 import { Effect, Stream } from "effect"
 import type { KindRegistry } from "../actors/kernel.ts"
 import { type DbService, migrate, query } from "./Db.ts"
-import { allPartitions, EventLog, readUpTo } from "./EventLog.ts"
+import { allPartitions, EventLog, type LogChunk, readUpTo } from "./EventLog.ts"
 import { applyBatch, coalesce, eventsIn } from "./Projector.ts"
+
+/**
+ * Where a point-in-time replay stops: at a time (each partition up to its first event recorded
+ * later; an event's time is its command's), or at log positions (each named partition through the
+ * offset given; a partition not named contributes nothing).
+ */
+export type Until =
+  | { readonly _tag: "time"; readonly at: number }
+  | { readonly _tag: "positions"; readonly through: ReadonlyMap<number, number> }
+
+/** `--until`: an RFC 3339 time with its offset, or `partition:offset` pairs separated by commas. */
+export const parseUntil = (text: string): Until | undefined => {
+  if (/^\d+:\d+(,\d+:\d+)*$/.test(text)) {
+    const through = new Map<number, number>()
+    for (const pair of text.split(",")) {
+      const [partition, offset] = pair.split(":").map(Number)
+      through.set(partition, Math.max(offset, through.get(partition) ?? -1))
+    }
+    return { _tag: "positions", through }
+  }
+  const rfc3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/
+  const at = Date.parse(text)
+  return rfc3339.test(text) && !Number.isNaN(at) ? { _tag: "time", at } : undefined
+}
 
 export interface ReplayStats {
   readonly events: number
@@ -16,25 +41,42 @@ export interface ReplayStats {
 /** Partition groups replayed side by side: they share no checkpoint row and no key. */
 const LANES = 4
 
-/** Projects the whole log, as it stands when the replay starts, into `target` (migrated first). */
-export const replay = (target: DbService, kinds: KindRegistry) =>
+/**
+ * Projects the whole log, as it stands when the replay starts, into `target` (migrated first); or,
+ * given `until`, the log as it stood then.
+ */
+export const replay = (target: DbService, kinds: KindRegistry, until?: Until) =>
   Effect.gen(function* () {
     const log = yield* EventLog
     const started = Date.now()
     yield* migrate(target.sql, target.schema)
-    const ends = yield* log.endOffsets(allPartitions(log.partitions))
+    const current = yield* log.endOffsets(allPartitions(log.partitions))
+    const ends = until?._tag === "positions"
+      ? new Map([...current].map(([p, end]) => [p, Math.min(end, (until.through.get(p) ?? -1) + 1)]))
+      : current
     const pending = [...ends].filter(([, end]) => end > 0).map(([p]) => p)
     const lanes = Array.from({ length: LANES }, (_, lane) => pending.filter((_, i) => i % LANES === lane)).filter((l) => l.length > 0)
-    const counts = yield* Effect.forEach(lanes, (partitions) => replayLane(target, kinds, partitions, ends), { concurrency: "unbounded" })
+    const counts = yield* Effect.forEach(lanes, (partitions) => replayLane(target, kinds, partitions, ends, until?._tag === "time" ? until.at : undefined), { concurrency: "unbounded" })
     return { events: counts.reduce((a, b) => a + b, 0), millis: Date.now() - started } satisfies ReplayStats
   }).pipe(Effect.withSpan("Replay.replay", { attributes: { schema: target.schema } }))
 
-const replayLane = (target: DbService, kinds: KindRegistry, partitions: ReadonlyArray<number>, ends: ReadonlyMap<number, number>) =>
+const replayLane = (target: DbService, kinds: KindRegistry, partitions: ReadonlyArray<number>, ends: ReadonlyMap<number, number>, untilTime?: number) =>
   Effect.gen(function* () {
     const log = yield* EventLog
     let events = 0
+    // partitions past the time: each keeps the prefix of events recorded up to it
+    const past = new Set<number>()
+    const upToTime = (chunk: LogChunk): LogChunk => {
+      if (untilTime === undefined) return chunk
+      if (past.has(chunk.partition)) return { ...chunk, events: [] }
+      const later = chunk.events.findIndex((e) => Date.parse(e.at) > untilTime)
+      if (later === -1) return chunk
+      past.add(chunk.partition)
+      return { ...chunk, events: chunk.events.slice(0, later) }
+    }
     // events appended after the start are left for the live projection
     yield* readUpTo(log, new Map(partitions.map((p) => [p, 0])), ends).pipe(
+      Stream.map(upToTime),
       coalesce,
       Stream.runForEach((batch) =>
         query("replay batch", () => applyBatch(target, kinds, batch)).pipe(
