@@ -15,7 +15,7 @@ import { EventLog } from "../../streams/EventLog.ts"
 import { LogSignals } from "../../streams/LogSignals.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { drive, type DriveOptions } from "./Driver.ts"
-import { reactToPartition } from "./Reactor.ts"
+import { reactToPartitions } from "./Reactor.ts"
 import { keepSchedule } from "./Scheduler.ts"
 
 /** How often ownership is compared with the work running. */
@@ -86,13 +86,17 @@ export const layer = Layer.scopedDiscard(
     let sweptAt = 0
     const follow = Effect.gen(function* () {
       const now = new Set(host.ownership().ready)
-      const gained = [...now].filter((p) => !ready.has(p))
-      const lost = [...ready].filter((p) => !now.has(p))
+      const gained = [...now].some((p) => !ready.has(p))
+      const changed = gained || [...ready].some((p) => !now.has(p))
       ready = now
-      // runs and schedules of a lost partition stop themselves before their next step
-      for (const partition of lost) yield* FiberMap.remove(fibers, `reaction:${partition}`)
-      for (const partition of gained) run(`reaction:${partition}`, retried(`the reaction on partition ${partition}`, reactToPartition(partition)), { onlyIfMissing: true })
-      if (gained.length > 0 || Date.now() - sweptAt >= SWEEP_EVERY_MS) {
+      // one reader of the owned partitions, started again as they change; runs and schedules of a
+      // lost partition stop themselves before their next step
+      if (changed) {
+        yield* FiberMap.remove(fibers, "reaction")
+        const partitions = [...now].sort((a, b) => a - b)
+        if (partitions.length > 0) run("reaction", retried("the reaction to node events", reactToPartitions(partitions)))
+      }
+      if (gained || Date.now() - sweptAt >= SWEEP_EVERY_MS) {
         sweptAt = Date.now()
         yield* sweep
       }

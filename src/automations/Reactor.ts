@@ -79,12 +79,12 @@ export const react = (events: ReadonlyArray<LoggedEvent>) =>
     return starts.length
   })
 
-const savedOffset = (partition: number) =>
+const savedOffsets = (partitions: ReadonlyArray<number>) =>
   Effect.gen(function* () {
     const db = yield* Db
-    const [row] = yield* query("reaction offset", () => db.sql`
-      select next from ${db.table("reaction_offsets")} where reaction = ${REACTION} and partition = ${partition}`)
-    return row === undefined ? undefined : Number(row.next)
+    const rows = yield* query("reaction offsets", () => db.sql`
+      select partition, next from ${db.table("reaction_offsets")} where reaction = ${REACTION} and partition in ${db.sql(partitions)}`)
+    return new Map(rows.map((r) => [Number(r.partition), Number(r.next)]))
   })
 
 const saveOffset = (partition: number, next: number) =>
@@ -95,22 +95,27 @@ const saveOffset = (partition: number, next: number) =>
   )
 
 /**
- * Reacts to one partition's events for as long as it runs (its owner interrupts it when the
- * partition goes). The first owner ever starts at the log's end: no automation watched before.
+ * Reacts to the given partitions' events for as long as it runs (one reader per node: the engine
+ * starts it again when the owned partitions change). A partition no owner reacted to before starts
+ * at the log's end: no automation watched before.
  */
-export const reactToPartition = (partition: number) =>
+export const reactToPartitions = (partitions: ReadonlyArray<number>) =>
   Effect.gen(function* () {
     const log = yield* EventLog
-    let from = yield* savedOffset(partition)
-    if (from === undefined) {
-      from = (yield* log.endOffsets([partition])).get(partition) ?? 0
-      yield* saveOffset(partition, from)
+    const from = new Map(yield* savedOffsets(partitions))
+    const fresh = partitions.filter((p) => !from.has(p))
+    if (fresh.length > 0) {
+      const ends = yield* log.endOffsets(fresh)
+      for (const partition of fresh) {
+        from.set(partition, ends.get(partition) ?? 0)
+        yield* saveOffset(partition, from.get(partition)!)
+      }
     }
-    yield* log.subscribe(new Map([[partition, from]])).pipe(
+    yield* log.subscribe(from).pipe(
       Stream.runForEach((chunk) =>
         Effect.gen(function* () {
           if (chunk.events.length > 0) yield* react(chunk.events)
-          yield* saveOffset(partition, chunk.next)
+          yield* saveOffset(chunk.partition, chunk.next)
         })
       )
     )
