@@ -18,6 +18,9 @@ import { eventSource, runIdOf, startRun } from "./Runs.ts"
 
 const REACTION = "automations"
 
+/** How often the offset of a partition whose events started no run is saved. */
+const SAVE_IDLE_OFFSET_MS = 1_000
+
 /** Runs a chunk starts at once. */
 const CONCURRENT_STARTS = 32
 
@@ -111,11 +114,17 @@ export const reactToPartitions = (partitions: ReadonlyArray<number>) =>
         yield* saveOffset(partition, from.get(partition)!)
       }
     }
+    const savedAt = new Map<number, number>()
     yield* log.subscribe(from).pipe(
       Stream.runForEach((chunk) =>
         Effect.gen(function* () {
-          if (chunk.events.length > 0) yield* react(chunk.events)
-          yield* saveOffset(chunk.partition, chunk.next)
+          const started = chunk.events.length > 0 ? yield* react(chunk.events) : 0
+          // a stretch that started nothing is cheap to read again: its offset is saved now and then
+          const now = yield* Clock.currentTimeMillis
+          if (started > 0 || now - (savedAt.get(chunk.partition) ?? 0) >= SAVE_IDLE_OFFSET_MS) {
+            yield* saveOffset(chunk.partition, chunk.next)
+            savedAt.set(chunk.partition, now)
+          }
         })
       )
     )
