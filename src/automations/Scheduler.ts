@@ -7,27 +7,39 @@
 import { Clock, Duration, Effect, Option } from "effect"
 import { AutomationActor } from "../../actors/automation/actor.ts"
 import type { AutomationEvent } from "../../actors/automation/events.ts"
+import { EndScheduledRun } from "../../actors/automation/protocol.ts"
 import type { AutomationState } from "../../actors/automation/state.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
+import { type AutomationRunState, isActive } from "../../actors/automationrun/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { follow } from "../../streams/LogSignals.ts"
-import { runIdOf, startRun, tickSource } from "./Runs.ts"
+import { decodeState } from "../../streams/Projector.ts"
+import { playbookActor, runIdOf, startRun, tickSource } from "./Runs.ts"
 import { dueTick, nextTick } from "./Schedule.ts"
 
 /** How long an admitted scheduled run may lack its record before the scheduler creates it (its
  * starter stopped between the two). */
 const ORPHAN_GRACE_MS = 30_000
 
-const runExists = (runId: string) =>
+/** Where a scheduled run stands: not created yet, still active, or ended. */
+const scheduledRunStatus = (runId: string) =>
   Effect.flatMap(Db, (db) =>
-    query("scheduled run", () => db.sql`select 1 from ${db.table("actor_state")} where key = ${keyOf(AutomationRunActor, runId)}`)
-  ).pipe(Effect.map((rows) => rows.length > 0))
+    query("scheduled run", () => db.sql`select state from ${db.table("actor_state")} where key = ${keyOf(AutomationRunActor, runId)}`)
+  ).pipe(
+    Effect.map(([row]) => {
+      if (row === undefined) return "missing" as const
+      const run = decodeState(AutomationRunActor, row.state) as AutomationRunState
+      return run._tag === "Run" && !isActive(run) ? "ended" as const : "active" as const
+    })
+  )
 
 /** Keeps one automation's schedule while it is live, enabled and scheduled, and `owns()` holds. */
 export const keepSchedule = (automationId: string, owns: () => boolean) =>
   Effect.scoped(
     Effect.gen(function* () {
+      const host = yield* ActorHost
       const followed = yield* follow(AutomationActor, automationId)
       let state: AutomationState = followed.state
       let seq = followed.seq
@@ -35,23 +47,40 @@ export const keepSchedule = (automationId: string, owns: () => boolean) =>
       let fired: string | null = null
       while (owns() && state._tag === "Live" && state.enabled && state.trigger.type === "schedule" && state.liveSince !== null) {
         const { cronExpression, timezone } = state.trigger
+        const automation = { automationId, workspaceId: state.workspaceId }
         const now = yield* Clock.currentTimeMillis
         const last = [state.lastTick, fired, state.liveSince].filter((t): t is string => t !== null).sort().at(-1)!
         const due = dueTick(cronExpression, timezone, new Date(last), new Date(now))
         const at = new Date(now).toISOString()
+        // the previous scheduled run as the tick finds it: ended unheard (a blank playbook ends as it
+        // is created; a driver may stop between the run's end and telling the automation), or never
+        // created (its starter stopped between admitting and creating it)
+        const previous = state.activeScheduledRun
+        if (due !== undefined && previous !== null) {
+          const status = yield* scheduledRunStatus(previous)
+          if (status === "ended") {
+            const ended = yield* host.send(AutomationActor, automationId, new EndScheduledRun({ ...automation, runId: previous }), {
+              commandId: `${previous}:ended`,
+              at,
+              actor: playbookActor(automationId)
+            })
+            if (ended.seq > seq) {
+              state = ended.state
+              seq = ended.seq
+            }
+          } else if (status === "missing" && state.lastTick !== null && now - Date.parse(state.lastTick) > ORPHAN_GRACE_MS) {
+            yield* startRun(automation, previous, { type: "schedule", tick: state.lastTick }, { at, actor: "system" }).pipe(
+              Effect.catchTags({ TickAlreadyDecided: () => Effect.void, AutomationIsDisabled: () => Effect.void })
+            )
+          }
+        }
         if (due !== undefined) {
           const tick = due.toISOString()
           fired = tick
-          yield* startRun(state, runIdOf(automationId, tickSource(tick)), { type: "schedule", tick }, { at, actor: "system" }).pipe(
+          yield* startRun(automation, runIdOf(automationId, tickSource(tick)), { type: "schedule", tick }, { at, actor: "system" }).pipe(
             Effect.catchTags({ TickAlreadyDecided: () => Effect.void, AutomationIsDisabled: () => Effect.void })
           )
           continue
-        }
-        const orphan = state.activeScheduledRun
-        if (orphan !== null && state.lastTick !== null && now - Date.parse(state.lastTick) > ORPHAN_GRACE_MS && !(yield* runExists(orphan))) {
-          yield* startRun(state, orphan, { type: "schedule", tick: state.lastTick }, { at, actor: "system" }).pipe(
-            Effect.catchTags({ TickAlreadyDecided: () => Effect.void, AutomationIsDisabled: () => Effect.void })
-          )
         }
         const next = nextTick(cronExpression, timezone, new Date(Math.max(now, Date.parse(last))))
         // until the next tick, or an event of the automation (disabled, replaced, a run ended)
