@@ -67,7 +67,8 @@ export const project = (after: AutomationRunState, event: AutomationRunEvent, ct
           org_id: after.orgId,
           workspace_id: after.workspaceId,
           user_id: requested.assignee,
-          kind: "automation_input",
+          // spec 2.9's kind for what a run asks of a person
+          kind: "run",
           title: `An automation waits for your input: ${after.steps[event.index]?.name ?? ""}`,
           body: requested.prompt,
           subject: { automationId: after.automationId, runId: after.runId, index: event.index },

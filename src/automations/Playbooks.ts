@@ -8,6 +8,7 @@ import { type ConditionNode, ConditionTree, validateStepConditions } from "../..
 import type { Step, StepType } from "../../actors/automation/definition.ts"
 import { Json } from "../../actors/kernel.ts"
 import type { Db, DbError } from "../../streams/Db.ts"
+import type { AccessCache } from "../AccessCache.ts"
 import { Capabilities } from "../Capabilities.ts"
 import { BadRequest } from "../Errors.ts"
 
@@ -76,6 +77,8 @@ const invalidStep = (step: { readonly name: string }, message: string) =>
 export interface StepChecks {
   /** Whether the workspace has the agent (the default `assistant` included). */
   readonly agentExists: (slug: string) => Effect.Effect<boolean, DbError, Db>
+  /** Whether the user is a person of the workspace (a member of it, or an Owner of its organization). */
+  readonly personOfWorkspace: (userId: string) => Effect.Effect<boolean, DbError, Db | AccessCache>
 }
 
 /**
@@ -123,8 +126,14 @@ export const checkSteps = (steps: ReadonlyArray<Step>, checks: StepChecks) =>
           }
           break
         }
+        case "human_input": {
+          const assignee = config.assignee as string | undefined
+          if (assignee !== undefined && !(yield* checks.personOfWorkspace(assignee))) {
+            return yield* new BadRequest({ reason: "unknown_assignee", message: `step '${step.name}': ${assignee} is not a person of this workspace` })
+          }
+          break
+        }
         case "prompt":
-        case "human_input":
           break
       }
     }

@@ -24,6 +24,7 @@ import { runIdOf, startRun } from "../automations/Runs.ts"
 import { checkSchedule } from "../automations/Schedule.ts"
 import { checkSteps } from "../automations/Playbooks.ts"
 import { webhookSecretOf } from "../automations/Steps.ts"
+import { accessFacts } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { NotFound } from "../Errors.ts"
 import { findAgent } from "./Agents.ts"
@@ -105,8 +106,12 @@ const checkTrigger = (workspaceId: string, trigger: TriggerInput) =>
     }
   })
 
-const checkPlaybook = (workspaceId: string, steps: ReadonlyArray<Step>) =>
-  checkSteps(steps, { agentExists: (slug) => Effect.map(findAgent(workspaceId, slug), (agent) => agent !== undefined) })
+const checkPlaybook = (invocation: Invocation, steps: ReadonlyArray<Step>) =>
+  checkSteps(steps, {
+    agentExists: (slug) => Effect.map(findAgent(workspaceOf(invocation), slug), (agent) => agent !== undefined),
+    personOfWorkspace: (userId) =>
+      Effect.map(accessFacts(invocation.orgId!, workspaceOf(invocation), userId, null), ({ standing }) => standing.orgRole === "owner" || standing.workspaceRole !== null)
+  })
 
 const fromState = (state: AutomationState): Automation => {
   if (state._tag !== "Live") throw new Error("an automation command succeeded without a live automation")
@@ -177,7 +182,7 @@ export const createAutomation = defineCapability({
       const workspaceId = workspaceOf(invocation)
       const trigger = yield* checkTrigger(workspaceId, input.trigger)
       const steps = input.steps ?? []
-      yield* checkPlaybook(workspaceId, steps)
+      yield* checkPlaybook(invocation, steps)
       const automationId = invocation.newId("aut")
       const { principal } = invocation
       const { state } = yield* send(
@@ -216,7 +221,7 @@ export const updateAutomation = defineCapability({
     Effect.gen(function* () {
       const workspaceId = workspaceOf(invocation)
       const trigger = input.trigger === undefined ? undefined : yield* checkTrigger(workspaceId, input.trigger)
-      if (input.steps !== undefined) yield* checkPlaybook(workspaceId, input.steps)
+      if (input.steps !== undefined) yield* checkPlaybook(invocation, input.steps)
       const { automationId, name, description, steps } = input
       const { state } = yield* send(invocation, automationId, new UpdateAutomation({ automationId, workspaceId, name, description, trigger, steps }))
       return fromState(state)

@@ -5,6 +5,7 @@
 import { Effect, Schema } from "effect"
 import { Json } from "../../actors/kernel.ts"
 import { Db, query } from "../../streams/Db.ts"
+import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, defineCapability } from "../Capabilities.ts"
 import { DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 
@@ -16,6 +17,8 @@ const Notification = Schema.Struct({
   body: Schema.String,
   /** What it is about, e.g. `{ automationId, runId, index }` for an automation waiting for input. */
   subject: Json,
+  /** The app's route to what it is about (spec 2.9), e.g. `/{org}/{workspace}/automations/{id}/runs/{runId}`. */
+  deepLink: Schema.NullOr(Schema.String),
   createdAt: Schema.NullOr(Schema.String),
   /** When what it asked for was done (answered, expired); null while open. */
   resolvedAt: Schema.NullOr(Schema.String)
@@ -24,7 +27,7 @@ const Notification = Schema.Struct({
 const iso = (value: Date | null) => (value === null ? null : value.toISOString())
 
 export const listNotifications = defineCapability({
-  name: "notification.list",
+  name: "notifications.list",
   description: "List your notices in this organization, newest first; open ones only unless `all` is true.",
   scope: "organization",
   roles: ["person"],
@@ -45,14 +48,20 @@ export const listNotifications = defineCapability({
         where org_id = ${invocation.orgId} and user_id = ${invocation.principal.attributedTo}
           ${input.all === true ? db.sql`` : db.sql`and resolved_at is null`}
         order by created_at desc nulls last, notification_id limit ${input.limit ?? DEFAULT_PAGE_LIMIT}`)
+      const deepLinkOf = (r: Record<string, any>) =>
+        r.kind === "run" && r.workspace_id !== null
+          ? Effect.map(slugsOf(r.org_id, r.workspace_id), (place) => `/${place}/automations/${r.subject.automationId}/runs/${r.subject.runId}`)
+          : Effect.succeed(null)
+      const links = yield* Effect.forEach(rows, deepLinkOf)
       return {
-        notifications: rows.map((r) => ({
+        notifications: rows.map((r, i) => ({
           notificationId: r.notification_id,
           kind: r.kind,
           workspaceId: r.workspace_id,
           title: r.title,
           body: r.body,
           subject: r.subject,
+          deepLink: links[i],
           createdAt: iso(r.created_at),
           resolvedAt: iso(r.resolved_at)
         }))

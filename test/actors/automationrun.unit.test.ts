@@ -280,7 +280,7 @@ describe("projections", () => {
     org_id: "o1",
     workspace_id: "w1",
     user_id: "u1",
-    kind: "automation_input",
+    kind: "run",
     title: "An automation waits for your input: Approve",
     body: "Route it?",
     subject: { automationId: "aut_1", runId, index: 1 },

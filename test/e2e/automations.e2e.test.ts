@@ -395,6 +395,7 @@ describe("on one node", () => {
       // on no agent's surface: a playbook may not run it either
       ["unknown_capability", { steps: [step("x", "tool", { capability: "create_api_key" })] }],
       ["unknown_agent", { steps: [step("x", "agent", { agentSlug: "ghost" })] }],
+      ["unknown_assignee", { steps: [step("x", "human_input", { prompt: "?", assignee: "usr_nobody" })] }],
       ["invalid_step_config", { steps: [step("x", "tool", { input: {} })] }],
       ["invalid_step_config", { steps: [step("x", "webhook", { url: "ftp://example.com/hook" })] }],
       ["invalid_step_config", { steps: [step("x", "tool", { capability: "system.ping", unknownField: 1 })] }],
@@ -473,8 +474,8 @@ describe("on one node", () => {
       const waiting = await until(() => d.asOwner("automation.get_run", { runId }), (reply) => reply.body.status === "waiting")
       expect(waiting.body.steps).toEqual([expect.objectContaining({ name: "approve", status: "waiting", input: expect.objectContaining({ prompt: "Ship v2?", assignee: d.owner.userId }) })])
 
-      const notices = await until(() => d.asOwner("notification.list", {}), (reply) => reply.body.notifications?.some((n: any) => n.subject.runId === runId))
-      expect(notices.body.notifications.find((n: any) => n.subject.runId === runId)).toMatchObject({ kind: "automation_input", body: "Ship v2?", resolvedAt: null, subject: { automationId, index: 0 } })
+      const notices = await until(() => d.asOwner("notifications.list", {}), (reply) => reply.body.notifications?.some((n: any) => n.subject.runId === runId))
+      expect(notices.body.notifications.find((n: any) => n.subject.runId === runId)).toMatchObject({ kind: "run", body: "Ship v2?", resolvedAt: null, subject: { automationId, index: 0 } })
 
       // a key is no person: it may not answer, and the run still waits
       expectError(await d.asKey("automation.respond", { runId, response: { ship: true } }), 403, "forbidden", "session_required")
@@ -488,7 +489,7 @@ describe("on one node", () => {
       expect(run.steps[1].output.properties).toEqual({ title: "shipped: all good" })
 
       // answered: the notice is resolved, and a second answer finds nothing waiting
-      await until(() => d.asOwner("notification.list", {}), (reply) => !reply.body.notifications.some((n: any) => n.subject.runId === runId))
+      await until(() => d.asOwner("notifications.list", {}), (reply) => !reply.body.notifications.some((n: any) => n.subject.runId === runId))
       expectError(await d.asOwner("automation.respond", { runId, response: "again" }), 409, "conflict", "run_not_waiting")
     })
   })

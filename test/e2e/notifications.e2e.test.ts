@@ -1,5 +1,5 @@
 /**
- * In-app notices: a `human_input` step's assignee finds it in `notification.list` (their own, in the
+ * In-app notices: a `human_input` step's assignee finds it in `notifications.list` (their own, in the
  * organization), open until someone answers; a key cannot read a person's notices.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -32,7 +32,7 @@ const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean) => 
   throw new Error("the condition never held")
 }
 
-describe("notification.list", () => {
+describe("notifications.list", () => {
   it("shows a waiting step's notice to its assignee until someone answers", async () => {
     const automation = await as(ownerCookie, "automation.create", {
       name: "ask the owner",
@@ -45,13 +45,19 @@ describe("notification.list", () => {
     expect(fired.status).toBe(200)
 
     const open = await until(
-      () => as(ownerCookie, "notification.list", {}),
+      () => as(ownerCookie, "notifications.list", {}),
       (reply) => reply.body.notifications?.some((n: any) => n.subject.runId === fired.body.runId)
     )
     const notice = open.body.notifications.find((n: any) => n.subject.runId === fired.body.runId)
-    expect(notice).toMatchObject({ kind: "automation_input", body: "Ship v2?", resolvedAt: null, subject: { automationId: automation.body.automationId, index: 0 } })
+    expect(notice).toMatchObject({
+      kind: "run",
+      body: "Ship v2?",
+      resolvedAt: null,
+      subject: { automationId: automation.body.automationId, index: 0 },
+      deepLink: `/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/automations/${automation.body.automationId}/runs/${fired.body.runId}`
+    })
     // addressed to the owner: another member of the workspace sees none of it
-    expect((await as(memberCookie, "notification.list", {})).body.notifications).toEqual([])
+    expect((await as(memberCookie, "notifications.list", {})).body.notifications).toEqual([])
 
     // any person of the workspace may answer
     expect((await as(memberCookie, "automation.respond", { runId: fired.body.runId, response: { ship: true } })).status).toBe(200)
@@ -61,14 +67,14 @@ describe("notification.list", () => {
     )
     expect(run.body.steps.at(-1).output).toMatchObject({ response: { ship: true } })
     const after = await until(
-      () => as(ownerCookie, "notification.list", { all: true }),
+      () => as(ownerCookie, "notifications.list", { all: true }),
       (reply) => reply.body.notifications.some((n: any) => n.subject.runId === fired.body.runId && n.resolvedAt !== null)
     )
     expect(after.status).toBe(200)
-    expect((await as(ownerCookie, "notification.list", {})).body.notifications.filter((n: any) => n.subject.runId === fired.body.runId)).toEqual([])
+    expect((await as(ownerCookie, "notifications.list", {})).body.notifications.filter((n: any) => n.subject.runId === fired.body.runId)).toEqual([])
   })
 
   it("is a person's: a key is refused", async () => {
-    expectError(await call(node, "notification.list", {}), 403, "forbidden", "session_required")
+    expectError(await call(node, "notifications.list", {}), 403, "forbidden", "session_required")
   })
 })
