@@ -154,7 +154,10 @@ const table: Readonly<Record<string, Row>> = {
   AgentAlreadyExists: conflict("agent_exists", (e) => e.message),
   AgentNotFound: notFound("agent_not_found", (e) => e.message),
   AgentBuiltIn: conflict("agent_builtin", (e) => e.message),
-  UnknownAgentTool: badRequest("unknown_tool", (e) => e.message)
+  UnknownAgentTool: badRequest("unknown_tool", (e) => e.message),
+  // plugin secrets at rest (docs/decisions.md, "Plugin notifications and encryption at rest")
+  EncryptionNotConfigured: conflict("encryption_not_configured", (e) => e.message),
+  EnvelopeUnreadable: conflict("credential_unreadable", (e) => `${e.message}; enter the secret again or re-authenticate`)
 }
 
 export type { FailureDescription }

@@ -65,6 +65,7 @@ import { AutomationRunActor } from "../actors/automationrun/actor.ts"
 import { automationCapabilities } from "./capabilities/Automations.ts"
 import { notificationCapabilities } from "./capabilities/Notifications.ts"
 import * as Automations from "./automations/Engine.ts"
+import * as Envelope from "./marketplace/Envelope.ts"
 
 export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor])
 
@@ -105,6 +106,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(Lockout, config.lockout),
     Outbound.layer(config.outboundAllow),
     secretsLayer(config.secretKey, config.dataDir),
+    Envelope.layer(config.authTokenEncryptionKey),
     signerLayer(config.audit, config.dataDir),
     fileContentsLayer,
     AccessCache.layer,

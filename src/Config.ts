@@ -56,6 +56,10 @@ export interface AppConfig {
   /** The log's signed checkpoints (docs/audit.md): the Ed25519 key (unset: `<data dir>/audit-signing.key`) and how often. */
   readonly audit: AuditSettings
   readonly assistant: AssistantConfig
+  /** The master key of plugin secrets (32 bytes, from base64); unset: no secret can be stored. */
+  readonly authTokenEncryptionKey: Buffer | undefined
+  /** Outbound email of notifications: an SMTP URL (`smtp://user:pass@host:port`, `smtps://...`); unset: no email. */
+  readonly mail: { readonly smtpUrl: string | undefined; readonly from: string }
 }
 
 /** Brute-force protection (src/Lockout.ts): failures in a row lock a guard, for longer each time. */
@@ -136,6 +140,24 @@ const corsOrigin = (entry: string): string => {
   return url.origin
 }
 
+/** Base64 (or base64url) of exactly 32 bytes: an AES-256 key. */
+const aes256Key = (value: string | undefined, name: string): Buffer | undefined => {
+  if (value === undefined || value.trim() === "") return undefined
+  const trimmed = value.trim()
+  const key = Buffer.from(trimmed, "base64")
+  if (!/^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed) || key.length !== 32) {
+    throw new Error(`${name} must be the base64 of 32 bytes (a 256-bit key, e.g. \`openssl rand -base64 32\`), got ${key.length} bytes`)
+  }
+  return key
+}
+
+const smtpUrl = (value: string | undefined): string | undefined => {
+  if (value === undefined || value === "") return undefined
+  const url = URL.canParse(value) ? new URL(value) : undefined
+  if (url === undefined || (url.protocol !== "smtp:" && url.protocol !== "smtps:")) throw new Error("SMTP_URL must be an smtp:// or smtps:// URL")
+  return value
+}
+
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
   const port = int(env.PORT, 8080, "PORT")
   const host = env.HOST ?? "0.0.0.0"
@@ -188,6 +210,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       approvalTtlMs: int(env.APPROVAL_TTL_MS, 24 * 60 * 60 * 1000, "APPROVAL_TTL_MS"),
       maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES"),
       codegraphUrl: env.CODEGRAPH_URL || undefined
-    }
+    },
+    authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
+    mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" }
   }
 }

@@ -17,3 +17,43 @@ describe("CORS_ORIGINS", () => {
     }
   })
 })
+
+describe("AUTH_TOKEN_ENCRYPTION_KEY", () => {
+  it("is unset by default: no master key", () => {
+    expect(loadConfig({}).authTokenEncryptionKey).toBeUndefined()
+    expect(loadConfig({ AUTH_TOKEN_ENCRYPTION_KEY: "" }).authTokenEncryptionKey).toBeUndefined()
+  })
+
+  it("is the 32 bytes its base64 names", () => {
+    const key = Buffer.alloc(32, 7)
+    expect(loadConfig({ AUTH_TOKEN_ENCRYPTION_KEY: key.toString("base64") }).authTokenEncryptionKey).toEqual(key)
+    expect(loadConfig({ AUTH_TOKEN_ENCRYPTION_KEY: key.toString("base64url") }).authTokenEncryptionKey).toEqual(key)
+  })
+
+  it("refuses anything but 256 bits of base64, without echoing it", () => {
+    for (const value of [Buffer.alloc(16, 1).toString("base64"), Buffer.alloc(33, 1).toString("base64"), "not base64 at all!"]) {
+      expect(() => loadConfig({ AUTH_TOKEN_ENCRYPTION_KEY: value }), value).toThrow(/AUTH_TOKEN_ENCRYPTION_KEY must be the base64 of 32 bytes/)
+      try {
+        loadConfig({ AUTH_TOKEN_ENCRYPTION_KEY: value })
+      } catch (error) {
+        expect(String(error)).not.toContain(value)
+      }
+    }
+  })
+})
+
+describe("SMTP_URL and MAIL_FROM", () => {
+  it("send no email by default", () => {
+    expect(loadConfig({}).mail.smtpUrl).toBeUndefined()
+  })
+
+  it("take an smtp or smtps URL and a sender", () => {
+    const config = loadConfig({ SMTP_URL: "smtp://user:pass@127.0.0.1:2525", MAIL_FROM: "Alerts <alerts@example.com>" })
+    expect(config.mail).toEqual({ smtpUrl: "smtp://user:pass@127.0.0.1:2525", from: "Alerts <alerts@example.com>" })
+  })
+
+  it("refuse another scheme without echoing the URL (it may hold a password)", () => {
+    expect(() => loadConfig({ SMTP_URL: "http://user:secret@mail" })).toThrow(/SMTP_URL must be an smtp/)
+    expect(() => loadConfig({ SMTP_URL: "http://user:secret@mail" })).not.toThrow(/secret/)
+  })
+})
