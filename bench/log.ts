@@ -5,6 +5,10 @@
  *
  * The events are `node.created` of distinct nodes: each one costs the projection an actor_state
  * row and a nodes row, as in production.
+ *
+ * The hash chain's cost (docs/audit.md): the same appends through partition writers on a chained
+ * and an unchained log, in turns (`BENCH_CHAIN_ROUNDS` rounds, each on fresh logs), and
+ * `svc audit verify` of the whole chained log in events per second.
  */
 import { Effect, Fiber, Layer } from "effect"
 import { randomBytes } from "node:crypto"
@@ -19,6 +23,7 @@ import { allPartitions, EventLog, type EventRecord } from "../streams/EventLog.t
 import * as KafkaLog from "../streams/KafkaLog.ts"
 import { partitionFor } from "../streams/partitioner.ts"
 import { project, readCheckpoints } from "../streams/Projector.ts"
+import { verifyLog } from "../streams/LogVerify.ts"
 import { replay } from "../streams/Replay.ts"
 
 const databaseUrl = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test"
@@ -27,6 +32,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 20_000)
 const PARTITIONS = 12
 const CONCURRENCY = 64
 const BATCH = 100
+const CHAIN_ROUNDS = Number(process.env.BENCH_CHAIN_ROUNDS ?? 2)
 
 const name = () => `bench_${randomBytes(4).toString("hex")}`
 
@@ -89,14 +95,46 @@ const measure = (mode: string, logLayer: Layer.Layer<EventLog, unknown>, db: DbS
     const target = pool(name())
     const replayed = yield* replay(target, actorKinds)
     yield* Effect.promise(() => target.sql.end())
+    const verifyStarted = performance.now()
+    const reports = yield* verifyLog()
+    const verifySeconds = (performance.now() - verifyStarted) / 1000
+    const verified = reports.reduce((n, r) => n + r.events, 0)
+    if (reports.some((r) => r.break !== undefined)) throw new Error(`the bench's log does not verify: ${JSON.stringify(reports.find((r) => r.break))}`)
     return [
       `| ${mode} | 1 per append, ${CONCURRENCY} in flight | ${Math.round(single.appendRate)} | ${Math.round(single.projectedRate)} |`,
       `| ${mode} | ${BATCH} per append, ${CONCURRENCY} in flight | ${Math.round(batched.appendRate)} | ${Math.round(batched.projectedRate)} |`,
       `| ${mode} | 1 per append, partition writers, ${CONCURRENCY} in flight | ${Math.round(singleFenced.appendRate)} | ${Math.round(singleFenced.projectedRate)} |`,
       `| ${mode} | ${BATCH} per append, partition writers, ${CONCURRENCY} in flight | ${Math.round(batchedFenced.appendRate)} | ${Math.round(batchedFenced.projectedRate)} |`,
-      `| ${mode} | replay of ${replayed.events} events | | ${Math.round((replayed.events * 1000) / replayed.millis)} |`
+      `| ${mode} | replay of ${replayed.events} events | | ${Math.round((replayed.events * 1000) / replayed.millis)} |`,
+      `| ${mode} | svc audit verify of ${verified} events (read and checked) | | ${Math.round(verified / verifySeconds)} |`
     ]
   }).pipe(Effect.provide(logLayer))
+
+type MakeLog = (schema: string, db: DbService, chained: boolean) => Layer.Layer<EventLog, unknown>
+
+/** Appended events/s through partition writers, unchained and chained in turns, each on a fresh log and read model. */
+const chainCost = (mode: string, makeLog: MakeLog) =>
+  Effect.gen(function* () {
+    const rates = { plain: [[], []] as Array<Array<number>>, chained: [[], []] as Array<Array<number>> }
+    for (let round = 0; round < CHAIN_ROUNDS; round++) {
+      for (const chained of [false, true]) {
+        const schema = name()
+        const db = pool(schema)
+        yield* migrate(db.sql, schema)
+        const [single, batched] = yield* Effect.all([appendAndProject(db, 1, "writers"), appendAndProject(db, BATCH, "writers")]).pipe(
+          Effect.provide(makeLog(schema, db, chained))
+        )
+        rates[chained ? "chained" : "plain"][0].push(single.appendRate)
+        rates[chained ? "chained" : "plain"][1].push(batched.appendRate)
+        yield* Effect.promise(() => db.sql.end())
+      }
+    }
+    const range = (xs: ReadonlyArray<number>) => `${Math.round(Math.min(...xs))} – ${Math.round(Math.max(...xs))}`
+    const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+    return [0, 1].map((w) =>
+      `| ${mode} | ${w === 0 ? 1 : BATCH} per append, partition writers | ${range(rates.plain[w])} | ${range(rates.chained[w])} | ${(median(rates.chained[w]) / median(rates.plain[w])).toFixed(3)} |`
+    )
+  })
 
 /** One fresh schema per log mode, so each projection starts from an empty read model. */
 const main = Effect.gen(function* () {
@@ -107,21 +145,31 @@ const main = Effect.gen(function* () {
     "|---|---|---:|---:|"
   ]
   const rows: string[] = []
-  const modes: Array<[string, (schema: string, db: DbService) => Layer.Layer<EventLog, unknown>]> = [
-    ["embedded", (schema, db) => Layer.scoped(EventLog, EmbeddedLog.make(db.sql, { logSchema: `${schema}_log`, partitions: PARTITIONS }))],
+  const chainRows: string[] = []
+  const modes: Array<[string, MakeLog]> = [
+    ["embedded", (schema, db, chained) => Layer.scoped(EventLog, EmbeddedLog.make(db.sql, { logSchema: `${schema}_log`, partitions: PARTITIONS, chained }))],
     ...(brokers.length > 0
-      ? [["kafka", (schema: string) => KafkaLog.layer({ brokers, prefix: schema, partitions: PARTITIONS, clientId: schema })] as [string, (schema: string) => Layer.Layer<EventLog, unknown>]]
+      ? [["kafka", (schema: string, _db: DbService, chained: boolean) => KafkaLog.layer({ brokers, prefix: schema, partitions: PARTITIONS, clientId: schema, chained })] as [string, MakeLog]]
       : [])
   ]
   for (const [mode, makeLog] of modes) {
     const schema = name()
     const db = pool(schema)
     yield* migrate(db.sql, schema)
-    rows.push(...(yield* measure(mode, makeLog(schema, db), db)))
+    rows.push(...(yield* measure(mode, makeLog(schema, db, true), db)))
     yield* Effect.promise(() => db.sql.end())
+    chainRows.push(...(yield* chainCost(mode, makeLog)))
   }
   if (brokers.length === 0) rows.push("| kafka | not measured: KAFKA_BROKERS unset | | |")
-  console.log([...header, ...rows].join("\n"))
+  const chainTable = [
+    "",
+    `The hash chain's cost: appended events/s, ${CHAIN_ROUNDS} rounds in turns (unchained, chained), ${EVENTS} events each.`,
+    "",
+    "| log | workload | unchained | chained | chained ÷ unchained (medians) |",
+    "|---|---|---:|---:|---:|",
+    ...chainRows
+  ]
+  console.log([...header, ...rows, ...chainTable].join("\n"))
 })
 
 Effect.runPromise(Effect.scoped(main)).then(

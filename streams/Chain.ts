@@ -7,7 +7,7 @@
  * Written for re-implementation: the encoding is JSON with keys sorted (RFC 8785's order, UTF-16
  * code units), no whitespace, numbers and strings as `JSON.stringify` writes them.
  */
-import { createHash } from "node:crypto"
+import { hash } from "node:crypto"
 import type { EventRecord } from "./EventLog.ts"
 
 /** The `prev` of a partition's first event. */
@@ -65,8 +65,7 @@ export const encodeForHash = (prev: string, event: EventRecord): string =>
   canonicalJson([VERSION, prev, event.key, event.seq, event.firstSeq, event.type, event.at, event.commandId, event.actor, event.payload])
 
 /** SHA-256 of the event's encoding, lowercase hex. */
-export const hashOf = (prev: string, event: EventRecord): string =>
-  createHash("sha256").update(encodeForHash(prev, event), "utf8").digest("hex")
+export const hashOf = (prev: string, event: EventRecord): string => hash("sha256", encodeForHash(prev, event), "hex")
 
 /** Chains `events` after `head`: each event's hash, and the new head (the last one's). */
 export const chain = (head: string, events: ReadonlyArray<EventRecord>): { readonly hashes: ReadonlyArray<string>; readonly head: string } => {

@@ -33,6 +33,11 @@ export interface EmbeddedLogOptions {
   readonly pollMs?: number
   /** Largest chunk a subscriber emits. */
   readonly batchSize?: number
+  /**
+   * False: append without the hash chain (no hashes, no head), only to measure what the chain
+   * costs (bench/log.ts). The platform always chains.
+   */
+  readonly chained?: boolean
 }
 
 /** Appends in this process wake subscribers at once; other processes are found by polling. */
@@ -69,6 +74,7 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
   Effect.gen(function* () {
     const { logSchema, partitions } = options
     const pollMs = options.pollMs ?? 250
+    const chained = options.chained ?? true
     const batchSize = options.batchSize ?? 2000
     const events = sql(`${logSchema}.log_events`)
     const heads = sql(`${logSchema}.log_heads`)
@@ -128,31 +134,35 @@ export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Eff
       const n = records.length
       const payloads = records.map((r) => JSON.stringify(r.payload))
       for (;;) {
-        if (!chainHeads.has(partition)) chainHeads.set(partition, await readHead(partition))
-        const expected = chainHeads.get(partition)!
-        const { hashes, head: last } = chain(expected ?? GENESIS, records)
-        const prevs = [expected ?? GENESIS, ...hashes.slice(0, -1)]
+        if (chained && !chainHeads.has(partition)) chainHeads.set(partition, await readHead(partition))
+        const expected = chainHeads.get(partition) ?? null
+        const linked = chained ? chain(expected ?? GENESIS, records) : undefined
+        // each event's prev is the hash before it: the statement takes it from the array itself
+        const hashes = linked === undefined ? records.map(() => null) : linked.hashes
+        const last = linked?.head ?? null
         // one statement: the head row lock orders concurrent appends to the partition
         const [head] = await sql`
           with head as (
             update ${heads} set next_offset = next_offset + ${n}, head_hash = ${last}
-            where partition = ${partition} and head_hash is not distinct from ${expected}
+            where partition = ${partition} and (${!chained} or head_hash is not distinct from ${expected})
             returning next_offset - ${n} as first
           ), written as (
             insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash)
             select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor,
-              t.prev_hash, t.hash
+              case when t.hash is null then null else coalesce(lag(t.hash) over (order by t.ord), ${expected ?? GENESIS}::text) end, t.hash
             from head, unnest(
               ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
               ${records.map((r) => r.type)}::text[], ${payloads}::text[],
               ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
-              ${records.map((r) => r.actor)}::text[], ${prevs}::text[], ${hashes as string[]}::text[]
-            ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash, ord)
+              ${records.map((r) => r.actor)}::text[], ${hashes as string[]}::text[]
+            ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, hash, ord)
           )
           select first from head`
         if (head !== undefined) {
-          chainHeads.set(partition, last)
-          appendedHeads.set(partition, { offset: Number(head.first) + n - 1, hash: last })
+          if (last !== null) {
+            chainHeads.set(partition, last)
+            appendedHeads.set(partition, { offset: Number(head.first) + n - 1, hash: last })
+          }
           return head.first as number
         }
         // another appender moved the head: chain onto where it is now

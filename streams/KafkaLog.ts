@@ -36,6 +36,11 @@ export interface KafkaLogConfig {
   readonly prefix: string
   readonly partitions: number
   readonly clientId: string
+  /**
+   * False: partition writers append without the hash chain (no headers, no head read), only to
+   * measure what the chain costs (bench/log.ts). The platform always chains.
+   */
+  readonly chained?: boolean
 }
 
 export const topicsOf = (prefix: string) => ({
@@ -381,7 +386,7 @@ export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, Log
 
     const openWriter: EventLogService["openWriter"] = (partition) => {
       const unknown = unknownPartitions("openWriter", [partition])
-      return unknown ? Effect.fail(unknown) : openTransactionalWriter(kafka, topics.events, prefix, partition)
+      return unknown ? Effect.fail(unknown) : openTransactionalWriter(kafka, topics.events, prefix, partition, config.chained ?? true)
     }
 
     return { mode: "kafka", partitions, append, openWriter, subscribe, endOffsets } satisfies EventLogService
@@ -419,7 +424,8 @@ const openTransactionalWriter = (
   kafka: Kafka,
   topic: string,
   prefix: string,
-  partition: number
+  partition: number,
+  chained: boolean
 ): Effect.Effect<PartitionWriter, LogError, Scope.Scope> =>
   Effect.gen(function* () {
     const producer = kafka.producer({
@@ -437,7 +443,7 @@ const openTransactionalWriter = (
     // kafkajs initializes the producer id at the first transaction: an empty one sends nothing else
     yield* tryKafka(opening, async () => (await producer.transaction()).abort())
     // fenced now, nobody else writes the partition: its chain goes on from the last committed event
-    let head = yield* lastHash(kafka, topic, prefix, partition)
+    let head = chained ? yield* lastHash(kafka, topic, prefix, partition) : GENESIS
     let appended: { readonly offset: number; readonly hash: string } | undefined
 
     /** Why every later append fails: fenced, or kafkajs's transaction state is past repair. */
@@ -447,7 +453,7 @@ const openTransactionalWriter = (
       const transaction = await producer.transaction()
       let committing = false
       try {
-        const chained = chain(head, records)
+        const linked = chained ? chain(head, records) : undefined
         const [written] = await transaction.send({
           topic,
           acks: -1,
@@ -455,14 +461,16 @@ const openTransactionalWriter = (
             key: record.key,
             value: encodeEvent(record),
             partition,
-            headers: { [PREV_HEADER]: i === 0 ? head : chained.hashes[i - 1], [HASH_HEADER]: chained.hashes[i] }
+            headers: linked && { [PREV_HEADER]: i === 0 ? head : linked.hashes[i - 1], [HASH_HEADER]: linked.hashes[i] }
           }))
         })
         committing = true
         await transaction.commit()
         // an aborted transaction is no part of the chain: the head moves only with a commit
-        head = chained.head
-        appended = { offset: Number(written.baseOffset) + records.length - 1, hash: head }
+        if (linked !== undefined) {
+          head = linked.head
+          appended = { offset: Number(written.baseOffset) + records.length - 1, hash: head }
+        }
         return Number(written.baseOffset)
       } catch (error) {
         // an end of the transaction (commit or abort) the coordinator answers with

@@ -64,6 +64,9 @@ export interface VerifyOptions {
   readonly publicKey?: KeyObject
 }
 
+/** Partition groups read side by side. */
+const LANES = 4
+
 /** Hashes kept for checkpoints to name, beyond the last checkpoint checked (a partition without checkpoints keeps no more). */
 const MAX_UNCHECKPOINTED = 1_000_000
 
@@ -184,9 +187,12 @@ export const verifyLog = (options: VerifyOptions = {}) =>
     const ends = yield* log.endOffsets(partitions)
     const walks = new Map(partitions.map((p) => [p, new Walk(p, from, ends.get(p) ?? 0, log.mode === "embedded", options.publicKey)]))
     const reached = new Map(partitions.map((p) => [p, from]))
-    const unfinished = new Set(partitions.filter((p) => from < (ends.get(p) ?? 0)))
-    if (unfinished.size > 0) {
-      yield* log.subscribe(new Map([...unfinished].map((p) => [p, from]))).pipe(
+    const pending = partitions.filter((p) => from < (ends.get(p) ?? 0))
+    // partitions read side by side in lanes: the log's reads and the hashing overlap
+    const lanes = Array.from({ length: LANES }, (_, lane) => pending.filter((_, i) => i % LANES === lane)).filter((l) => l.length > 0)
+    yield* Effect.forEach(lanes, (lane) => {
+      const unfinished = new Set(lane)
+      return log.subscribe(new Map(lane.map((p) => [p, from]))).pipe(
         // a log missing its last events never reaches its recorded end: stop waiting for them
         Stream.timeout(options.idleMs ?? 10_000),
         Stream.tap((chunk: LogChunk) =>
@@ -201,7 +207,7 @@ export const verifyLog = (options: VerifyOptions = {}) =>
         Stream.takeUntil(() => unfinished.size === 0),
         Stream.runDrain
       )
-    }
+    }, { concurrency: "unbounded", discard: true })
     for (const walk of walks.values()) walk.finish(reached.get(walk.partition)!)
     return [...walks.values()].map((walk) => walk.report())
   }).pipe(Effect.withSpan("LogVerify.verifyLog"))
