@@ -96,6 +96,9 @@ export interface Bootstrap {
   readonly orgSlug: string
   readonly workspaceSlug: string
   readonly workspaceKey: string
+  /** The Owner, who signs in with these (a person's session, where a key will not do). */
+  readonly ownerEmail: string
+  readonly ownerPassword: string
 }
 
 /** The keys the cluster's first process wrote when it bootstrapped the database. */
@@ -132,7 +135,12 @@ export interface TwoProcessCluster {
  * started there; the bootstrap keys; and a wait until the two split the partitions. On failure
  * it kills what it started.
  */
-export const startTwoProcessCluster = async (options: { readonly partitions: number; readonly dirPrefix: string }): Promise<TwoProcessCluster> => {
+export const startTwoProcessCluster = async (options: {
+  readonly partitions: number
+  readonly dirPrefix: string
+  /** More environment for every process (restarted ones too). */
+  readonly env?: Record<string, string>
+}): Promise<TwoProcessCluster> => {
   const { partitions } = options
   const schema = uniqueName("t")
   const prefix = uniqueName("t")
@@ -140,7 +148,7 @@ export const startTwoProcessCluster = async (options: { readonly partitions: num
   const procs: ClusterProcess[] = []
   try {
     const start = async (name: string) => {
-      const proc = await startClusterProcess({ name, dataDir, schema, prefix, partitions })
+      const proc = await startClusterProcess({ name, dataDir, schema, prefix, partitions, env: options.env })
       procs.push(proc)
       return proc
     }
