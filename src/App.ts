@@ -35,6 +35,7 @@ import { accountCapabilities } from "./capabilities/Account.ts"
 import { agentCapabilities } from "./capabilities/Agents.ts"
 import { attachmentCapabilities } from "./capabilities/Attachments.ts"
 import { auditCapabilities } from "./capabilities/Audit.ts"
+import { auditExportCapabilities } from "./capabilities/AuditExport.ts"
 import { billingCapabilities } from "./capabilities/Billing.ts"
 import { deviceCapabilities } from "./capabilities/Device.ts"
 import { identityCapabilities } from "./capabilities/Identity.ts"
@@ -66,10 +67,12 @@ import { automationCapabilities } from "./capabilities/Automations.ts"
 import { notificationCapabilities } from "./capabilities/Notifications.ts"
 import * as Automations from "./automations/Engine.ts"
 import * as Envelope from "./marketplace/Envelope.ts"
+import { NotificationActor } from "../actors/notification/actor.ts"
+import { McpAuthAlertsActor } from "../actors/authalerts/actor.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, NotificationActor, McpAuthAlertsActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...notificationCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...notificationCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)

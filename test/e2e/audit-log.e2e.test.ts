@@ -5,6 +5,7 @@
  */
 import { Effect, Runtime } from "effect"
 import { generateKeyPairSync } from "node:crypto"
+import { execFile } from "node:child_process"
 import { writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -13,6 +14,7 @@ import { EventLog } from "../../streams/EventLog.ts"
 import { verifyLog } from "../../streams/LogVerify.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { runCli } from "../support/cli.ts"
+import { addPerson, callWithCookie, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, eventually, send } from "./client.ts"
 
@@ -34,6 +36,51 @@ interface KeyDocument {
 }
 
 const run = <A, E>(effect: Effect.Effect<A, E, EventLog>) => Runtime.runPromise(node.runtime as Runtime.Runtime<EventLog>)(effect)
+
+const verifyExport = (exportFile: string, keyFile: string) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, ["scripts/verify-audit-export.mjs", exportFile, keyFile], (error, stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
+  })
+
+describe("audit.export", () => {
+  it("exports the organization's trail with its proof; the standalone script verifies it, and refuses it with one line edited", async () => {
+    const owner = await addPerson(node, "exporter", { org: "owner" })
+    const session = await signIn(node.baseUrl, owner)
+    const as = (capability: string, input: unknown) => callWithCookie(node.baseUrl, session.cookie, `/v1/acme/main/${capability}`, input)
+    const from = new Date(Date.now() - 60_000).toISOString()
+    for (let i = 0; i < 6; i++) expect((await call(node, "system.ping", {})).status).toBe(200)
+    const to = new Date(Date.now() + 60_000).toISOString()
+    // the last records are covered once their partition's next checkpoint is written (each second here)
+    const exported = await eventually(() => as("audit/export", { from, to }), (r) => r.status === 200 && r.body.events >= 6 && r.body.uncovered === 0, 10_000)
+    expect(exported.body.checkpoints).toBeGreaterThan(0)
+    const lines = (exported.body.jsonl as string).trim().split("\n").map((l) => JSON.parse(l))
+    expect(lines[0]).toMatchObject({ type: "audit-export", orgId: expect.any(String), from, to })
+    const pings = lines.filter((l) => l.type === "event" && l.event.type === "capability.invoked" && l.event.payload.capability === "system.ping")
+    expect(pings.length).toBeGreaterThanOrEqual(6)
+    for (const ping of pings) expect(ping).toMatchObject({ partition: expect.any(Number), offset: expect.any(Number), hash: expect.stringMatching(/^[0-9a-f]{64}$/) })
+
+    const served = await send<KeyDocument>(node, "/.well-known/svc-audit-key")
+    const keyFile = path.join(node.config.dataDir, "export-key.json")
+    const exportFile = path.join(node.config.dataDir, "export.jsonl")
+    await writeFile(keyFile, JSON.stringify(served.body))
+    await writeFile(exportFile, exported.body.jsonl)
+    const verified = await verifyExport(exportFile, keyFile)
+    expect(verified.code, verified.stderr).toBe(0)
+    expect(verified.stdout).toMatch(/^verified: \d+ events/)
+
+    // one line edited: a ping that failed, by the look of it
+    const edited = (exported.body.jsonl as string).split("\n")
+    const at = edited.findIndex((l) => l.includes('"system.ping"') && l.includes('"type":"event"'))
+    edited[at] = edited[at].replace('"outcome":"succeeded"', '"outcome":"failed"')
+    expect(edited[at]).toContain('"outcome":"failed"')
+    await writeFile(exportFile, edited.join("\n"))
+    const refused = await verifyExport(exportFile, keyFile)
+    expect(refused.code).toBe(1)
+    expect(refused.stderr).toContain(`line ${at + 1}: partition`)
+    expect(refused.stderr).toContain("does not match its hash (edited)")
+  })
+})
 
 describe("the log's signed checkpoints", () => {
   it("are made as the node writes, verify with the served public key, and a checkpoint signed otherwise is found", async () => {
