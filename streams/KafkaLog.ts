@@ -376,7 +376,8 @@ export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, Log
     const endOffsets: EventLogService["endOffsets"] = (wanted) => {
       const unknown = unknownPartitions("endOffsets", wanted)
       if (unknown) return Effect.fail(unknown)
-      return tryKafka("endOffsets", () => admin.fetchTopicOffsets(topics.events)).pipe(
+      // a topic created a moment ago may not know its leaders yet (see untilLeadersKnown)
+      return tryKafka("endOffsets", () => untilLeadersKnown(() => admin.fetchTopicOffsets(topics.events))).pipe(
         Effect.map((offsets) => {
           const high = new Map(offsets.map((o) => [o.partition, Number(o.high)]))
           return new Map(wanted.map((partition) => [partition, high.get(partition)!]))
@@ -386,7 +387,8 @@ export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, Log
 
     const openWriter: EventLogService["openWriter"] = (partition) => {
       const unknown = unknownPartitions("openWriter", [partition])
-      return unknown ? Effect.fail(unknown) : openTransactionalWriter(kafka, topics.events, prefix, partition, config.chained ?? true)
+      const end = Effect.map(endOffsets([partition]), (ends) => ends.get(partition)!)
+      return unknown ? Effect.fail(unknown) : openTransactionalWriter(kafka, topics.events, prefix, partition, config.chained ?? true, end)
     }
 
     return { mode: "kafka", partitions, append, openWriter, subscribe, endOffsets } satisfies EventLogService
@@ -425,7 +427,9 @@ const openTransactionalWriter = (
   topic: string,
   prefix: string,
   partition: number,
-  chained: boolean
+  chained: boolean,
+  /** The partition's end offset, read by the adapter's admin. */
+  endOffset: Effect.Effect<number, LogError>
 ): Effect.Effect<PartitionWriter, LogError, Scope.Scope> =>
   Effect.gen(function* () {
     const producer = kafka.producer({
@@ -443,7 +447,7 @@ const openTransactionalWriter = (
     // kafkajs initializes the producer id at the first transaction: an empty one sends nothing else
     yield* tryKafka(opening, async () => (await producer.transaction()).abort())
     // fenced now, nobody else writes the partition: its chain goes on from the last committed event
-    let head = chained ? yield* lastHash(kafka, topic, prefix, partition) : GENESIS
+    let head = chained ? yield* lastHash(kafka, topic, prefix, partition, endOffset) : GENESIS
     let appended: { readonly offset: number; readonly hash: string } | undefined
 
     /** Why every later append fails: fenced, or kafkajs's transaction state is past repair. */
@@ -540,15 +544,9 @@ const HEAD_WINDOW = 64
  * time, until an event with a hash is found (a log written before the chain holds none: GENESIS).
  * Aborted records and transaction markers are skipped by the reader, as by every reader.
  */
-const lastHash = (kafka: Kafka, topic: string, prefix: string, partition: number): Effect.Effect<string, LogError> =>
+const lastHash = (kafka: Kafka, topic: string, prefix: string, partition: number, endOffset: Effect.Effect<number, LogError>): Effect.Effect<string, LogError> =>
   Effect.gen(function* () {
-    const admin = kafka.admin()
-    const end = yield* Effect.acquireUseRelease(
-      tryKafka(`read the end of partition ${partition}`, () => admin.connect()),
-      () => tryKafka(`read the end of partition ${partition}`, () => admin.fetchTopicOffsets(topic)),
-      () => Effect.promise(() => admin.disconnect().catch(() => undefined))
-    ).pipe(Effect.map((offsets) => Number(offsets.find((o) => o.partition === partition)?.high ?? 0)))
-    let until = end
+    let until = yield* endOffset
     for (let window = HEAD_WINDOW; until > 0; window *= 4) {
       const from = Math.max(0, until - window)
       const found = yield* readUpToOffset(kafka, topic, `${prefix}.head.${randomUUID()}`, partition, from, until)
