@@ -14,6 +14,7 @@ import * as NodeMetrics from "../../streams/Metrics.ts"
 import { Add, CEILING, CounterActor, countersTable } from "../support/counter.ts"
 import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
 import { addPosition, type Position } from "../../streams/ReadFence.ts"
+import { verifyLog } from "../../streams/LogVerify.ts"
 
 const PARTITIONS = 4
 
@@ -164,3 +165,28 @@ describe("two hosts that both believe they own every partition (a stale owner)",
     }))
 })
 if (kafkaBrokers.length > 0) suite("kafka", kafka)
+
+describe.skipIf(kafkaBrokers.length === 0)("records appended through the partition's owner (the hash chain's one writer)", () => {
+  it.live("a host appends to a partition another host owns through that owner, and every partition's chain verifies", () =>
+    Effect.gen(function* () {
+      const schema = uniqueName("t")
+      const a = yield* start(kafka, schema)
+      const b = yield* start(kafka, schema)
+      while (a.host.ownership().ready.length === 0 || b.host.ownership().ready.length === 0 || a.host.ownership().ready.length + b.host.ownership().ready.length < PARTITIONS) {
+        yield* Effect.sleep("100 millis")
+      }
+      const remote = a.host.ownership().ready[0]
+      const record = { key: `audit:${randomUUID()}`, seq: 1, firstSeq: 1, type: "test.recorded", payload: { n: 1 }, at: "2026-11-24T10:00:00.000Z", commandId: randomUUID(), actor: "system" }
+      // b owns no such partition: its records travel to a, which appends them through its writer
+      expect(b.host.ownership().owned).not.toContain(remote)
+      const [offset] = yield* b.host.append(remote, [record])
+      yield* a.host.append(remote, [{ ...record, key: `audit:${randomUUID()}`, commandId: randomUUID() }])
+      yield* b.host.send(CounterActor, "chained", new Add({ amount: 1 }), meta())
+      const reports = yield* verifyLog().pipe(Effect.provide(a.context))
+      expect(reports.filter((r) => r.break !== undefined || r.unchained > 0)).toEqual([])
+      expect(reports.find((r) => r.partition === remote)!.events).toBeGreaterThanOrEqual(2)
+      expect(offset).toBeGreaterThanOrEqual(0)
+      yield* Scope.close(b.scope, Exit.void)
+      yield* Scope.close(a.scope, Exit.void)
+    }))
+})
