@@ -157,6 +157,9 @@ const table: Readonly<Record<string, Row>> = {
   UnknownAgentTool: badRequest("unknown_tool", (e) => e.message),
   // plugin secrets at rest (docs/decisions.md, "Plugin notifications and encryption at rest")
   EncryptionNotConfigured: conflict("encryption_not_configured", (e) => e.message),
+  NotificationNotFound: notFound("notification_not_found", (e) => e.message),
+  NotificationExists: conflict("notification_exists", (e) => e.message),
+  NoAlertRoles: badRequest("alert_roles_required", (e) => e.message),
   EnvelopeUnreadable: conflict("credential_unreadable", (e) => `${e.message}; enter the secret again or re-authenticate`)
 }
 

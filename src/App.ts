@@ -67,8 +67,11 @@ import { automationCapabilities } from "./capabilities/Automations.ts"
 import { notificationCapabilities } from "./capabilities/Notifications.ts"
 import * as Automations from "./automations/Engine.ts"
 import * as Envelope from "./marketplace/Envelope.ts"
+import * as Mail from "./Mail.ts"
+import { NotificationActor } from "../actors/notification/actor.ts"
+import { McpAuthAlertsActor } from "../actors/authalerts/actor.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, NotificationActor, McpAuthAlertsActor])
 
 export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...notificationCapabilities])
 
@@ -108,6 +111,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Outbound.layer(config.outboundAllow),
     secretsLayer(config.secretKey, config.dataDir),
     Envelope.layer(config.authTokenEncryptionKey),
+    Mail.layer(config.mail),
     signerLayer(config.audit, config.dataDir),
     fileContentsLayer,
     AccessCache.layer,

@@ -69,5 +69,6 @@ export const badInputTags: ReadonlySet<string> = new Set([
   "InvalidConditionEnumValue",
   "InvalidConditionValue",
   "InvalidConditionPath",
-  "DuplicateConditionId"
+  "DuplicateConditionId",
+  "NoAlertRoles"
 ])

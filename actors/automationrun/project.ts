@@ -73,7 +73,11 @@ export const project = (after: AutomationRunState, event: AutomationRunEvent, ct
           body: requested.prompt,
           subject: { automationId: after.automationId, runId: after.runId, index: event.index },
           created_at: requested.requestedAt,
-          resolved_at: event._tag === "automation_run.input_requested" ? null : event.at
+          resolved_at: event._tag === "automation_run.input_requested" ? null : event.at,
+          // the columns the notification actor writes too (one batch writes both alike); a run's
+          // route needs the slugs, which `notifications.list` finds when it reads the notice
+          deep_link: null,
+          emailed_at: null
         }
       })
     }

@@ -285,7 +285,9 @@ describe("projections", () => {
     body: "Route it?",
     subject: { automationId: "aut_1", runId, index: 1 },
     created_at: T1,
-    resolved_at: null
+    resolved_at: null,
+    deep_link: null,
+    emailed_at: null
   }
 
   it("holds the run with its timeline, and the notice of the input it waits for", () => {

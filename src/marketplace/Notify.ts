@@ -1,0 +1,155 @@
+/**
+ * Re-authentication alerts (spec 6.3.5): when a plugin credential becomes `needs_reauth`, each
+ * organization member whose role is in the organization's `mcp_auth_alerts.roles` gets an in-app
+ * notice (kind `system`) with the re-authentication route, and, when `send_email` is on, its email
+ * mirror. The notice is made first and stands whatever happens to the email; `emailed_at` is set
+ * only once the mail server accepted the message.
+ */
+import { createHash, randomUUID } from "node:crypto"
+import { Clock, Effect } from "effect"
+import { type AlertRole, DEFAULT_MCP_AUTH_ALERTS } from "../../actors/authalerts/events.ts"
+import type { CommandMeta } from "../../actors/kernel.ts"
+import { NotificationActor } from "../../actors/notification/actor.ts"
+import { CreateNotification, RecordEmailed } from "../../actors/notification/protocol.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { newPublicId } from "../ApiKeyToken.ts"
+import { PublicUrl } from "../capabilities/Organization.ts"
+import { Mailer } from "../Mail.ts"
+
+export interface McpAuthAlerts {
+  readonly sendEmail: boolean
+  readonly roles: ReadonlyArray<AlertRole>
+}
+
+/** The organization's setting, or spec 2.9's default (email on, Owner and Admin) until an Owner sets it. */
+export const mcpAuthAlertsOf = (orgId: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("mcp_auth_alerts", () => db.sql`
+      select send_email, roles from ${db.table("mcp_auth_alerts")} where org_id = ${orgId}`)
+    return row === undefined ? DEFAULT_MCP_AUTH_ALERTS : ({ sendEmail: row.send_email as boolean, roles: row.roles as ReadonlyArray<AlertRole> } satisfies McpAuthAlerts)
+  })
+
+export interface Recipient {
+  readonly userId: string
+  readonly email: string
+}
+
+/**
+ * Members of the organization holding one of `roles`: `Owner` is the organization's role;
+ * `Admin`, `Member` and `Viewer` are workspace roles, in the credential's workspace (in any of the
+ * organization's workspaces for an organization-wide credential, `workspaceId` null).
+ */
+export const recipientsOf = (orgId: string, workspaceId: string | null, roles: ReadonlyArray<AlertRole>) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const owners = roles.includes("Owner")
+    const workspaceRoles = roles.filter((role) => role !== "Owner").map((role) => role.toLowerCase())
+    return yield* query("alert recipients", () => db.sql`
+      select u.user_id, u.email
+      from ${db.table("org_members")} om join ${db.table("users")} u on u.user_id = om.user_id
+      where om.org_id = ${orgId} and (
+        (${owners} and om.role = 'owner')
+        or exists (
+          select 1 from ${db.table("workspace_members")} wm join ${db.table("workspaces")} w on w.workspace_id = wm.workspace_id
+          where wm.user_id = om.user_id and w.org_id = ${orgId} and wm.role = any(${workspaceRoles as string[]}::text[])
+            and (${workspaceId}::text is null or wm.workspace_id = ${workspaceId})))
+      order by u.user_id`).pipe(Effect.map((rows) => rows.map((r): Recipient => ({ userId: r.user_id, email: r.email }))))
+  })
+
+export interface ReauthAlert {
+  readonly orgId: string
+  /** Null for an organization-wide credential. */
+  readonly workspaceId: string | null
+  /** The org listing's public id (`porg_...`): the last segment of the re-authentication route. */
+  readonly listingId: string
+  readonly listingName: string
+  readonly orgSlug: string
+  readonly workspaceSlug: string
+  /**
+   * What caused the alert (e.g. the credential's id and the time it became `needs_reauth`): the
+   * notices' ids derive from it, so calling again for the same cause notifies and emails nobody twice.
+   * Unset: every call notifies anew.
+   */
+  readonly causeId?: string
+}
+
+export interface ReauthNotice {
+  readonly notificationId: string
+  readonly userId: string
+  /** ISO 8601 when the email mirror was accepted; null when none was sent or it failed. */
+  readonly emailedAt: string | null
+}
+
+/** Spec 4.5's re-authentication page: `/{orgSlug}/{workspaceSlug}/settings/integrations/reauth/{listing}`. */
+export const reauthDeepLink = (alert: Pick<ReauthAlert, "orgSlug" | "workspaceSlug" | "listingId">) =>
+  `/${encodeURIComponent(alert.orgSlug)}/${encodeURIComponent(alert.workspaceSlug)}/settings/integrations/reauth/${encodeURIComponent(alert.listingId)}`
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
+
+const noticeId = (alert: ReauthAlert, userId: string) =>
+  alert.causeId === undefined ? newPublicId("ntf") : `ntf_${createHash("sha256").update(`${alert.causeId}\n${userId}`).digest("hex").slice(0, 32)}`
+
+const systemMeta = (commandId: string) =>
+  Effect.map(Clock.currentTimeMillis, (now): CommandMeta => ({ commandId, at: new Date(now).toISOString(), actor: "system" }))
+
+/**
+ * Notifies the members `mcp_auth_alerts` names that a credential of `listingName` needs
+ * re-authentication; what each got. Fails only when a notice could not be made (the database or
+ * the log not answering); a failed email is logged and leaves `emailedAt` null.
+ */
+export const notifyReauth = (alert: ReauthAlert) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const mailer = yield* Mailer
+    const publicUrl = yield* PublicUrl
+    const settings = yield* mcpAuthAlertsOf(alert.orgId)
+    const recipients = yield* recipientsOf(alert.orgId, alert.workspaceId, settings.roles)
+    const deepLink = reauthDeepLink(alert)
+    const title = `${alert.listingName} needs you to sign in again`
+    const body = `The connection to ${alert.listingName} in ${alert.orgSlug}/${alert.workspaceSlug} stopped working: its credential could not be refreshed. Re-authenticate to restore it.`
+    const link = new URL(deepLink, publicUrl).href
+    const notify = (recipient: Recipient) =>
+      Effect.gen(function* () {
+        const notificationId = noticeId(alert, recipient.userId)
+        const stable = alert.causeId !== undefined
+        const { state } = yield* host.send(
+          NotificationActor,
+          notificationId,
+          new CreateNotification({
+            notificationId,
+            orgId: alert.orgId,
+            workspaceId: alert.workspaceId,
+            userId: recipient.userId,
+            kind: "system",
+            title,
+            body,
+            deepLink,
+            subject: { listingId: alert.listingId, listingName: alert.listingName }
+          }),
+          yield* systemMeta(stable ? `${notificationId}:create` : randomUUID())
+        )
+        const emailedBefore = state._tag === "Known" ? state.emailedAt : null
+        if (!settings.sendEmail || emailedBefore !== null) return { notificationId, userId: recipient.userId, emailedAt: emailedBefore }
+        const sent = yield* mailer.send({
+          to: recipient.email,
+          subject: title,
+          text: `${body}\n\nRe-authenticate: ${link}\n`,
+          html: `<p>${escapeHtml(body)}</p><p><a href="${escapeHtml(link)}">Re-authenticate ${escapeHtml(alert.listingName)}</a></p>`
+        }).pipe(
+          Effect.as(true),
+          Effect.catchAll((failure) =>
+            Effect.logWarning("notifications: the email mirror of a re-authentication notice was not sent").pipe(
+              Effect.annotateLogs({ notificationId, reason: failure.reason, error: failure.message }),
+              Effect.as(false)
+            )
+          )
+        )
+        if (!sent) return { notificationId, userId: recipient.userId, emailedAt: null }
+        const recorded = yield* host.send(NotificationActor, notificationId, new RecordEmailed({ notificationId }), yield* systemMeta(`${notificationId}:emailed:${randomUUID()}`))
+        return { notificationId, userId: recipient.userId, emailedAt: recorded.state._tag === "Known" ? recorded.state.emailedAt : null }
+      })
+    return yield* Effect.forEach(recipients, notify, { concurrency: 4 })
+  }).pipe(Effect.withSpan("Notify.notifyReauth", { attributes: { orgId: alert.orgId, listingId: alert.listingId }, captureStackTrace: false }))
