@@ -8,20 +8,17 @@
  * and the A2A extended card listing the agents as skills.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Exit, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ApiKeyActor } from "../../actors/apikey/actor.ts"
-import { IssueCredential } from "../../actors/apikey/protocol.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
 import { authenticate } from "../../src/Auth.ts"
 import { askAgent } from "../../src/capabilities/Agents.ts"
 import { loadConfig } from "../../src/Config.ts"
 import { auditRows } from "../support/audit.ts"
 import { type OpenAiServer, type RecordedRequest, startOpenAiServer } from "../support/openaiServer.ts"
-import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { connectMcp } from "../support/mcp.ts"
+import { addPerson, cliLogin, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, expectError, type Reply } from "./client.ts"
 
@@ -36,34 +33,7 @@ let orgMcp: Client
 
 const run = <A, E>(effect: Effect.Effect<A, E, any>) => Runtime.runPromiseExit(node.runtime)(effect as Effect.Effect<A, E, never>)
 
-const connect = async (key: string) => {
-  const client = new Client({ name: "svc-e2e-agents", version: "1.0.0" })
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${node.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }))
-  return client
-}
-
-/** A CLI login (`cli_session_v1`) of the person for the bootstrap workspace, as the device login issues one. */
-const cliLogin = async (person: Person): Promise<string> => {
-  const { orgId, workspaceId } = await bootstrapPlace(node)
-  const token = mintApiKey()
-  const keyId = newPublicId("aky")
-  const issued = await run(node.host.send(ApiKeyActor, keyId, new IssueCredential({
-    keyId,
-    orgId,
-    workspaceId,
-    createdBy: person.userId,
-    name: "CLI login (agents e2e)",
-    lookupId: token.lookupId,
-    secretHash: token.secretHash,
-    scopes: { purpose: "cli_session_v1" },
-    expiresAt: null,
-    customRole: null,
-    machineId: null,
-    supersedes: null
-  }), { commandId: randomUUID(), at: new Date().toISOString(), actor: "system" }))
-  expect(Exit.isSuccess(issued)).toBe(true)
-  return token.raw
-}
+const connect = (key: string) => connectMcp(node.baseUrl, key, "svc-e2e-agents")
 
 /** A capability over REST with the Owner's session. */
 const asOwner = (capability: string, input: unknown): Promise<Reply> =>
@@ -94,7 +64,7 @@ beforeAll(async () => {
   })
   owner = await addPerson(node, "owner", { org: "owner" })
   ownerCookie = (await signIn(node.baseUrl, owner)).cookie
-  ownerMcp = await connect(await cliLogin(owner))
+  ownerMcp = await connect(await cliLogin(node, owner))
   memberMcp = await connect(node.bootstrap.workspaceKey)
   orgMcp = await connect(node.bootstrap.orgKey)
 })

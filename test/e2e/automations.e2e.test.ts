@@ -12,20 +12,16 @@
  * witness's run of that node exists, any other run of it would exist too.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Effect, Exit, Runtime } from "effect"
-import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ApiKeyActor } from "../../actors/apikey/actor.ts"
-import { IssueCredential } from "../../actors/apikey/protocol.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
 import { authenticate, type Principal } from "../../src/Auth.ts"
 import { invoke } from "../../src/Capabilities.ts"
 import { FailureDescriber } from "../../src/Failures.ts"
 import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { verifyWebhook } from "../../src/Webhooks.ts"
-import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { connectMcp } from "../support/mcp.ts"
+import { addPerson, cliLogin, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.ts"
 import { call, expectError, type Reply, sleep } from "./client.ts"
@@ -112,34 +108,7 @@ describe("on one node", () => {
   const runtime = () => d.node.runtime
   const runExit = <A, E>(effect: Effect.Effect<A, E, any>) => Runtime.runPromiseExit(runtime())(effect as Effect.Effect<A, E, never>)
 
-  /** A CLI login (`cli_session_v1`) of the person for the bootstrap workspace, as the device login issues one. */
-  const cliLogin = async (person: Person): Promise<string> => {
-    const { orgId, workspaceId } = await bootstrapPlace(d.node)
-    const token = mintApiKey()
-    const keyId = newPublicId("aky")
-    const issued = await runExit(d.node.host.send(ApiKeyActor, keyId, new IssueCredential({
-      keyId,
-      orgId,
-      workspaceId,
-      createdBy: person.userId,
-      name: "CLI login (automations e2e)",
-      lookupId: token.lookupId,
-      secretHash: token.secretHash,
-      scopes: { purpose: "cli_session_v1" },
-      expiresAt: null,
-      customRole: null,
-      machineId: null,
-      supersedes: null
-    }), { commandId: randomUUID(), at: new Date().toISOString(), actor: "system" }))
-    expect(Exit.isSuccess(issued)).toBe(true)
-    return token.raw
-  }
-
-  const connect = async (key: string) => {
-    const client = new Client({ name: "svc-e2e-automations", version: "1.0.0" })
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${d.node.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }))
-    return client
-  }
+  const connect = (key: string) => connectMcp(d.node.baseUrl, key, "svc-e2e-automations")
 
   /** A tool call over MCP: its structured output, or (`isError`) the error body REST would answer with. */
   const overMcp = async (client: Client, capability: string, args: Record<string, unknown>) => {
@@ -177,9 +146,9 @@ describe("on one node", () => {
 
   beforeAll(async () => {
     d = await startDriver()
-    ownerMcp = await connect(await cliLogin(d.owner))
+    ownerMcp = await connect(await cliLogin(d.node, d.owner))
     keyMcp = await connect(d.node.bootstrap.workspaceKey)
-    const principal = await runExit(authenticate({ authorization: `Bearer ${await cliLogin(d.owner)}` }))
+    const principal = await runExit(authenticate({ authorization: `Bearer ${await cliLogin(d.node, d.owner)}` }))
     if (Exit.isFailure(principal)) throw new Error("the Owner's CLI login did not authenticate")
     ownerPrincipal = principal.value
     created(await d.asKey("schema.define_label", ticketLabel))
@@ -210,7 +179,7 @@ describe("on one node", () => {
 
     it("created by a person directly (a session, or a CLI login on the API) with enabled: true, it is enabled", async () => {
       expect(created(await d.asOwner("automation.create", watcher("by session")))).toMatchObject({ enabled: true, origin: "human" })
-      const cliLoginOverRest = await call(d.node, "automation.create", watcher("by CLI login over REST"), { key: await cliLogin(d.owner) })
+      const cliLoginOverRest = await call(d.node, "automation.create", watcher("by CLI login over REST"), { key: await cliLogin(d.node, d.owner) })
       expect(created(cliLoginOverRest)).toMatchObject({ enabled: true, origin: "human" })
     })
 

@@ -4,12 +4,15 @@
  */
 import { Effect, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
+import { ApiKeyActor } from "../../actors/apikey/actor.ts"
+import { IssueCredential } from "../../actors/apikey/protocol.ts"
 import { ClaimActor } from "../../actors/claim/actor.ts"
 import { Claim, claimId } from "../../actors/claim/protocol.ts"
 import { OrgActor } from "../../actors/org/actor.ts"
 import { AddMember, SetWorkspaceRole } from "../../actors/org/protocol.ts"
 import { UserActor } from "../../actors/user/actor.ts"
 import { RegisterUser, SetPassword } from "../../actors/user/protocol.ts"
+import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
 import { hashPassword } from "../../src/Secrets.ts"
 import type { TestNode } from "./platform.ts"
 
@@ -76,4 +79,29 @@ export const callWithCookie = async (baseUrl: string, cookie: string, path: stri
   })
   const text = await response.text()
   return { status: response.status, body: text === "" ? undefined : JSON.parse(text) }
+}
+
+/** A CLI login (`cli_session_v1`) of the person for the bootstrap workspace, as the device login
+ * issues one; resolves with its raw key. */
+export const cliLogin = async (node: TestNode, person: Pick<Person, "userId">): Promise<string> => {
+  const { orgId, workspaceId } = await bootstrapPlace(node)
+  const token = mintApiKey()
+  const keyId = newPublicId("aky")
+  await Runtime.runPromise(node.runtime)(
+    node.host.send(ApiKeyActor, keyId, new IssueCredential({
+      keyId,
+      orgId,
+      workspaceId,
+      createdBy: person.userId,
+      name: "CLI login (tests)",
+      lookupId: token.lookupId,
+      secretHash: token.secretHash,
+      scopes: { purpose: "cli_session_v1" },
+      expiresAt: null,
+      customRole: null,
+      machineId: null,
+      supersedes: null
+    }), meta())
+  )
+  return token.raw
 }
