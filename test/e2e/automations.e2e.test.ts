@@ -504,6 +504,32 @@ describe("on one node", () => {
       expect(got.recentRuns).toEqual([expect.objectContaining({ runId, status: "failed", trigger: expect.objectContaining({ type: "api", payload: { nodeId: "nod_missing" } }), steps: run.steps, error: run.error, endedAt: expect.any(String) })])
     })
 
+    it("agent and prompt steps are turns (on the built-in offline model), audited as ask_assistant on the playbook surface", async () => {
+      const { automationId } = created(await d.asOwner("automation.create", {
+        name: "two turns",
+        trigger: { type: "api" },
+        steps: [
+          { name: "ask", stepType: "agent", config: { agentSlug: "assistant", prompt: "hello {{trigger.payload.name}}" } },
+          { name: "summarise", stepType: "prompt", config: { prompt: "{{steps.ask.output.reply}} again", tier: "fast" } }
+        ],
+        enabled: true
+      }))
+      const run = await endedRun(d, (await fire(d, automationId, { name: "Ada" })).runId)
+      expect(run.status, JSON.stringify(run)).toBe("succeeded")
+      expect(run.steps.map((s: any) => [s.name, s.output.reply])).toEqual([
+        ["ask", "You said: hello Ada"],
+        ["summarise", "You said: You said: hello Ada again"]
+      ])
+      const audited = await until(
+        () => d.asOwner("audit.list", { capability: "ask_assistant", surface: "playbook" }),
+        (reply) => reply.body.entries?.length >= 2
+      )
+      expect(audited.body.entries.slice(0, 2).map((e: any) => [e.surface, e.outcome, e.userId])).toEqual([
+        ["playbook", "succeeded", d.owner.userId],
+        ["playbook", "succeeded", d.owner.userId]
+      ])
+    })
+
     it("a blank playbook's run succeeds at once", async () => {
       const { automationId } = created(await d.asOwner("automation.create", { name: "blank", trigger: { type: "api" }, enabled: true }))
       const fired = await fire(d, automationId)
