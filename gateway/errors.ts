@@ -77,6 +77,13 @@ const table: Readonly<Record<string, Row>> = {
   TriggerMismatch: conflict("trigger_mismatch", (e) => `automation ${e.automationId} has a ${e.expected} trigger, not ${e.got}`),
   TickAlreadyDecided: conflict("tick_already_decided", (e) => `the tick ${e.tick} of automation ${e.automationId} was decided already`),
   AutomationRunNotFound: notFound("run_not_found", (e) => `no run ${e.runId} in this workspace`),
+  // marketplace registries (actors/registry)
+  RegistryNotFound: notFound("registry_not_found", (e) => `no registry ${e.registryId} in this organization`),
+  RegistryExists: conflict("registry_exists", (e) => `the organization has a registry at ${e.baseUrl} already (${e.registryId})`),
+  DefaultSeedPermanent: conflict("default_seed_registry", () => "the default seed registry is shared by every organization and cannot be removed"),
+  SyncInProgress: conflict("sync_in_progress", (e) => `sync ${e.syncId} holds registry ${e.registryId} until ${e.leaseUntil}`),
+  SyncNotActive: conflict("sync_not_active", (e) => `sync ${e.syncId} no longer holds registry ${e.registryId}`),
+  RegistryDisabled: conflict("registry_disabled", (e) => `registry ${e.registryId} is disabled`),
   StaleStep: conflict("stale_step", (e) => `step ${e.index} attempt ${e.attempt} is not the run's current one`),
   RunNotWaiting: conflict("run_not_waiting", (e) => `run ${e.runId} is not waiting for input`),
   // nodes

@@ -66,14 +66,18 @@ import { AutomationRunActor } from "../actors/automationrun/actor.ts"
 import { automationCapabilities } from "./capabilities/Automations.ts"
 import { notificationCapabilities } from "./capabilities/Notifications.ts"
 import * as Automations from "./automations/Engine.ts"
+import { RegistryActor } from "../actors/registry/actor.ts"
+import { pluginCatalogCapabilities } from "./capabilities/PluginCatalog.ts"
+import * as RegistrySchedule from "./marketplace/RegistrySchedule.ts"
+import { RegistrySettings } from "./marketplace/RegistrySettings.ts"
 import * as Envelope from "./marketplace/Envelope.ts"
 import * as Mail from "./Mail.ts"
 import { NotificationActor } from "../actors/notification/actor.ts"
 import { McpAuthAlertsActor } from "../actors/authalerts/actor.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, NotificationActor, McpAuthAlertsActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...notificationCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...notificationCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
@@ -109,6 +113,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(AssistantSettings, config.assistant),
     Layer.succeed(Lockout, config.lockout),
     Outbound.layer(config.outboundAllow),
+    Layer.succeed(RegistrySettings, config.marketplace),
     secretsLayer(config.secretKey, config.dataDir),
     Envelope.layer(config.authTokenEncryptionKey),
     Mail.layer(config.mail),
@@ -124,7 +129,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer).pipe(Layer.provideMerge(charged))
+  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer).pipe(Layer.provideMerge(charged))
   // runs call capabilities and turns: the engine stops before what they need
   return Automations.layer.pipe(Layer.provideMerge(services))
 }

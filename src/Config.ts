@@ -3,6 +3,7 @@
  * default, in the README's configuration table.
  */
 import { randomUUID } from "node:crypto"
+import { GITHUB_RAW_URL, normalizeBaseUrl, OFFICIAL_REGISTRY_URL, type RegistrySettingsService } from "./marketplace/RegistrySettings.ts"
 import { hostname } from "node:os"
 import * as path from "node:path"
 import { type LoggingSettings, logLevelNames } from "./Logging.ts"
@@ -60,6 +61,9 @@ export interface AppConfig {
   readonly authTokenEncryptionKey: Buffer | undefined
   /** Outbound email of notifications: an SMTP URL (`smtp://user:pass@host:port`, `smtps://...`); unset: no email. */
   readonly mail: { readonly smtpUrl: string | undefined; readonly from: string }
+  /** Registries and the catalog (src/marketplace/RegistrySettings.ts): MCP_REGISTRY_URL, GITHUB_RAW_BASE_URL,
+   * CATALOG_SYNC_INTERVAL_SECONDS (0: no scheduled sync), CATALOG_SYNC_PAGE_SIZE, CATALOG_SYNC_LEASE_SECONDS. */
+  readonly marketplace: RegistrySettingsService
 }
 
 /** Brute-force protection (src/Lockout.ts): failures in a row lock a guard, for longer each time. */
@@ -158,6 +162,13 @@ const smtpUrl = (value: string | undefined): string | undefined => {
   return value
 }
 
+const registryUrl = (value: string | undefined): string => {
+  if (value === undefined || value === "") return OFFICIAL_REGISTRY_URL
+  const url = normalizeBaseUrl(value)
+  if (url === undefined) throw new Error(`MCP_REGISTRY_URL must be an http(s) URL without credentials, query or fragment, got '${value}'`)
+  return url
+}
+
 export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
   const port = int(env.PORT, 8080, "PORT")
   const host = env.HOST ?? "0.0.0.0"
@@ -212,6 +223,13 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       codegraphUrl: env.CODEGRAPH_URL || undefined
     },
     authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
-    mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" }
+    mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" },
+    marketplace: {
+      defaultRegistryUrl: registryUrl(env.MCP_REGISTRY_URL),
+      githubRawBaseUrl: env.GITHUB_RAW_BASE_URL || GITHUB_RAW_URL,
+      syncIntervalSeconds: env.CATALOG_SYNC_INTERVAL_SECONDS === "0" ? 0 : int(env.CATALOG_SYNC_INTERVAL_SECONDS, 3600, "CATALOG_SYNC_INTERVAL_SECONDS"),
+      pageSize: int(env.CATALOG_SYNC_PAGE_SIZE, 100, "CATALOG_SYNC_PAGE_SIZE"),
+      leaseMs: int(env.CATALOG_SYNC_LEASE_SECONDS, 120, "CATALOG_SYNC_LEASE_SECONDS") * 1000
+    }
   }
 }

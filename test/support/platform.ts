@@ -54,6 +54,8 @@ export const startTestNode = async (overrides: Partial<AppConfig> = {}, options:
     partitions: 4,
     // a line per request would bury the test run's output; a test that reads the lines asks for them
     logging: { level: "warn", format: "json" },
+    // no scheduled catalog sync (of the official registry, over the internet) unless a test asks
+    marketplace: { ...base.marketplace, syncIntervalSeconds: 0 },
     ...overrides
   }
   const scope = Effect.runSync(Scope.make())

@@ -1,0 +1,342 @@
+/**
+ * The marketplace's registries and catalog (spec 2.9, 4.5, 6.3.3, 6.3.4) as capabilities on the API
+ * (`/v1/{org}/{ws}/plugin/...`) and MCP: `plugin.registry.add/remove/list/sync`,
+ * `plugin.catalog.browse/get`. Organization Owner and workspace Admin by default (spec 5 rule 12).
+ * Registries are the organization's own plus the global default seed.
+ */
+import { Effect, Fiber, Schema } from "effect"
+import { Json } from "../../actors/kernel.ts"
+import { RegistryActor } from "../../actors/registry/actor.ts"
+import { AuthKind, CatalogStatus, SyncCounts } from "../../actors/registry/events.ts"
+import { AddRegistry, RemoveRegistry } from "../../actors/registry/protocol.ts"
+import type { LiveRegistry } from "../../actors/registry/state.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
+import { BadRequest, NotFound } from "../Errors.ts"
+import { readmeOf } from "../marketplace/CatalogReadme.ts"
+import { normalizeBaseUrl, orgRegistryId } from "../marketplace/RegistrySettings.ts"
+import { RegistrySyncs } from "../marketplace/RegistrySchedule.ts"
+import { drivePages, startSync } from "../marketplace/RegistrySync.ts"
+import { decodeCursor, PageLimit } from "./Paging.ts"
+
+/** Spec 5 rule 12: Owner and Admin; Members and Viewers are refused. */
+const managers: ReadonlyArray<Role> = ["org:owner", "workspace:admin"]
+
+const common = { scope: "organization", surfaces: ["api", "mcp"], roles: managers, claimedBy: "builtin", needsApproval: false, destructive: false } as const
+const reads = { ...common, mutating: false, sensitivity: "medium" } as const
+const writes = { ...common, mutating: true, changesAccess: false, sensitivity: "medium" } as const
+
+const orgOf = (invocation: Invocation) => invocation.orgId!
+const iso = (value: Date | string | null): string | null => (value instanceof Date ? value.toISOString() : value)
+
+const RegistryId = Schema.String.pipe(Schema.pattern(/^mreg_[0-9a-f]{32}$/, { message: () => "must be a registry id (mreg_...)" }))
+const ServerId = Schema.String.pipe(Schema.pattern(/^mcat_[0-9a-f]{32}$/, { message: () => "must be a catalog server id (mcat_...)" }))
+
+const SyncOutcome = Schema.Struct({
+  syncId: Schema.String,
+  mode: Schema.Literal("full", "incremental", "server"),
+  status: Schema.Literal("succeeded", "failed"),
+  reason: Schema.NullOr(Schema.String),
+  startedAt: Schema.String,
+  endedAt: Schema.String,
+  durationMs: Schema.Int,
+  counts: SyncCounts
+})
+
+const Registry = Schema.Struct({
+  registryId: Schema.String,
+  /** Null: the global default seed. */
+  orgId: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  baseUrl: Schema.String,
+  enabled: Schema.Boolean,
+  isDefaultSeed: Schema.Boolean,
+  lastSyncedAt: Schema.NullOr(Schema.String),
+  lastSyncedCursor: Schema.NullOr(Schema.String),
+  /** The sync under way, if one holds the registry. */
+  syncing: Schema.NullOr(Schema.Struct({ syncId: Schema.String, mode: Schema.String, startedAt: Schema.String, counts: SyncCounts })),
+  lastSync: Schema.NullOr(SyncOutcome)
+})
+type Registry = typeof Registry.Type
+
+const toRegistry = (row: Record<string, any>): Registry => ({
+  registryId: row.registry_id,
+  orgId: row.org_id,
+  name: row.name,
+  baseUrl: row.base_url,
+  enabled: row.enabled,
+  isDefaultSeed: row.is_default_seed,
+  lastSyncedAt: iso(row.last_synced_at),
+  lastSyncedCursor: row.last_synced_cursor,
+  syncing: row.sync === null ? null : { syncId: row.sync.syncId, mode: row.sync.mode, startedAt: row.sync.startedAt, counts: row.sync.counts },
+  lastSync: row.last_sync
+})
+
+const fromState = (r: LiveRegistry): Registry => ({
+  registryId: r.registryId,
+  orgId: r.orgId,
+  name: r.name,
+  baseUrl: r.baseUrl,
+  enabled: r.enabled,
+  isDefaultSeed: r.isDefaultSeed,
+  lastSyncedAt: r.lastSyncedAt,
+  lastSyncedCursor: r.checkpoint?.cursor ?? null,
+  syncing: r.sync === null ? null : { syncId: r.sync.syncId, mode: r.sync.mode, startedAt: r.sync.startedAt, counts: r.sync.counts },
+  lastSync: r.lastSync
+})
+
+const registryNotFound = (registryId: string) => new NotFound({ reason: "registry_not_found", message: `no registry ${registryId} in this organization` })
+
+/** A registry the organization sees (its own or the global seed). */
+const visibleRegistry = (orgId: string, registryId: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("read registry", () => db.sql`
+      select * from ${db.table("registries")} where registry_id = ${registryId} and (org_id = ${orgId} or org_id is null)`)
+    return row === undefined ? yield* registryNotFound(registryId) : toRegistry(row)
+  })
+
+export const addRegistry = defineCapability({
+  ...writes,
+  name: "plugin.registry.add",
+  description: "Add an MCP registry (registry API v0.1) to the organization; its servers join the catalog on its next sync. One registry per base URL.",
+  input: Schema.Struct({
+    name: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+    baseUrl: Schema.String.pipe(Schema.maxLength(2000)),
+    enabled: Schema.optional(Schema.Boolean)
+  }),
+  output: Registry,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const baseUrl = normalizeBaseUrl(input.baseUrl)
+      if (baseUrl === undefined) {
+        return yield* new BadRequest({ reason: "invalid_registry_url", message: "baseUrl must be an http(s) URL without credentials, query or fragment" })
+      }
+      const orgId = orgOf(invocation)
+      const registryId = orgRegistryId(orgId, baseUrl)
+      const host = yield* ActorHost
+      const { state } = yield* host.send(
+        RegistryActor,
+        registryId,
+        new AddRegistry({ registryId, orgId, name: input.name, baseUrl, enabled: input.enabled ?? true, isDefaultSeed: false }),
+        invocation.meta
+      )
+      return fromState(state as LiveRegistry)
+    })
+})
+
+export const removeRegistry = defineCapability({
+  ...writes,
+  destructive: true,
+  name: "plugin.registry.remove",
+  description: "Remove one of the organization's registries; its servers leave the catalog. The default seed cannot be removed.",
+  input: Schema.Struct({ registryId: RegistryId }),
+  output: Schema.Struct({ registryId: Schema.String, removed: Schema.Literal(true) }),
+  handler: (invocation, { registryId }) =>
+    Effect.gen(function* () {
+      const host = yield* ActorHost
+      yield* host.send(RegistryActor, registryId, new RemoveRegistry({ registryId, orgId: orgOf(invocation) }), invocation.meta)
+      return { registryId, removed: true as const }
+    })
+})
+
+export const listRegistries = defineCapability({
+  ...reads,
+  name: "plugin.registry.list",
+  description: "List the organization's registries and the global default seed, with each one's sync checkpoint and last sync.",
+  input: Schema.Struct({}),
+  output: Schema.Struct({ registries: Schema.Array(Registry) }),
+  handler: (invocation) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const rows = yield* query("list registries", () => db.sql`
+        select * from ${db.table("registries")} where org_id = ${orgOf(invocation)} or org_id is null
+        order by is_default_seed desc, created_at, registry_id`)
+      return { registries: rows.map(toRegistry) }
+    })
+})
+
+export const syncRegistry = defineCapability({
+  ...writes,
+  name: "plugin.registry.sync",
+  description:
+    "Refresh a registry's catalog now (plugin/registry.sync): incremental since its last sync (resuming a failed one), `full` from scratch, or one server by `serverName`. Answers once the sync holds the registry, or with its outcome when `wait` is true.",
+  input: Schema.Struct({
+    registryId: RegistryId,
+    serverName: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500))),
+    full: Schema.optional(Schema.Boolean),
+    wait: Schema.optional(Schema.Boolean)
+  }),
+  output: Schema.Struct({
+    syncId: Schema.String,
+    registryId: Schema.String,
+    mode: Schema.Literal("full", "incremental", "server"),
+    status: Schema.Literal("running", "succeeded", "failed"),
+    reason: Schema.NullOr(Schema.String),
+    durationMs: Schema.NullOr(Schema.Int),
+    counts: Schema.NullOr(SyncCounts)
+  }),
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      yield* visibleRegistry(orgOf(invocation), input.registryId)
+      const mode = input.serverName !== undefined ? "server" : input.full === true ? "full" : "incremental"
+      const started = yield* startSync(input.registryId, { mode, serverName: input.serverName, actor: invocation.meta.actor })
+      const syncs = yield* RegistrySyncs
+      const fiber = yield* syncs.fork(drivePages(started))
+      const running = { syncId: started.syncId, registryId: started.registryId, mode: started.mode, status: "running" as const, reason: null, durationMs: null, counts: null }
+      if (input.wait !== true) return running
+      const outcome = yield* Fiber.join(fiber)
+      return { ...running, status: outcome.status, reason: outcome.reason, durationMs: outcome.durationMs, counts: outcome.counts }
+    })
+})
+
+const CatalogServer = Schema.Struct({
+  serverId: Schema.String,
+  registryId: Schema.String,
+  name: Schema.String,
+  version: Schema.String,
+  isLatest: Schema.Boolean,
+  title: Schema.NullOr(Schema.String),
+  description: Schema.String,
+  repository: Schema.NullOr(Json),
+  websiteUrl: Schema.NullOr(Schema.String),
+  icons: Json,
+  transportTypes: Schema.Array(Schema.String),
+  authKind: AuthKind,
+  categories: Schema.Array(Schema.String),
+  status: CatalogStatus,
+  publishedAt: Schema.NullOr(Schema.String),
+  upstreamUpdatedAt: Schema.NullOr(Schema.String),
+  statusChangedAt: Schema.NullOr(Schema.String)
+})
+type CatalogServer = typeof CatalogServer.Type
+
+const toServer = (row: Record<string, any>): CatalogServer => ({
+  serverId: row.server_id,
+  registryId: row.registry_id,
+  name: row.name,
+  version: row.version,
+  isLatest: row.is_latest,
+  title: row.title,
+  description: row.description,
+  repository: row.repository,
+  websiteUrl: row.website_url,
+  icons: row.icons,
+  transportTypes: row.transport_types,
+  authKind: row.auth_kind,
+  categories: row.categories,
+  status: row.status,
+  publishedAt: iso(row.published_at),
+  upstreamUpdatedAt: iso(row.upstream_updated_at),
+  statusChangedAt: iso(row.status_changed_at)
+})
+
+/** Each word of a search, as a prefix of a word of the name, title or description (all must match). */
+const prefixQuery = (search: string): string | undefined => {
+  const words = search.toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== "")
+  return words.length === 0 ? undefined : words.map((w) => `${w}:*`).join(" & ")
+}
+
+/** An opaque position: the base64url of the last row's name and id. */
+const BrowseCursor = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(Schema.Tuple(Schema.String, ServerId)))
+
+const PluginType = Schema.Literal("mcp_server", "integration", "content_tool", "capability")
+
+export const browseCatalog = defineCapability({
+  ...reads,
+  name: "plugin.catalog.browse",
+  description:
+    "Browse the catalog of MCP servers from the organization's registries and the default seed: each server's latest version, searched over name, title and description (word prefixes), filtered by transport, auth kind, category and status (deleted ones only when asked), in pages.",
+  input: Schema.Struct({
+    search: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+    transport: Schema.optional(Schema.String),
+    authKind: Schema.optional(AuthKind),
+    category: Schema.optional(Schema.String),
+    status: Schema.optional(CatalogStatus),
+    registryId: Schema.optional(RegistryId),
+    pluginType: Schema.optional(PluginType),
+    limit: Schema.optional(PageLimit),
+    cursor: Schema.optional(Schema.String)
+  }),
+  output: Schema.Struct({ servers: Schema.Array(CatalogServer), nextCursor: Schema.NullOr(Schema.String) }),
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      // capability packs are served by the pack registry (issue 14); the registries list MCP servers only
+      if (input.pluginType !== undefined && input.pluginType !== "mcp_server") return { servers: [], nextCursor: null }
+      const db = yield* Db
+      const limit = input.limit ?? 20
+      const after = yield* decodeCursor(BrowseCursor, input.cursor)
+      const terms = input.search === undefined ? undefined : prefixQuery(input.search)
+      const sql = db.sql
+      const rows = yield* query("browse catalog", () => sql`
+        select c.*, true as is_latest
+        from ${db.table("catalog_servers")} c
+        join ${db.table("catalog_latest")} l on l.registry_id = c.registry_id and l.name = c.name and l.version = c.version
+        join ${db.table("registries")} r on r.registry_id = c.registry_id
+        where (r.org_id = ${orgOf(invocation)} or r.org_id is null) and r.enabled
+          ${input.status === undefined ? sql`and c.status <> 'deleted'` : sql`and c.status = ${input.status}`}
+          ${terms === undefined ? sql`` : sql`and c.search @@ to_tsquery('simple', ${terms})`}
+          ${input.transport === undefined ? sql`` : sql`and c.transport_types ? ${input.transport}`}
+          ${input.authKind === undefined ? sql`` : sql`and c.auth_kind = ${input.authKind}`}
+          ${input.category === undefined ? sql`` : sql`and c.categories ? ${input.category}`}
+          ${input.registryId === undefined ? sql`` : sql`and c.registry_id = ${input.registryId}`}
+          ${after === undefined ? sql`` : sql`and (c.name, c.server_id) > (${after[0]}, ${after[1]})`}
+        order by c.name, c.server_id
+        limit ${limit + 1}`)
+      const page = rows.slice(0, limit).map(toServer)
+      const last = page[page.length - 1]
+      return { servers: page, nextCursor: rows.length > limit ? Schema.encodeSync(BrowseCursor)([last.name, last.serverId]) : null }
+    })
+})
+
+export const getCatalogServer = defineCapability({
+  ...reads,
+  // reading an old README again records the fresh one
+  mutating: true,
+  name: "plugin.catalog.get",
+  description: "Read a catalog server: every field, its packages and remotes, the versions known, and its README as sanitized HTML.",
+  input: Schema.Struct({ serverId: ServerId }),
+  output: Schema.Struct({
+    ...CatalogServer.fields,
+    packages: Json,
+    remotes: Json,
+    meta: Json,
+    versions: Schema.Array(Schema.Struct({ serverId: Schema.String, version: Schema.String, isLatest: Schema.Boolean, status: CatalogStatus })),
+    readmeHtml: Schema.NullOr(Schema.String),
+    readmeFetchedAt: Schema.NullOr(Schema.String)
+  }),
+  handler: (invocation, { serverId }) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const [row] = yield* query("read catalog server", () => db.sql`
+        select c.*, (l.version is not null) as is_latest, m.readme_html, m.readme_fetched_at
+        from ${db.table("catalog_servers")} c
+        join ${db.table("registries")} r on r.registry_id = c.registry_id
+        left join ${db.table("catalog_latest")} l on l.registry_id = c.registry_id and l.name = c.name and l.version = c.version
+        left join ${db.table("catalog_readmes")} m on m.server_id = c.server_id
+        where c.server_id = ${serverId} and (r.org_id = ${orgOf(invocation)} or r.org_id is null)`)
+      if (row === undefined) return yield* new NotFound({ reason: "catalog_server_not_found", message: `no catalog server ${serverId} in this organization's registries` })
+      const versions = yield* query("catalog server versions", () => db.sql`
+        select c.server_id, c.version, c.status, (l.version is not null) as is_latest
+        from ${db.table("catalog_servers")} c
+        left join ${db.table("catalog_latest")} l on l.registry_id = c.registry_id and l.name = c.name and l.version = c.version
+        where c.registry_id = ${row.registry_id} and c.name = ${row.name}
+        order by c.published_at desc nulls last, c.version desc`)
+      const readme = yield* readmeOf(
+        { registryId: row.registry_id, serverId, repository: row.repository },
+        { readmeHtml: row.readme_html ?? null, fetchedAt: iso(row.readme_fetched_at) }
+      )
+      return {
+        ...toServer(row),
+        packages: row.packages,
+        remotes: row.remotes,
+        meta: row.meta,
+        versions: versions.map((v) => ({ serverId: v.server_id, version: v.version, isLatest: v.is_latest, status: v.status })),
+        readmeHtml: readme.readmeHtml,
+        readmeFetchedAt: readme.fetchedAt
+      }
+    })
+})
+
+export const pluginCatalogCapabilities: ReadonlyArray<AnyCapability> = [addRegistry, removeRegistry, listRegistries, syncRegistry, browseCatalog, getCatalogServer]
