@@ -114,3 +114,140 @@ describe("the default seed registry", () => {
     expect(latest).toBe(464)
   }, 60_000)
 })
+
+/** Every page of a browse, followed through its cursors. */
+const browseAll = async (input: Record<string, unknown>) => {
+  const servers: Array<any> = []
+  let cursor: string | undefined
+  do {
+    const page = ok(await asOwner("plugin.catalog.browse", { ...input, limit: 200, ...(cursor === undefined ? {} : { cursor }) }))
+    servers.push(...page.servers)
+    cursor = page.nextCursor ?? undefined
+  } while (cursor !== undefined)
+  return servers
+}
+
+const idOf = (name: string, version: string) => catalogServerId(SEED, name, version)
+
+describe("browse and get over the synced seed", () => {
+  it("pages through every latest version, 464 in all, in name order", async () => {
+    const all = await browseAll({})
+    expect(all.length).toBe(464)
+    expect(all.map((s) => s.name)).toEqual([...all.map((s) => s.name)].sort())
+    expect(all.every((s) => s.isLatest && s.status === "active" && s.registryId === SEED)).toBe(true)
+  })
+
+  it("searches name, title and description by word prefixes", async () => {
+    const magic = ok(await asOwner("plugin.catalog.browse", { search: "magic" })).servers.map((s: any) => s.name)
+    expect(magic).toContain("io.github.21st-dev/magic-mcp")
+    const two = ok(await asOwner("plugin.catalog.browse", { search: "frontend magic", limit: 200 })).servers.map((s: any) => s.name)
+    expect(two).toEqual(["io.github.21st-dev/magic-mcp"])
+    expect(ok(await asOwner("plugin.catalog.browse", { search: "zzzyqx" })).servers).toEqual([])
+  })
+
+  it("filters by transport and auth kind, as derived from packages, remotes and isSecret flags", async () => {
+    const sse = await browseAll({ transport: "sse" })
+    const withSseRemotes = upstream.entries().filter((e) => e.server.name && (e.server.remotes ?? []).some((r: any) => r.type === "sse")).map((e) => e.server.name)
+    expect(sse.map((s) => s.name).sort()).toEqual([...new Set(withSseRemotes)].sort())
+    const secret = await browseAll({ authKind: "secret" })
+    const flagged = upstream.entries().filter((e) => e.server.name && (e.server.packages ?? []).some((p: any) => p.environmentVariables.some((v: any) => v.isSecret)))
+    expect(secret.map((s) => s.name).sort()).toEqual(flagged.map((e) => e.server.name).sort())
+    expect((await browseAll({ authKind: "none" })).length).toBe(464 - secret.length)
+    expect(ok(await asOwner("plugin.catalog.browse", { category: "nothing-here" })).servers).toEqual([])
+  })
+
+  it("answers capability packs with an empty page (they come from the pack registry)", async () => {
+    expect(ok(await asOwner("plugin.catalog.browse", { pluginType: "capability" }))).toEqual({ servers: [], nextCursor: null })
+  })
+
+  it("gets one server with its packages, versions and (none found) README", async () => {
+    const got = ok(await asOwner("plugin.catalog.get", { serverId: idOf("io.github.21st-dev/magic-mcp", "0.0.1-seed") }))
+    expect(got).toMatchObject({
+      name: "io.github.21st-dev/magic-mcp",
+      version: "0.0.1-seed",
+      isLatest: true,
+      transportTypes: ["stdio"],
+      repository: { url: "https://github.com/21st-dev/magic-mcp", source: "github" },
+      versions: [{ version: "0.0.1-seed", isLatest: true, status: "active" }],
+      readmeHtml: null
+    })
+    expect(got.packages[0]).toMatchObject({ registryType: "npm", identifier: "@21st-dev/magic" })
+    expect(got.readmeFetchedAt).not.toBeNull()
+    expectError(await asOwner("plugin.catalog.get", { serverId: `mcat_${"0".repeat(32)}` }), 404, "not_found", "catalog_server_not_found")
+  })
+})
+
+describe("incremental sync after five upstream changes", () => {
+  it("fetches only what changed since last_synced_at; is_latest moves; the deletion is marked", async () => {
+    const seed = await seedRow()
+    const secretless = upstream.entries().find((e) => (e.server.packages ?? []).some((p: any) => p.environmentVariables.some((v: any) => !v.isSecret)) && !(e.server.packages ?? []).some((p: any) => p.environmentVariables.some((v: any) => v.isSecret)))!
+    const names = upstream.entries().map((e) => e.server.name).filter((n) => n && n !== secretless.server.name && n !== "io.github.21st-dev/magic-mcp")
+    const [renamed, redescribed, deleted] = [names[10], names[20], names[30]]
+    upstream.addVersion("io.github.21st-dev/magic-mcp", "0.0.2", { description: "It's like v0 but in your editor (new version)." })
+    upstream.markDeleted(deleted)
+    const variable = secretless.server.packages.flatMap((p: any) => p.environmentVariables).find((v: any) => !v.isSecret).name
+    upstream.setSecret(secretless.server.name, variable)
+    upstream.change(renamed, { title: "A Renamed Server" })
+    upstream.change(redescribed, { description: "Now with quasar telemetry." })
+
+    const before = listRequests().length
+    const sync = ok(await asOwner("plugin.registry.sync", { registryId: SEED, wait: true }))
+    // the new version and the old one (its isLatest moved) of the same name, and one of each other
+    expect(sync).toMatchObject({ mode: "incremental", status: "succeeded", counts: { pages: 1, fetched: 6, upserted: 6, skipped: 0, deleted: 1 } })
+    const asked = listRequests().slice(before)
+    expect(asked.length).toBe(1)
+    expect(asked[0].query.updated_since).toBe(seed.lastSyncedAt)
+
+    const magicOld = ok(await asOwner("plugin.catalog.get", { serverId: idOf("io.github.21st-dev/magic-mcp", "0.0.1-seed") }))
+    const magicNew = ok(await asOwner("plugin.catalog.get", { serverId: idOf("io.github.21st-dev/magic-mcp", "0.0.2") }))
+    expect([magicOld.isLatest, magicNew.isLatest]).toEqual([false, true])
+    expect(magicNew.versions.map((v: any) => [v.version, v.isLatest])).toEqual([["0.0.2", true], ["0.0.1-seed", false]])
+    const latestRows = await node.db.sql`select version from ${node.db.sql(node.db.schema)}.catalog_latest where registry_id = ${SEED} and name = 'io.github.21st-dev/magic-mcp'`
+    expect(latestRows.map((r) => r.version)).toEqual(["0.0.2"])
+
+    const all = await browseAll({})
+    expect(all.length).toBe(463)
+    expect(all.find((s) => s.name === "io.github.21st-dev/magic-mcp").version).toBe("0.0.2")
+    expect(all.some((s) => s.name === deleted)).toBe(false)
+    expect((await browseAll({ status: "deleted" })).map((s) => s.name)).toEqual([deleted])
+    expect(all.find((s) => s.name === secretless.server.name).authKind).toBe("secret")
+    expect(all.find((s) => s.name === renamed).title).toBe("A Renamed Server")
+    expect(ok(await asOwner("plugin.catalog.browse", { search: "quasar" })).servers.map((s: any) => s.name)).toEqual([redescribed])
+  })
+
+  it("syncs one server on demand from its latest version", async () => {
+    upstream.change("io.github.21st-dev/magic-mcp", { title: "Magic" })
+    const sync = ok(await asOwner("plugin.registry.sync", { registryId: SEED, serverName: "io.github.21st-dev/magic-mcp", wait: true }))
+    expect(sync).toMatchObject({ mode: "server", status: "succeeded", counts: { fetched: 1, upserted: 1 } })
+    expect(ok(await asOwner("plugin.catalog.get", { serverId: idOf("io.github.21st-dev/magic-mcp", "0.0.2") })).title).toBe("Magic")
+    const missing = ok(await asOwner("plugin.registry.sync", { registryId: SEED, serverName: "io.example/none", wait: true }))
+    expect(missing).toMatchObject({ mode: "server", status: "failed" })
+    expect(missing.reason).toMatch(/^http_404/)
+  })
+})
+
+describe("a failure in the middle of the pages", () => {
+  it("fails the sync with its reason, keeps the checkpoint, and the next run resumes from it", async () => {
+    upstream.failListRequest(3, 503)
+    const before = listRequests().length
+    const failed = ok(await asOwner("plugin.registry.sync", { registryId: SEED, full: true, wait: true }))
+    expect(failed).toMatchObject({ mode: "full", status: "failed", counts: { pages: 2, fetched: 200 } })
+    expect(failed.reason).toMatch(/^http_503/)
+    const seed = await seedRow()
+    expect(seed.lastSync).toMatchObject({ status: "failed", reason: failed.reason })
+    expect(seed.lastSyncedCursor).not.toBeNull()
+    const [row] = await node.db.sql`select status, reason from ${node.db.sql(node.db.schema)}.registry_syncs where sync_id = ${failed.syncId}`
+    expect(row).toEqual({ status: "failed", reason: failed.reason })
+
+    const resumed = ok(await asOwner("plugin.registry.sync", { registryId: SEED, wait: true }))
+    expect(resumed).toMatchObject({ mode: "full", status: "succeeded", counts: { pages: 3 } })
+    const asked = listRequests().slice(before)
+    // pages 1 and 2, the failed third, then the third again from the checkpoint
+    expect(asked.map((r) => r.status)).toEqual([200, 200, 503, 200, 200, 200])
+    expect(asked[3].query.cursor).toBe(seed.lastSyncedCursor)
+    expect(asked[3].query.cursor).toBe(asked[2].query.cursor)
+    const after = await seedRow()
+    expect(after.lastSyncedCursor).toBeNull()
+    expect(Date.parse(after.lastSyncedAt)).toBeGreaterThan(Date.parse(seed.lastSyncedAt))
+  })
+})
