@@ -8,7 +8,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Runtime } from "effect"
+import { Effect, Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { notifyReauth, type ReauthAlert } from "../../src/marketplace/Notify.ts"
 import { connectMcp } from "../support/mcp.ts"
@@ -69,7 +69,8 @@ const alert = (overrides: Partial<ReauthAlert> = {}) => {
     ...overrides
   } satisfies ReauthAlert
 }
-const notify = (request: ReauthAlert) => Runtime.runPromise(node.runtime)(notifyReauth(request))
+// the node's runtime holds every service of the app; its type names none
+const notify = (request: ReauthAlert) => Runtime.runPromise(node.runtime)(notifyReauth(request) as Effect.Effect<Effect.Effect.Success<ReturnType<typeof notifyReauth>>, unknown>)
 const deepLinkOf = (listingId: string) => `/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/settings/integrations/reauth/${listingId}`
 
 /** Every Owner of the bootstrap organization (its bootstrap Owner too). */

@@ -1,8 +1,9 @@
 /** The AES-256-GCM envelope of plugin secrets over the local key-management adapter (spec 2.9). */
-import { Effect, Either } from "effect"
+import { Cause, Effect, Either } from "effect"
 import { randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
-import { localKeyManagement, makeEnvelope, MCP_CREDENTIAL_KEY_ID, noKeyManagement } from "../../src/marketplace/Envelope.ts"
+import { describeFailure } from "../../gateway/errors.ts"
+import { EncryptionNotConfigured, EnvelopeUnreadable, localKeyManagement, makeEnvelope, MCP_CREDENTIAL_KEY_ID, noKeyManagement } from "../../src/marketplace/Envelope.ts"
 
 const master = randomBytes(32)
 const envelope = makeEnvelope(localKeyManagement(master), true)
@@ -73,6 +74,11 @@ describe("envelope", () => {
     const refused = run(none.seal("a secret", "c"))
     expect(Either.isLeft(refused) && refused.left._tag).toBe("EncryptionNotConfigured")
     expect(Either.isLeft(refused) && refused.left.message).toMatch(/AUTH_TOKEN_ENCRYPTION_KEY/)
+  })
+
+  it("is answered 409 with a reason on every surface", () => {
+    expect(describeFailure(Cause.fail(new EncryptionNotConfigured()))).toMatchObject({ status: 409, code: "conflict", reason: "encryption_not_configured", message: expect.stringMatching(/AUTH_TOKEN_ENCRYPTION_KEY/) })
+    expect(describeFailure(Cause.fail(new EnvelopeUnreadable({ keyId: MCP_CREDENTIAL_KEY_ID })))).toMatchObject({ status: 409, code: "conflict", reason: "credential_unreadable" })
   })
 
   it("refuses a master key that is not 256 bits", () => {
