@@ -58,11 +58,18 @@ export interface VerifyOptions {
    * verification from an offset checks the chain from there on, not what lies before it.
    */
   readonly from?: number
-  /** How long reading may go without an event before the unread rest counts as missing. */
+  /** How long reading may go without an event before the unread rest counts as missing (default 10 s; Kafka 30 s). */
   readonly idleMs?: number
   /** The operator's public key: checkpoints' signatures are checked with it (without, only what they claim). */
   readonly publicKey?: KeyObject
 }
+
+/**
+ * How long reading may go without a chunk before the rest counts as missing: a Kafka reader first
+ * joins a consumer group of its own, which a loaded broker can take seconds over.
+ */
+const EMBEDDED_IDLE_MS = 10_000
+const KAFKA_IDLE_MS = 30_000
 
 /** Partition groups read side by side. */
 const LANES = 4
@@ -194,7 +201,7 @@ export const verifyLog = (options: VerifyOptions = {}) =>
       const unfinished = new Set(lane)
       return log.subscribe(new Map(lane.map((p) => [p, from]))).pipe(
         // a log missing its last events never reaches its recorded end: stop waiting for them
-        Stream.timeout(options.idleMs ?? 10_000),
+        Stream.timeout(options.idleMs ?? (log.mode === "kafka" ? KAFKA_IDLE_MS : EMBEDDED_IDLE_MS)),
         Stream.tap((chunk: LogChunk) =>
           Effect.sync(() => {
             const walk = walks.get(chunk.partition)
