@@ -167,6 +167,12 @@ const table: Readonly<Record<string, Row>> = {
   NotificationNotFound: notFound("notification_not_found", (e) => e.message),
   NotificationExists: conflict("notification_exists", (e) => e.message),
   NoAlertRoles: badRequest("alert_roles_required", (e) => e.message),
+  // org listings and workspace installs (docs/decisions.md, "Plugin listings, workspace installs and credentials")
+  ListingNotFound: notFound("listing_not_found", (e) => `no listing ${e.listingId} on this organization's allow-list`),
+  ListingExists: conflict("listing_exists", (e) => `${e.name} is already on this organization's allow-list (${e.listingId})`),
+  CapabilityListing: conflict("capability_listing", (e) => `${e.listingId} is a capability pack: it is enabled for the whole organization, not per workspace`),
+  ListingDisabledInOrg: conflict("listing_disabled", (e) => `${e.listingId} is disabled for the organization; an Owner or Admin enables it first`),
+  NotEnabledInWorkspace: conflict("not_enabled_in_workspace", (e) => `${e.listingId} is not enabled in this workspace`),
   EnvelopeUnreadable: conflict("credential_unreadable", (e) => `${e.message}; enter the secret again or re-authenticate`)
 }
 

@@ -71,13 +71,16 @@ import { pluginCatalogCapabilities } from "./capabilities/PluginCatalog.ts"
 import * as RegistrySchedule from "./marketplace/RegistrySchedule.ts"
 import { RegistrySettings } from "./marketplace/RegistrySettings.ts"
 import * as Envelope from "./marketplace/Envelope.ts"
+import { ListingActor } from "../actors/listing/actor.ts"
+import { pluginListingCapabilities } from "./capabilities/PluginListings.ts"
+import { PluginSettings } from "./marketplace/PluginSettings.ts"
 import * as Mail from "./Mail.ts"
 import { NotificationActor } from "../actors/notification/actor.ts"
 import { McpAuthAlertsActor } from "../actors/authalerts/actor.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...notificationCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...billingCapabilities, ...assistantCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...notificationCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
@@ -114,6 +117,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.succeed(Lockout, config.lockout),
     Outbound.layer(config.outboundAllow),
     Layer.succeed(RegistrySettings, config.marketplace),
+    Layer.succeed(PluginSettings, config.plugins),
     secretsLayer(config.secretKey, config.dataDir),
     Envelope.layer(config.authTokenEncryptionKey),
     Mail.layer(config.mail),

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto"
 import { GITHUB_RAW_URL, normalizeBaseUrl, OFFICIAL_REGISTRY_URL, type RegistrySettingsService } from "./marketplace/RegistrySettings.ts"
 import { hostname } from "node:os"
+import { parseDenylist, type PluginSettingsService } from "./marketplace/PluginSettings.ts"
 import * as path from "node:path"
 import { type LoggingSettings, logLevelNames } from "./Logging.ts"
 import { type OutboundAllowEntry, parseOutboundAllow } from "./Outbound.ts"
@@ -64,6 +65,9 @@ export interface AppConfig {
   /** Registries and the catalog (src/marketplace/RegistrySettings.ts): MCP_REGISTRY_URL, GITHUB_RAW_BASE_URL,
    * CATALOG_SYNC_INTERVAL_SECONDS (0: no scheduled sync), CATALOG_SYNC_PAGE_SIZE, CATALOG_SYNC_LEASE_SECONDS. */
   readonly marketplace: RegistrySettingsService
+  /** Org listings and plugin credentials (src/marketplace/PluginSettings.ts): PLUGIN_DENYLIST,
+   * OAUTH_REFRESH_LEAD_SECONDS, OAUTH_REFRESH_CHECK_SECONDS (0: no refresh watcher). */
+  readonly plugins: PluginSettingsService
 }
 
 /** Brute-force protection (src/Lockout.ts): failures in a row lock a guard, for longer each time. */
@@ -230,6 +234,11 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       syncIntervalSeconds: env.CATALOG_SYNC_INTERVAL_SECONDS === "0" ? 0 : int(env.CATALOG_SYNC_INTERVAL_SECONDS, 3600, "CATALOG_SYNC_INTERVAL_SECONDS"),
       pageSize: int(env.CATALOG_SYNC_PAGE_SIZE, 100, "CATALOG_SYNC_PAGE_SIZE"),
       leaseMs: int(env.CATALOG_SYNC_LEASE_SECONDS, 120, "CATALOG_SYNC_LEASE_SECONDS") * 1000
+    },
+    plugins: {
+      denylist: parseDenylist(env.PLUGIN_DENYLIST),
+      refreshLeadSeconds: int(env.OAUTH_REFRESH_LEAD_SECONDS, 300, "OAUTH_REFRESH_LEAD_SECONDS"),
+      refreshCheckSeconds: env.OAUTH_REFRESH_CHECK_SECONDS === "0" ? 0 : int(env.OAUTH_REFRESH_CHECK_SECONDS, 30, "OAUTH_REFRESH_CHECK_SECONDS")
     }
   }
 }
