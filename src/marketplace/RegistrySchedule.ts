@@ -38,7 +38,12 @@ export const layer = Layer.scoped(
     const scheduled = yield* FiberMap.make<string>()
     const context = yield* Effect.context<never>()
     const fork: RegistrySyncsService["fork"] = (work) =>
-      FiberSet.run(running, Effect.provide(work as Effect.Effect<any, any, never>, context))
+      FiberSet.run(
+        running,
+        Effect.provide(work as Effect.Effect<any, any, never>, context).pipe(
+          Effect.tapErrorCause((cause) => Effect.logWarning("marketplace: an on-demand sync stopped", cause))
+        )
+      )
 
     const seed = host.send(
       RegistryActor,

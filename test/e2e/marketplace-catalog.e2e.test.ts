@@ -251,3 +251,158 @@ describe("a failure in the middle of the pages", () => {
     expect(Date.parse(after.lastSyncedAt)).toBeGreaterThan(Date.parse(seed.lastSyncedAt))
   })
 })
+
+describe("READMEs", () => {
+  const magic = () => idOf("io.github.21st-dev/magic-mcp", "0.0.2")
+  const raw = () => `${upstream.rawBaseUrl}/21st-dev/magic-mcp/HEAD/`
+  /** Forgets the cached README's age, as 24 hours passing would. */
+  const age = (hours: number) =>
+    node.db.sql`update ${node.db.sql(node.db.schema)}.catalog_readmes set readme_fetched_at = now() - make_interval(hours => ${hours}) where server_id = ${magic()}`
+
+  // markdown -> what the sanitized HTML must hold, and must not
+  const table: ReadonlyArray<{ readonly name: string; readonly markdown: string; readonly has: ReadonlyArray<string>; readonly lacks: ReadonlyArray<string> }> = [
+    { name: "headings and code", markdown: "# Magic\n\n```js\nconst a = 1\n```", has: ["<h1>Magic</h1>", '<code class="language-js">'], lacks: [] },
+    { name: "a script", markdown: "hi <script>alert(1)</script>", has: ["hi"], lacks: ["<script", "alert(1)"] },
+    { name: "a style", markdown: "<style>body{display:none}</style>text", has: ["text"], lacks: ["<style", "display:none"] },
+    { name: "an iframe", markdown: '<iframe src="https://evil.example"></iframe>', has: [], lacks: ["<iframe", "evil.example"] },
+    { name: "an event handler", markdown: '<img src="https://cdn.example/a.png" onerror="alert(1)">', has: ['src="https://cdn.example/a.png"'], lacks: ["onerror", "alert"] },
+    { name: "a javascript: link", markdown: "[click](javascript:alert(1))", has: ["click"], lacks: ["javascript:"] },
+    { name: "a raw javascript: link", markdown: '<a href="JaVaScRiPt:alert(1)">x</a>', has: [">x</a>"], lacks: ["alert(1)", "avascript"] },
+    { name: "a data: image", markdown: "![x](data:image/svg+xml;base64,PHN2Zz4=)", has: [], lacks: ["data:"] },
+    { name: "a relative image", markdown: "![logo](docs/logo.png)", has: [`src="RAW/docs/logo.png"`], lacks: ['src="docs/'] },
+    { name: "a root-relative image", markdown: "![logo](/img/a.png)", has: ["/img/a.png"], lacks: ['src="/img/a.png"'] },
+    { name: "an absolute image", markdown: "![x](https://img.example/x.png)", has: ['src="https://img.example/x.png"'], lacks: [] },
+    { name: "a relative link", markdown: "[guide](docs/GUIDE.md)", has: ['href="https://github.com/21st-dev/magic-mcp/blob/HEAD/docs/GUIDE.md"', 'rel="noopener noreferrer nofollow"'], lacks: [] },
+    { name: "an inline style attribute", markdown: '<p style="color:red">red</p>', has: ["<p>red</p>"], lacks: ["style="] },
+    { name: "a form", markdown: '<form action="https://evil.example"><input name="x"></form>', has: [], lacks: ["<form", 'name="x"'] }
+  ]
+
+  it.each(table)("sanitizes $name", async ({ markdown, has, lacks }) => {
+    upstream.setReadme("21st-dev/magic-mcp", markdown)
+    await age(25)
+    const { readmeHtml } = ok(await asOwner("plugin.catalog.get", { serverId: magic() }))
+    for (const fragment of has) expect(readmeHtml).toContain(fragment.replace("RAW/", raw()))
+    for (const fragment of lacks) expect(readmeHtml).not.toContain(fragment)
+  })
+
+  it("is cached with readme_fetched_at and read again only once 24 hours old", async () => {
+    upstream.setReadme("21st-dev/magic-mcp", "first")
+    await age(25)
+    const first = ok(await asOwner("plugin.catalog.get", { serverId: magic() }))
+    expect(first.readmeHtml).toBe("<p>first</p>\n")
+    upstream.setReadme("21st-dev/magic-mcp", "second")
+    const cached = ok(await asOwner("plugin.catalog.get", { serverId: magic() }))
+    expect(cached).toMatchObject({ readmeHtml: "<p>first</p>\n", readmeFetchedAt: first.readmeFetchedAt })
+    await age(23)
+    expect(ok(await asOwner("plugin.catalog.get", { serverId: magic() })).readmeHtml).toBe("<p>first</p>\n")
+    await age(24)
+    expect(ok(await asOwner("plugin.catalog.get", { serverId: magic() })).readmeHtml).toBe("<p>second</p>\n")
+  })
+
+  it("is read from GitHub only: a repository elsewhere has none, and nothing is asked for it", async () => {
+    const other = upstream.entries().find((e) => e.server.name && e.server.name !== "io.github.21st-dev/magic-mcp")!
+    upstream.change(other.server.name, { repository: { url: "https://gitlab.com/example/server", source: "gitlab" } })
+    ok(await asOwner("plugin.registry.sync", { registryId: SEED, serverName: other.server.name, wait: true }))
+    const asked = upstream.requests.filter((r) => r.path.startsWith("/raw/")).length
+    const got = ok(await asOwner("plugin.catalog.get", { serverId: idOf(other.server.name, other.server.version) }))
+    expect(got.repository).toEqual({ url: "https://gitlab.com/example/server", source: "gitlab" })
+    expect(got.readmeHtml).toBeNull()
+    expect(upstream.requests.filter((r) => r.path.startsWith("/raw/")).length).toBe(asked)
+  })
+})
+
+describe("organization registries", () => {
+  let own: RegistryServer
+  beforeAll(async () => {
+    own = await startRegistryServer({ synthetic: { servers: 30, versions: 2 } })
+  })
+  afterAll(() => own?.close())
+
+  it("adds one (listed beside the seed), syncs it, browses it, refuses a second at the same URL, removes it", async () => {
+    const added = ok(await asOwner("plugin.registry.add", { name: "Team registry", baseUrl: `${own.url}/` }))
+    expect(added).toMatchObject({ name: "Team registry", baseUrl: own.url, enabled: true, isDefaultSeed: false, lastSyncedAt: null })
+    expect(added.registryId).toMatch(/^mreg_[0-9a-f]{32}$/)
+    const { orgId } = await bootstrapPlace(node)
+    expect(added.orgId).toBe(orgId)
+    expect(ok(await asOwner("plugin.registry.list", {})).registries.map((r: any) => r.registryId)).toEqual([SEED, added.registryId])
+    expectError(await asOwner("plugin.registry.add", { name: "again", baseUrl: own.url }), 409, "conflict", "registry_exists")
+    expectError(await asOwner("plugin.registry.add", { name: "bad", baseUrl: "ftp://example.com" }), 400, "bad_request", "invalid_registry_url")
+
+    const sync = ok(await asOwner("plugin.registry.sync", { registryId: added.registryId, wait: true }))
+    expect(sync).toMatchObject({ mode: "full", status: "succeeded", counts: { fetched: 60, upserted: 60 } })
+    const mine = await browseAll({ registryId: added.registryId })
+    expect(mine.length).toBe(30)
+    expect(mine.every((s) => s.version === "1.1.0" && s.isLatest)).toBe(true)
+    expect(mine.filter((s) => s.authKind === "secret").length).toBe(10)
+    expect((await browseAll({ transport: "streamable-http", registryId: added.registryId })).length).toBe(6)
+    expect((await browseAll({})).length).toBe(463 + 30)
+
+    const removed = ok(await asOwner("plugin.registry.remove", { registryId: added.registryId }))
+    expect(removed).toEqual({ registryId: added.registryId, removed: true })
+    expect((await browseAll({})).length).toBe(463)
+    expectError(await asOwner("plugin.registry.remove", { registryId: added.registryId }), 404, "not_found", "registry_not_found")
+    expectError(await asOwner("plugin.registry.sync", { registryId: added.registryId }), 404, "not_found", "registry_not_found")
+    expectError(await asOwner("plugin.registry.remove", { registryId: SEED }), 409, "conflict", "default_seed_registry")
+  })
+
+  it("records an address the outbound guard refuses as the sync's reason", async () => {
+    const added = ok(await asOwner("plugin.registry.add", { name: "Private", baseUrl: "http://10.1.2.3:8080" }))
+    const sync = ok(await asOwner("plugin.registry.sync", { registryId: added.registryId, wait: true }))
+    expect(sync).toMatchObject({ status: "failed", reason: "outbound_refused: private", counts: { pages: 0 } })
+    ok(await asOwner("plugin.registry.remove", { registryId: added.registryId }))
+  })
+
+  it("answers a sync while another holds the registry with 409 sync_in_progress", async () => {
+    const added = ok(await asOwner("plugin.registry.add", { name: "Slow", baseUrl: own.url }))
+    own.setDelay(1_000)
+    try {
+      const running = ok(await asOwner("plugin.registry.sync", { registryId: added.registryId }))
+      expect(running).toMatchObject({ status: "running", mode: "full", counts: null })
+      expectError(await asAdmin("plugin.registry.sync", { registryId: added.registryId }), 409, "conflict", "sync_in_progress")
+      const syncing = (ok(await asOwner("plugin.registry.list", {})).registries as Array<any>).find((r) => r.registryId === added.registryId).syncing
+      expect(syncing).toMatchObject({ syncId: running.syncId, mode: "full" })
+    } finally {
+      own.setDelay(0)
+    }
+    ok(await asOwner("plugin.registry.remove", { registryId: added.registryId }))
+  })
+})
+
+describe("surfaces and roles", () => {
+  it("offers every capability over MCP with the same answers", async () => {
+    const listed = await overMcp("plugin.registry.list", {})
+    expect(listed).toEqual({ refused: false, body: ok(await asOwner("plugin.registry.list", {})) })
+    const browsed = await overMcp("plugin.catalog.browse", { search: "magic" })
+    expect(browsed.body.servers.map((s: any) => s.name)).toContain("io.github.21st-dev/magic-mcp")
+    const got = await overMcp("plugin.catalog.get", { serverId: idOf("io.github.21st-dev/magic-mcp", "0.0.2") })
+    expect(got.body).toMatchObject({ name: "io.github.21st-dev/magic-mcp", isLatest: true })
+    const synced = await overMcp("plugin.registry.sync", { registryId: SEED, wait: true })
+    expect(synced.body).toMatchObject({ status: "succeeded", mode: "incremental" })
+    const added = await overMcp("plugin.registry.add", { name: "Over MCP", baseUrl: "https://registry.example.com" })
+    expect(added.body).toMatchObject({ name: "Over MCP", baseUrl: "https://registry.example.com" })
+    expect(await overMcp("plugin.registry.remove", { registryId: added.body.registryId })).toEqual({ refused: false, body: { registryId: added.body.registryId, removed: true } })
+    const refused = await overMcp("plugin.registry.remove", { registryId: SEED })
+    expect(refused.refused).toBe(true)
+    expect(refused.body.error).toMatchObject({ code: "conflict", reason: "default_seed_registry" })
+  })
+
+  it("lets a workspace Admin manage registries and browse", async () => {
+    expect(ok(await asAdmin("plugin.registry.list", {})).registries[0].registryId).toBe(SEED)
+    expect(ok(await asAdmin("plugin.catalog.browse", { limit: 1 })).servers.length).toBe(1)
+  })
+
+  const inputs: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
+    ["plugin.registry.add", { name: "x", baseUrl: "https://registry.example.org" }],
+    ["plugin.registry.remove", { registryId: SEED }],
+    ["plugin.registry.list", {}],
+    ["plugin.registry.sync", { registryId: SEED }],
+    ["plugin.catalog.browse", {}],
+    ["plugin.catalog.get", { serverId: `mcat_${"0".repeat(32)}` }]
+  ]
+
+  it.each(inputs)("refuses %s to Members, Viewers and keys with 403 forbidden", async (capability, input) => {
+    expectError(await asMember(capability, input), 403, "forbidden", undefined)
+    expectError(await asViewer(capability, input), 403, "forbidden", undefined)
+    expectError(await call(node, capability, input), 403, "forbidden", undefined)
+  })
+})

@@ -58,6 +58,8 @@ export interface RegistryServer {
   readonly change: (name: string, changes: Record<string, unknown>, version?: string) => RegistryEntry
   /** The `nth` list request from now (1: the next one) answers `status` instead of a page. */
   readonly failListRequest: (nth: number, status?: number) => void
+  /** Every answer from now waits `ms` first (0: none), as a slow registry would. */
+  readonly setDelay: (ms: number) => void
   /** Serves `markdown` as the README of `<owner>/<repo>` (at `HEAD/README.md`). */
   readonly setReadme: (repository: string, markdown: string) => void
   readonly close: () => Promise<void>
@@ -183,6 +185,7 @@ export const startRegistryServer = async (options: RegistryServerOptions = {}): 
   const readmes = new Map<string, string>()
   const failures = new Map<number, number>()
   let listRequests = 0
+  let delayMs = 0
   // strictly increasing, so every change is after any `updated_since` taken before it
   let lastChange = 0
   const changedAt = () => {
@@ -254,8 +257,12 @@ export const startRegistryServer = async (options: RegistryServerOptions = {}): 
     const url = new URL(req.url ?? "/", "http://registry.local")
     const { status, body, type } = answer(url)
     requests.push({ path: url.pathname, query: Object.fromEntries(url.searchParams), status })
-    res.writeHead(status, { "content-type": type ?? "application/json" })
-    res.end(typeof body === "string" ? body : JSON.stringify(body))
+    const reply = () => {
+      res.writeHead(status, { "content-type": type ?? "application/json" })
+      res.end(typeof body === "string" ? body : JSON.stringify(body))
+    }
+    if (delayMs > 0) setTimeout(reply, delayMs)
+    else reply()
   })
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -301,6 +308,9 @@ export const startRegistryServer = async (options: RegistryServerOptions = {}): 
     },
     failListRequest: (nth, status = 503) => {
       failures.set(listRequests + nth, status)
+    },
+    setDelay: (ms) => {
+      delayMs = ms
     },
     setReadme: (repository, markdown) => {
       readmes.set(repository.toLowerCase(), markdown)
