@@ -406,3 +406,37 @@ describe("surfaces and roles", () => {
     expectError(await call(node, capability, input), 403, "forbidden", undefined)
   })
 })
+
+describe("plugin/catalog.sync on a schedule", () => {
+  let scheduled: TestNode
+  let registry: RegistryServer
+  afterAll(async () => {
+    await scheduled?.stop()
+    await registry?.close()
+  })
+
+  it("syncs the seed in full once, then incrementally every interval, on the node owning the registry", async () => {
+    registry = await startRegistryServer()
+    scheduled = await startTestNode({
+      outboundAllow: parseOutboundAllow("127.0.0.1"),
+      marketplace: { defaultRegistryUrl: registry.url, githubRawBaseUrl: registry.rawBaseUrl, syncIntervalSeconds: 1, pageSize: 100, leaseMs: 60_000 }
+    })
+    const syncs = () => scheduled.db.sql`select mode, status, counts from ${scheduled.db.sql(scheduled.db.schema)}.registry_syncs where registry_id = ${SEED} order by ended_at`
+    const until = async (done: (rows: Array<any>) => boolean) => {
+      const deadline = Date.now() + 20_000
+      for (;;) {
+        const rows = [...(await syncs())]
+        if (done(rows)) return rows
+        if (Date.now() > deadline) throw new Error(`no such syncs: ${JSON.stringify(rows)}`)
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+    }
+    const [first] = await until((rows) => rows.length >= 1)
+    expect(first).toMatchObject({ mode: "full", status: "succeeded", counts: { fetched: 471, upserted: 464 } })
+    registry.change("io.github.21st-dev/magic-mcp", { title: "Scheduled" })
+    const rows = await until((rows) => rows.some((r) => r.counts.fetched === 1))
+    expect(rows.slice(1).every((r) => r.mode === "incremental" && r.status === "succeeded")).toBe(true)
+    const [server] = await scheduled.db.sql`select title from ${scheduled.db.sql(scheduled.db.schema)}.catalog_servers where name = 'io.github.21st-dev/magic-mcp'`
+    expect(server.title).toBe("Scheduled")
+  }, 60_000)
+})
