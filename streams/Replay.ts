@@ -89,12 +89,16 @@ const replayLane = (target: DbService, kinds: KindRegistry, partitions: Readonly
     return events
   })
 
-/** The read-model tables of a schema (what migrations made, less the migrator's own). */
+/** Tables of the read-model schema that no event projects: the migrator's, and how far the
+ * reactions to the log got (a replay starts none). */
+const NOT_PROJECTED = ["schema_migrations", "reaction_offsets"]
+
+/** The read-model tables of a schema (what migrations made, less what no event projects). */
 export const readModelTables = (db: DbService) =>
   query("list tables", async () => {
     const rows = await db.sql`
       select table_name from information_schema.tables
-      where table_schema = ${db.schema} and table_type = 'BASE TABLE' and table_name <> 'schema_migrations'
+      where table_schema = ${db.schema} and table_type = 'BASE TABLE' and table_name not in ${db.sql(NOT_PROJECTED)}
       order by table_name`
     return rows.map((r) => r.table_name as string)
   })
