@@ -275,7 +275,7 @@ export const check = (url: string): Effect.Effect<CheckedTarget, OutboundRefused
   })
 
 /** A `lookup` that answers with the checked addresses only: the connection goes where the check looked. */
-const pinnedLookup =
+export const pinnedLookup =
   (addresses: ReadonlyArray<ResolvedAddress>): LookupFunction =>
   (_host, options, callback) => {
     const wanted = options.family === 4 || options.family === 6 ? addresses.filter(({ family }) => family === options.family) : addresses
