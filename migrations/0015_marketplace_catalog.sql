@@ -69,21 +69,30 @@ create table catalog_servers (
   -- the registry's `_meta`, whole
   meta jsonb not null,
   synced_at timestamptz not null,
-  search tsvector generated always as (
-    to_tsvector('simple', translate(name, './-_@', '     ') || ' ' || coalesce(title, '') || ' ' || description)
-  ) stored,
   unique (registry_id, name, version)
 );
-create index catalog_servers_search on catalog_servers using gin (search);
-create index catalog_servers_listing on catalog_servers (registry_id, name, version);
+create index catalog_servers_name on catalog_servers (registry_id, name);
 
--- a name's newest version: one row per name, so only one version of it is latest
+-- a name's newest version: one row per name, so only one version of it is latest; it carries what
+-- browsing searches and filters on, so a browse reads this table alone until its page is known
 create table catalog_latest (
   registry_id text not null,
   name text not null,
   version text not null,
+  server_id text not null,
+  title text,
+  description text not null,
+  status text not null,
+  transport_types jsonb not null,
+  auth_kind text not null,
+  categories jsonb not null,
+  search tsvector generated always as (
+    to_tsvector('simple', translate(name, './-_@', '     ') || ' ' || coalesce(title, '') || ' ' || description)
+  ) stored,
   primary key (registry_id, name)
 );
+create index catalog_latest_search on catalog_latest using gin (search);
+create index catalog_latest_order on catalog_latest (name, server_id);
 
 -- a catalog server's README, sanitized HTML (null: none found on the supported host)
 create table catalog_readmes (

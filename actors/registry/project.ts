@@ -54,7 +54,23 @@ const catalogRows = (registryId: string, s: CatalogEntry, at: string): ReadonlyA
     }
   },
   ...(s.isLatest
-    ? [{ op: "upsert", table: "catalog_latest", pk: ["registry_id", "name"], row: { registry_id: registryId, name: s.name, version: s.version } } as const]
+    ? [{
+        op: "upsert",
+        table: "catalog_latest",
+        pk: ["registry_id", "name"],
+        row: {
+          registry_id: registryId,
+          name: s.name,
+          version: s.version,
+          server_id: s.serverId,
+          title: s.title,
+          description: s.description,
+          status: s.status,
+          transport_types: s.transportTypes as Json,
+          auth_kind: s.authKind,
+          categories: s.categories as Json
+        }
+      } as const]
     : [])
 ]
 

@@ -269,21 +269,26 @@ export const browseCatalog = defineCapability({
       const after = yield* decodeCursor(BrowseCursor, input.cursor)
       const terms = input.search === undefined ? undefined : prefixQuery(input.search)
       const sql = db.sql
+      // the page is found in catalog_latest (search, filters, order), then its rows are read
       const rows = yield* query("browse catalog", () => sql`
         select c.*, true as is_latest
-        from ${db.table("catalog_servers")} c
-        join ${db.table("catalog_latest")} l on l.registry_id = c.registry_id and l.name = c.name and l.version = c.version
-        join ${db.table("registries")} r on r.registry_id = c.registry_id
-        where (r.org_id = ${orgOf(invocation)} or r.org_id is null) and r.enabled
-          ${input.status === undefined ? sql`and c.status <> 'deleted'` : sql`and c.status = ${input.status}`}
-          ${terms === undefined ? sql`` : sql`and c.search @@ to_tsquery('simple', ${terms})`}
-          ${input.transport === undefined ? sql`` : sql`and c.transport_types ? ${input.transport}`}
-          ${input.authKind === undefined ? sql`` : sql`and c.auth_kind = ${input.authKind}`}
-          ${input.category === undefined ? sql`` : sql`and c.categories ? ${input.category}`}
-          ${input.registryId === undefined ? sql`` : sql`and c.registry_id = ${input.registryId}`}
-          ${after === undefined ? sql`` : sql`and (c.name, c.server_id) > (${after[0]}, ${after[1]})`}
-        order by c.name, c.server_id
-        limit ${limit + 1}`)
+        from (
+          select l.server_id, l.name from ${db.table("catalog_latest")} l
+          -- the registries seen first (a handful), so the planner may walk the name order and stop at a page
+          where l.registry_id = any(array(
+            select registry_id from ${db.table("registries")} where (org_id = ${orgOf(invocation)} or org_id is null) and enabled))
+            ${input.status === undefined ? sql`and l.status <> 'deleted'` : sql`and l.status = ${input.status}`}
+            ${terms === undefined ? sql`` : sql`and l.search @@ to_tsquery('simple', ${terms})`}
+            ${input.transport === undefined ? sql`` : sql`and l.transport_types ? ${input.transport}`}
+            ${input.authKind === undefined ? sql`` : sql`and l.auth_kind = ${input.authKind}`}
+            ${input.category === undefined ? sql`` : sql`and l.categories ? ${input.category}`}
+            ${input.registryId === undefined ? sql`` : sql`and l.registry_id = ${input.registryId}`}
+            ${after === undefined ? sql`` : sql`and (l.name, l.server_id) > (${after[0]}, ${after[1]})`}
+          order by l.name, l.server_id
+          limit ${limit + 1}
+        ) page
+        join ${db.table("catalog_servers")} c on c.server_id = page.server_id
+        order by page.name, page.server_id`)
       const page = rows.slice(0, limit).map(toServer)
       const last = page[page.length - 1]
       return { servers: page, nextCursor: rows.length > limit ? Schema.encodeSync(BrowseCursor)([last.name, last.serverId]) : null }

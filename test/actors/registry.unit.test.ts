@@ -134,7 +134,7 @@ describe("registry: the catalog read model", () => {
       [page("s1", T1, "c1", [entry("a", "1", true), entry("b", "1", true)]), T1],
       [page("s1", T1, null, [entry("a", "1", false), entry("a", "2", true)]), T1]
     ])
-    expect(rows.catalog_latest).toEqual([{ registry_id: registryId, name: "a", version: "2" }, { registry_id: registryId, name: "b", version: "1" }])
+    expect(rows.catalog_latest.map((r) => [r.name, r.version, r.server_id])).toEqual([["a", "2", "mcat_a_2"], ["b", "1", "mcat_b_1"]])
     expect(rows.catalog_servers.map((r) => [r.name, r.version])).toEqual([["a", "1"], ["a", "2"], ["b", "1"]])
     expect(rows.registries[0]).toMatchObject({ last_synced_cursor: null, last_synced_at: null })
   })
