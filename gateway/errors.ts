@@ -173,6 +173,14 @@ const table: Readonly<Record<string, Row>> = {
   CapabilityListing: conflict("capability_listing", (e) => `${e.listingId} is a capability pack: it is enabled for the whole organization, not per workspace`),
   ListingDisabledInOrg: conflict("listing_disabled", (e) => `${e.listingId} is disabled for the organization; an Owner or Admin enables it first`),
   NotEnabledInWorkspace: conflict("not_enabled_in_workspace", (e) => `${e.listingId} is not enabled in this workspace`),
+  AuthKindMismatch: conflict("auth_kind_mismatch", (e) => e.message),
+  CredentialNotFound: notFound("credential_not_found", (e) => `no credential ${e.credentialId} in this workspace`),
+  CredentialNotActive: conflict("credential_not_active", (e) => `credential ${e.credentialId} is ${e.status ?? "not set up"}`),
+  OAuthStateInvalid: badRequest("oauth_state_invalid", (e) =>
+    e.why === "used" ? "this authorization was completed or abandoned already; start again"
+      : e.why === "expired" ? "this authorization took too long; start again"
+        : e.why === "other_person" ? "this authorization was started by another person"
+          : "no authorization is in progress for this state; start again"),
   EnvelopeUnreadable: conflict("credential_unreadable", (e) => `${e.message}; enter the secret again or re-authenticate`)
 }
 

@@ -186,8 +186,8 @@ const listingToInstall = (orgId: string, input: InstallInput) =>
       endpointUrl: input.endpointUrl,
       transport: input.transport,
       authKind,
-      // a secret goes as a bearer token unless the admin names another header
-      authConfig: authKind === "secret" ? { ...BEARER, ...input.authConfig } : (input.authConfig ?? {}),
+      // a secret goes as a bearer token unless the admin names another header (sent as is, unless a prefix is named too)
+      authConfig: authKind !== "secret" ? (input.authConfig ?? {}) : input.authConfig?.header === undefined ? { ...input.authConfig, ...BEARER } : { valuePrefix: "", ...input.authConfig },
       config: input.config ?? {}
     }
   })

@@ -62,11 +62,16 @@ const checkHealth = (invocation: Invocation, listing: Listing) =>
     const workspaceId = invocation.workspaceId!
     const fetch = yield* nodeOutboundFetch
     // what the server (or a missing credential) caused is its health; the platform's own failures are not
-    const found = yield* Effect.flatMap(connectHeaders(invocation.orgId!, workspaceId, listing), (headers) =>
+    const found = yield* Effect.flatMap(connectHeaders(workspaceId, listing), (headers) =>
       listTools({ endpointUrl: listing.endpointUrl!, transport: listing.transport!, headers }, fetch)
     ).pipe(
       Effect.map((tools): Either.Either<ReadonlyArray<string>, { readonly message: string }> => Either.right(tools)),
-      Effect.catchTags({ McpUnreachable: (e) => Effect.succeed(Either.left(e)), CredentialMissing: (e) => Effect.succeed(Either.left(e)) })
+      Effect.catchTags({
+        McpUnreachable: (e) => Effect.succeed(Either.left(e)),
+        CredentialMissing: (e) => Effect.succeed(Either.left(e)),
+        EnvelopeUnreadable: (e) => Effect.succeed(Either.left(e)),
+        EncryptionNotConfigured: (e) => Effect.succeed(Either.left(e))
+      })
     )
     const host = yield* ActorHost
     const { listingId } = listing

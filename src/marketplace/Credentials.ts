@@ -1,21 +1,46 @@
 /**
- * Plugin credentials as a connection uses them: what a workspace's connection to a listing's
- * server sends (spec 5 rule 11): nothing for `none`; the stored secret in its declared header for
- * `secret`; the access token as a bearer for `oauth`.
+ * Plugin credentials as a connection uses them (spec 5 rule 11): what a workspace's connection to a
+ * listing's server sends: nothing for `none`; the stored secret in its declared header for
+ * `secret`; the access token as a bearer for `oauth`. Secrets are opened from their envelopes only
+ * here, at connect time, and never leave the request they are sent in.
  */
 import { Effect, Schema } from "effect"
+import { createHash } from "node:crypto"
 import type { AuthConfig, AuthKind } from "../../actors/listing/definition.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { Envelope } from "./Envelope.ts"
 
-/** The listing needs a credential the workspace has not given (or one that stopped working). */
+/** A credential's id: a digest of its workspace and listing, so there is one per (workspace_id, org_listing_id). */
+export const credentialIdOf = (workspaceId: string, listingId: string) =>
+  `mcrd_${createHash("sha256").update(`${workspaceId}\u0000${listingId}`).digest("hex").slice(0, 32)}`
+
+/** What each envelope of a credential is sealed for: a value copied to another row or column does not open. */
+export const sealContext = (credentialId: string, column: "secret" | "access_token" | "refresh_token" | "client_secret" | "code_verifier") =>
+  `${credentialId}:${column}`
+
+/** The listing needs a credential the workspace has not given, or one that stopped working. */
 export class CredentialMissing extends Schema.TaggedError<CredentialMissing>()("CredentialMissing", {
   listingId: Schema.String,
   workspaceId: Schema.String,
-  authKind: Schema.String
+  authKind: Schema.String,
+  status: Schema.NullOr(Schema.String)
 }) {
   override get message() {
+    if (this.status === "needs_reauth") return `the OAuth connection of ${this.listingId} in this workspace needs re-authentication: plugin.credential.reauth`
     return this.authKind === "oauth"
       ? `${this.listingId} needs an OAuth connection in this workspace: start it with plugin.oauth.start`
       : `${this.listingId} needs a secret in this workspace: enter it with plugin.credential.set_secret`
+  }
+}
+
+/** 409 `conflict`, reason `auth_kind_mismatch`: the credential asked for is not the listing's kind. */
+export class AuthKindMismatch extends Schema.TaggedError<AuthKindMismatch>()("AuthKindMismatch", {
+  listingId: Schema.String,
+  authKind: Schema.String,
+  wanted: Schema.String
+}) {
+  override get message() {
+    return `${this.listingId} authenticates with '${this.authKind}', not '${this.wanted}'`
   }
 }
 
@@ -25,8 +50,30 @@ export interface ConnectingListing {
   readonly authConfig: AuthConfig
 }
 
+/** The credential's row, if the workspace has one for the listing. */
+export const readCredential = (workspaceId: string, listingId: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("read credential", () => db.sql`
+      select * from ${db.table("plugin_credentials")} where workspace_id = ${workspaceId} and listing_id = ${listingId}`)
+    return row
+  })
+
 /** The headers a connection of the workspace to the listing's server carries. */
-export const connectHeaders = (_orgId: string, workspaceId: string, listing: ConnectingListing) =>
-  listing.authKind === "none"
-    ? Effect.succeed<Readonly<Record<string, string>>>({})
-    : Effect.fail(new CredentialMissing({ listingId: listing.listingId, workspaceId, authKind: listing.authKind }))
+export const connectHeaders = (workspaceId: string, listing: ConnectingListing) =>
+  Effect.gen(function* () {
+    if (listing.authKind === "none") return {}
+    const missing = (status: string | null) => new CredentialMissing({ listingId: listing.listingId, workspaceId, authKind: listing.authKind, status })
+    const row = yield* readCredential(workspaceId, listing.listingId)
+    if (row === undefined || row.status !== "active" || row.auth_kind !== listing.authKind) return yield* missing(row?.status ?? null)
+    const envelope = yield* Envelope
+    const credentialId = row.credential_id as string
+    if (listing.authKind === "secret") {
+      const secret = yield* envelope.open(row.secret_enc, row.token_kms_key_id, sealContext(credentialId, "secret"))
+      if (secret === null) return yield* missing(null)
+      return { [listing.authConfig.header ?? "Authorization"]: `${listing.authConfig.valuePrefix ?? ""}${secret}` }
+    }
+    const token = yield* envelope.open(row.access_token_enc, row.token_kms_key_id, sealContext(credentialId, "access_token"))
+    if (token === null) return yield* missing(null)
+    return { Authorization: `Bearer ${token}` }
+  })

@@ -129,6 +129,15 @@ describe("plugin.workspace.set_enabled (spec 3.5: listing on the allow-list -> e
   })
 })
 
+describe("without a master key (AUTH_TOKEN_ENCRYPTION_KEY unset)", () => {
+  it("secret entry is refused and nothing is stored", async () => {
+    const listingId = await listed("com.test/no-key", server.mcpUrl, { authKind: "secret" })
+    expectError(await asOwner("plugin.credential.set_secret", { listingId, secret: "never-stored" }), 409, "conflict", "encryption_not_configured")
+    const rows = await node.db.sql`select 1 from ${node.db.sql(node.db.schema)}.plugin_credentials where listing_id = ${listingId}`
+    expect(rows.length).toBe(0)
+  })
+})
+
 describe("plugin.workspace.check_health", () => {
   it("checks again and records what changed: a server gone down is unhealthy", async () => {
     const other = await startMcpTestServer()
