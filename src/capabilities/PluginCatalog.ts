@@ -14,6 +14,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { BadRequest, NotFound } from "../Errors.ts"
+import { CatalogCache, registryStamp } from "../marketplace/CatalogCache.ts"
 import { readmeOf } from "../marketplace/CatalogReadme.ts"
 import { normalizeBaseUrl, orgRegistryId } from "../marketplace/RegistrySettings.ts"
 import { RegistrySyncs } from "../marketplace/RegistrySchedule.ts"
@@ -191,6 +192,21 @@ export const syncRegistry = defineCapability({
     })
 })
 
+/** Spec 2.9's repository fields (a registry's other fields are not kept in answers). */
+const Repository = Schema.Struct({
+  url: Schema.String,
+  source: Schema.optional(Schema.String),
+  id: Schema.optional(Schema.String),
+  subfolder: Schema.optional(Schema.String)
+})
+
+const Icon = Schema.Struct({
+  src: Schema.String,
+  mimeType: Schema.optional(Schema.String),
+  sizes: Schema.optional(Schema.Array(Schema.String)),
+  theme: Schema.optional(Schema.String)
+})
+
 const CatalogServer = Schema.Struct({
   serverId: Schema.String,
   registryId: Schema.String,
@@ -199,9 +215,9 @@ const CatalogServer = Schema.Struct({
   isLatest: Schema.Boolean,
   title: Schema.NullOr(Schema.String),
   description: Schema.String,
-  repository: Schema.NullOr(Json),
+  repository: Schema.NullOr(Repository),
   websiteUrl: Schema.NullOr(Schema.String),
-  icons: Json,
+  icons: Schema.Array(Icon),
   transportTypes: Schema.Array(Schema.String),
   authKind: AuthKind,
   categories: Schema.Array(Schema.String),
@@ -212,6 +228,24 @@ const CatalogServer = Schema.Struct({
 })
 type CatalogServer = typeof CatalogServer.Type
 
+const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
+
+/** What a registry gave, as the answer's shape (ill-typed fields left out rather than failing the answer). */
+const repositoryOf = (value: any): typeof Repository.Type | null =>
+  value === null || typeof value?.url !== "string"
+    ? null
+    : { url: value.url, source: text(value.source), id: text(value.id), subfolder: text(value.subfolder) }
+
+const iconsOf = (value: unknown): ReadonlyArray<typeof Icon.Type> =>
+  (Array.isArray(value) ? value : [])
+    .filter((icon) => typeof icon?.src === "string")
+    .map((icon) => ({
+      src: icon.src,
+      mimeType: text(icon.mimeType),
+      sizes: Array.isArray(icon.sizes) ? icon.sizes.filter((size: unknown) => typeof size === "string") : undefined,
+      theme: text(icon.theme)
+    }))
+
 const toServer = (row: Record<string, any>): CatalogServer => ({
   serverId: row.server_id,
   registryId: row.registry_id,
@@ -220,9 +254,9 @@ const toServer = (row: Record<string, any>): CatalogServer => ({
   isLatest: row.is_latest,
   title: row.title,
   description: row.description,
-  repository: row.repository,
+  repository: repositoryOf(row.repository),
   websiteUrl: row.website_url,
-  icons: row.icons,
+  icons: iconsOf(row.icons),
   transportTypes: row.transport_types,
   authKind: row.auth_kind,
   categories: row.categories,
@@ -265,18 +299,25 @@ export const browseCatalog = defineCapability({
       // capability packs are served by the pack registry (issue 14); the registries list MCP servers only
       if (input.pluginType !== undefined && input.pluginType !== "mcp_server") return { servers: [], nextCursor: null }
       const db = yield* Db
+      const cache = yield* CatalogCache
       const limit = input.limit ?? 20
       const after = yield* decodeCursor(BrowseCursor, input.cursor)
       const terms = input.search === undefined ? undefined : prefixQuery(input.search)
       const sql = db.sql
+      const registries = yield* query("visible registries", () => sql`
+        select registry_id, created_at, base_url, sync, last_sync from ${db.table("registries")}
+        where (org_id = ${orgOf(invocation)} or org_id is null) and enabled order by registry_id`)
+      const key = JSON.stringify([registries.map((r) => registryStamp(r as any)), terms ?? null, input.transport, input.authKind, input.category, input.status, input.registryId, limit, after])
+      const cached = cache.get(key) as { servers: ReadonlyArray<CatalogServer>; nextCursor: string | null } | undefined
+      if (cached !== undefined) return cached
+      const ids = registries.map((r) => r.registry_id as string)
       // the page is found in catalog_latest (search, filters, order), then its rows are read
       const rows = yield* query("browse catalog", () => sql`
-        select c.*, true as is_latest
+        select c.server_id, c.registry_id, c.name, c.version, true as is_latest, c.title, c.description, c.repository, c.website_url, c.icons,
+          c.transport_types, c.auth_kind, c.categories, c.status, c.published_at, c.upstream_updated_at, c.status_changed_at
         from (
           select l.server_id, l.name from ${db.table("catalog_latest")} l
-          -- the registries seen first (a handful), so the planner may walk the name order and stop at a page
-          where l.registry_id = any(array(
-            select registry_id from ${db.table("registries")} where (org_id = ${orgOf(invocation)} or org_id is null) and enabled))
+          where l.registry_id = any(${ids}::text[])
             ${input.status === undefined ? sql`and l.status <> 'deleted'` : sql`and l.status = ${input.status}`}
             ${terms === undefined ? sql`` : sql`and l.search @@ to_tsquery('simple', ${terms})`}
             ${input.transport === undefined ? sql`` : sql`and l.transport_types ? ${input.transport}`}
@@ -291,7 +332,9 @@ export const browseCatalog = defineCapability({
         order by page.name, page.server_id`)
       const page = rows.slice(0, limit).map(toServer)
       const last = page[page.length - 1]
-      return { servers: page, nextCursor: rows.length > limit ? Schema.encodeSync(BrowseCursor)([last.name, last.serverId]) : null }
+      const answer = { servers: page, nextCursor: rows.length > limit ? Schema.encodeSync(BrowseCursor)([last.name, last.serverId]) : null }
+      cache.set(key, answer)
+      return answer
     })
 })
 
