@@ -18,6 +18,7 @@ import { cpus, tmpdir, totalmem } from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
+import type { AppConfig } from "../src/Config.ts"
 import uWS from "uWebSockets.js"
 
 export const databaseUrl = process.env.DATABASE_URL || undefined
@@ -93,7 +94,7 @@ export const runBench = (moduleUrl: string, roles: Roles) => {
  * (else topics of its own), LOG_PARTITIONS partitions; with `unlimitedChat`, the chat rate limit
  * raised out of the way (the limiter would refuse all but 120 turns a minute of the one workspace).
  */
-export const startNode = async (bench: Bench, { unlimitedChat = false } = {}) => {
+export const startNode = async (bench: Bench, { unlimitedChat = false, overrides = {} }: { unlimitedChat?: boolean; overrides?: Partial<AppConfig> } = {}) => {
   const { loadConfig } = await import("../src/Config.ts")
   const Node = await import("../bin/node.ts")
   const name = `bench_${randomBytes(4).toString("hex")}`
@@ -111,7 +112,8 @@ export const startNode = async (bench: Bench, { unlimitedChat = false } = {}) =>
     secureCookies: false,
     // a line per request would bury the bench's tables; LOG_LEVEL=info measures with them
     logging: loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", LOG_FORMAT: process.env.LOG_FORMAT }).logging,
-    ...(unlimitedChat ? { assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 } } : {})
+    ...(unlimitedChat ? { assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 } } : {}),
+    ...overrides
   }
   return Effect.runPromise(Scope.extend(Node.startNode(config), bench.scope))
 }
