@@ -176,6 +176,9 @@ const table: Readonly<Record<string, Row>> = {
   AuthKindMismatch: conflict("auth_kind_mismatch", (e) => e.message),
   CredentialNotFound: notFound("credential_not_found", (e) => `no credential ${e.credentialId} in this workspace`),
   CredentialNotActive: conflict("credential_not_active", (e) => `credential ${e.credentialId} is ${e.status ?? "not set up"}`),
+  OAuthServerFailed: { status: 502, code: "bad_gateway", reason: "oauth_server_failed", message: (e) => `OAuth ${e.step} failed at the authorization server: ${e.message}` },
+  ClientCredentialsRequired: badRequest("client_credentials_required", (e) => e.message),
+  OAuthDenied: badRequest("oauth_denied", (e) => e.message),
   OAuthStateInvalid: badRequest("oauth_state_invalid", (e) =>
     e.why === "used" ? "this authorization was completed or abandoned already; start again"
       : e.why === "expired" ? "this authorization took too long; start again"

@@ -20,6 +20,7 @@ import { openApiDocument } from "./openapi.ts"
 import { capabilityRouteNames, HttpMetrics } from "./metrics.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { ssoRoutes } from "./sso.ts"
+import { pluginOAuthRoutes } from "./pluginOAuth.ts"
 import { uploadRoutes } from "./upload.ts"
 import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge, route, serveCors, Streaming } from "./http.ts"
 
@@ -143,6 +144,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   deviceRoutes(app, { ...options, limits })
   uploadRoutes(app, options)
   ssoRoutes(app, options)
+  pluginOAuthRoutes(app, options)
   chatRoutes(app, { run: options.run, limits })
   // a node told to listen on any port (0) names itself by the port it got
   let publicBase = options.baseUrl

@@ -78,6 +78,7 @@ import { pluginWorkspaceCapabilities } from "./capabilities/PluginWorkspace.ts"
 import { pluginCredentialCapabilities } from "./capabilities/PluginCredentials.ts"
 import { CredentialActor } from "../actors/credential/actor.ts"
 import { PluginSettings } from "./marketplace/PluginSettings.ts"
+import * as RefreshWatcher from "./marketplace/RefreshWatcher.ts"
 import * as Mail from "./Mail.ts"
 import { NotificationActor } from "../actors/notification/actor.ts"
 import { McpAuthAlertsActor } from "../actors/authalerts/actor.ts"
@@ -138,7 +139,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer).pipe(Layer.provideMerge(charged))
+  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer).pipe(Layer.provideMerge(charged))
   // runs call capabilities and turns: the engine stops before what they need
   return Automations.layer.pipe(Layer.provideMerge(services))
 }

@@ -1,6 +1,7 @@
 /**
  * Plugin credentials (spec 2.9, 3.5, 4.5, 5.11) as capabilities of the path's workspace:
- * `plugin.credential.set_secret` (API and MCP). Secrets are sealed before they reach a command
+ * `plugin.credential.set_secret` and `plugin.credential.reauth` (API and MCP), `plugin.oauth.start`
+ * (API), and `plugin.oauth.callback`, the person's return from the authorization server. Secrets are sealed before they reach a command
  * (src/marketplace/Envelope.ts): the log, the read models and the answers never hold them.
  */
 import { Effect, Schema } from "effect"
@@ -9,7 +10,10 @@ import { SetSecret } from "../../actors/credential/protocol.ts"
 import type { CredentialState } from "../../actors/credential/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
-import { AuthKindMismatch, credentialIdOf, sealContext } from "../marketplace/Credentials.ts"
+import { CredentialNotFound } from "../../actors/credential/errors.ts"
+import { slugsOf } from "../Auth.ts"
+import { AuthKindMismatch, credentialIdOf, readCredential, sealContext } from "../marketplace/Credentials.ts"
+import { beginAuthorization, completeAuthorization } from "../marketplace/OAuth.ts"
 import { Envelope } from "../marketplace/Envelope.ts"
 import { type Listing, ListingId, pluginManagers, readListing } from "./PluginListings.ts"
 
@@ -88,4 +92,99 @@ export const setSecret = defineCapability({
     })
 })
 
-export const pluginCredentialCapabilities: ReadonlyArray<AnyCapability> = [setSecret]
+const AuthorizationStarted = Schema.Struct({
+  credentialId: Schema.String,
+  /** Where to send the person: the authorization server's page, with PKCE S256 and the state. */
+  authorizationUrl: Schema.String,
+  /** The callback must come before then (single use). */
+  expiresAt: Schema.String
+})
+
+const ClientId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500))
+
+export const startOAuth = defineCapability({
+  ...credentialCommon,
+  // the state is bound to the person who starts it: a person, on the API only (spec 4.5)
+  surfaces: ["api"],
+  requiresPerson: true,
+  name: "plugin.oauth.start",
+  description:
+    "Begin connecting an allow-listed OAuth server for this workspace: discovers its authorization server, registers a client (or uses the stored one, or the clientId and clientSecret given), and returns the URL to send the person to.",
+  input: Schema.Struct({ listingId: ListingId, clientId: Schema.optional(ClientId), clientSecret: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))) }),
+  output: AuthorizationStarted,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const listing = yield* listingWithAuth(invocation, input.listingId, "oauth")
+      return yield* beginAuthorization({
+        orgId: invocation.orgId!,
+        workspaceId: invocation.workspaceId!,
+        userId: invocation.principal.attributedTo,
+        listing: { listingId: listing.listingId, endpointUrl: listing.endpointUrl!, authConfig: listing.authConfig },
+        client: input.clientId === undefined ? undefined : { clientId: input.clientId, clientSecret: input.clientSecret ?? null },
+        meta: invocation.meta
+      })
+    })
+})
+
+export const reauthenticate = defineCapability({
+  ...credentialCommon,
+  surfaces: ["api", "mcp"],
+  requiresPerson: true,
+  name: "plugin.credential.reauth",
+  description:
+    "Re-authenticate this workspace's OAuth connection to an allow-listed server (after needs_reauth, or at will): restarts at authorization with the stored client id and returns the URL to send the person to.",
+  input: Schema.Struct({ listingId: ListingId }),
+  output: AuthorizationStarted,
+  handler: (invocation, { listingId }) =>
+    Effect.gen(function* () {
+      const listing = yield* listingWithAuth(invocation, listingId, "oauth")
+      const workspaceId = invocation.workspaceId!
+      const stored = yield* readCredential(workspaceId, listingId)
+      if (stored === undefined || stored.oauth_client_id === null) {
+        return yield* new CredentialNotFound({ credentialId: credentialIdOf(workspaceId, listingId) })
+      }
+      return yield* beginAuthorization({
+        orgId: invocation.orgId!,
+        workspaceId,
+        userId: invocation.principal.attributedTo,
+        listing: { listingId, endpointUrl: listing.endpointUrl!, authConfig: listing.authConfig },
+        client: undefined,
+        meta: invocation.meta
+      })
+    })
+})
+
+export const oauthCallback = defineCapability({
+  ...credentialCommon,
+  scope: "principal",
+  roles: ["person"],
+  surfaces: ["api"],
+  requiresPerson: true,
+  name: "plugin.oauth.callback",
+  description:
+    "Where the authorization server sends the person back (GET /api/v1/plugins/oauth/callback?code&state): the state is used once, by the person who started it, within 10 minutes; the code is exchanged and the tokens stored encrypted.",
+  input: Schema.Struct({
+    state: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+    code: Schema.optional(Schema.String.pipe(Schema.maxLength(4000))),
+    error: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+    error_description: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))),
+    iss: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  }),
+  output: Schema.Struct({ ...Credential.fields, appRoute: Schema.String }),
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      const state = yield* completeAuthorization({
+        userId: invocation.principal.attributedTo,
+        state: input.state,
+        code: input.code,
+        error: input.error,
+        meta: invocation.meta
+      })
+      const credential = credentialOfState(state)
+      const orgId = state._tag === "Live" ? state.orgId : ""
+      const slugs = yield* slugsOf(orgId, credential.workspaceId)
+      return { ...credential, appRoute: `/${slugs ?? ""}/settings/integrations` }
+    })
+})
+
+export const pluginCredentialCapabilities: ReadonlyArray<AnyCapability> = [setSecret, startOAuth, oauthCallback, reauthenticate]

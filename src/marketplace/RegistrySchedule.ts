@@ -58,12 +58,13 @@ export const layer = Layer.scoped(
       }),
       { commandId: randomUUID(), at: new Date().toISOString(), actor: "system" }
     )
-    yield* Effect.forkScoped(
-      seed.pipe(
-        Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")), Schedule.upTo("5 minutes"))),
-        Effect.catchAllCause((cause) => Effect.logWarning("marketplace: the default seed registry could not be added", cause))
-      )
-    )
+    // added before the node serves (its event is then projected before the first request), unless
+    // the partition's owner cannot be reached yet: then in the background
+    const retried = seed.pipe(Effect.retry(Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")), Schedule.upTo("5 minutes"))))
+    const added = yield* Effect.either(seed)
+    if (added._tag === "Left") {
+      yield* Effect.forkScoped(retried.pipe(Effect.catchAllCause((cause) => Effect.logWarning("marketplace: the default seed registry could not be added", cause))))
+    }
 
     if (settings.syncIntervalSeconds > 0) {
       const intervalMs = settings.syncIntervalSeconds * 1000

@@ -119,3 +119,21 @@ export const startMcpTestServer = async (options: McpTestServerOptions = {}): Pr
       })
   }
 }
+
+/**
+ * Admits a request whose bearer the authorization server says is active, asking its introspection
+ * endpoint (RFC 7662) as the resource server's own client; the bearers admitted are recorded.
+ */
+export const introspectingAdmit = (issuer: string, clientId: string, clientSecret: string, admitted: Array<string> = []) =>
+  async (headers: http.IncomingHttpHeaders): Promise<boolean> => {
+    const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? "")?.[1]
+    if (bearer === undefined) return false
+    const response = await fetch(`${issuer}/token/introspection`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}` },
+      body: new URLSearchParams({ token: bearer }).toString()
+    })
+    const active = response.ok && ((await response.json()) as { active?: boolean }).active === true
+    if (active) admitted.push(bearer)
+    return active
+  }

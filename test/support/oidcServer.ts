@@ -32,6 +32,12 @@ export interface StartOidcServerOptions {
    * behaviour (claims of the code flow only at the userinfo endpoint).
    */
   readonly emailInIdToken?: boolean
+  /**
+   * An OAuth 2.1 authorization server for protected resources (MCP servers) too: dynamic client
+   * registration (RFC 7591), refresh tokens, token introspection and revocation; access tokens
+   * are opaque and bound to the resource asked for (RFC 8707), with these scopes and lifetime.
+   */
+  readonly oauth?: { readonly scopes: ReadonlyArray<string>; readonly accessTokenTtlSeconds: number }
 }
 
 export interface OidcServer {
@@ -45,6 +51,10 @@ export interface OidcServer {
    * `error=access_denied`.
    */
   login(authorizationUrl: string, email: string): Promise<string>
+  /** With `oauth`: destroys every access and refresh token issued so far, as an admin revoking them would; how many. */
+  revokeAllTokens(): Promise<number>
+  /** Every access and refresh token value issued, and every client secret handed out at registration (to look for in clear). */
+  issuedSecrets(): ReadonlyArray<string>
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -65,7 +75,15 @@ interface Grant {
   save(): Promise<string>
 }
 
+interface StoredToken {
+  /** An opaque token's value. */
+  readonly jti: string
+  destroy(): Promise<void>
+}
+
 interface Provider {
+  on(event: "access_token.saved" | "refresh_token.saved", listener: (token: StoredToken) => void): void
+  on(event: "registration_create.success", listener: (ctx: unknown, client: { readonly clientSecret?: string }) => void): void
   callback(): (req: IncomingMessage, res: ServerResponse) => void
   interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<Interaction>
   interactionFinished(
@@ -132,6 +150,32 @@ const readForm = async (req: IncomingMessage): Promise<URLSearchParams> => {
   return new URLSearchParams(Buffer.concat(chunks).toString("utf8"))
 }
 
+/** What makes the provider an OAuth authorization server for protected resources (see `oauth`). */
+const oauthConfiguration = (oauth: NonNullable<StartOidcServerOptions["oauth"]>) => ({
+  scopes: ["openid", "offline_access", ...oauth.scopes],
+  // every client allowed the refresh_token grant gets a refresh token, offline_access asked or not
+  issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(grant: string): boolean }) => client.grantTypeAllowed("refresh_token"),
+  ttl: { AccessToken: oauth.accessTokenTtlSeconds, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 3600, RefreshToken: 3600 },
+  features: {
+    devInteractions: { enabled: false },
+    registration: { enabled: true },
+    // a confidential client (the resource server) may introspect any token
+    introspection: { enabled: true, allowedPolicy: async (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod !== "none" },
+    revocation: { enabled: true },
+    resourceIndicators: {
+      enabled: true,
+      defaultResource: async (_ctx: unknown, _client: unknown, oneOf?: ReadonlyArray<string>) => oneOf?.[0],
+      useGrantedResource: async () => true,
+      getResourceServerInfo: async (_ctx: unknown, resource: string) => ({
+        scope: oauth.scopes.join(" "),
+        audience: resource,
+        accessTokenFormat: "opaque",
+        accessTokenTTL: oauth.accessTokenTtlSeconds
+      })
+    }
+  }
+})
+
 const send = (res: ServerResponse, status: number, type: string, body: string) => {
   res.statusCode = status
   res.setHeader("content-type", `${type}; charset=utf-8`)
@@ -185,9 +229,21 @@ export const startOidcServer = async (options: StartOidcServerOptions): Promise<
       renderError: (ctx: { type: string; body: unknown }, out: Record<string, unknown>) => {
         ctx.type = "json"
         ctx.body = out
-      }
+      },
+      ...(options.oauth === undefined ? {} : oauthConfiguration(options.oauth))
     })
   )
+  const issued = new Set<StoredToken>()
+  const secrets = new Set<string>()
+  const remember = (token: StoredToken) => {
+    issued.add(token)
+    secrets.add(token.jti)
+  }
+  provider.on("access_token.saved", remember)
+  provider.on("refresh_token.saved", remember)
+  provider.on("registration_create.success", (_ctx, client) => {
+    if (client.clientSecret !== undefined) secrets.add(client.clientSecret)
+  })
   const providerCallback = provider.callback()
 
   const interaction = async (req: IncomingMessage, res: ServerResponse, uid: string, action: string | undefined) => {
@@ -267,7 +323,8 @@ export const startOidcServer = async (options: StartOidcServerOptions): Promise<
     const bare = new URL(location.href)
     bare.search = ""
     bare.hash = ""
-    return redirectUris.includes(bare.href)
+    // a dynamically registered client's redirect_uri is not known here: leaving the provider is going back to the client
+    return redirectUris.includes(bare.href) || (options.oauth !== undefined && location.origin !== new URL(issuer).origin)
   }
 
   const login = async (authorizationUrl: string, email: string): Promise<string> => {
@@ -339,5 +396,12 @@ export const startOidcServer = async (options: StartOidcServerOptions): Promise<
     await closed
   }
 
-  return { issuer, close, login }
+  const revokeAllTokens = async () => {
+    const tokens = [...issued]
+    issued.clear()
+    await Promise.all(tokens.map((token) => token.destroy()))
+    return tokens.length
+  }
+
+  return { issuer, close, login, revokeAllTokens, issuedSecrets: () => [...secrets] }
 }

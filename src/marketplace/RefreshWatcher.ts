@@ -1,0 +1,114 @@
+/**
+ * `plugin/oauth.refresh-watcher` (spec 6.3.3, rule 11 e): every `OAUTH_REFRESH_CHECK_SECONDS`, the
+ * node owning a credential's partition refreshes each active OAuth credential whose `expires_at`
+ * falls within `OAUTH_REFRESH_LEAD_SECONDS`. When the authorization server refuses the refresh
+ * (its OAuth error: a revoked grant, a client gone), or the token expired while the server could
+ * not be reached, the credential becomes `needs_reauth` and the organization's alert recipients
+ * are notified (M2's `notifyReauth`: in the app, and by email when the setting says so).
+ */
+import { Clock, Effect, Layer, Schedule } from "effect"
+import { randomUUID } from "node:crypto"
+import { CredentialActor } from "../../actors/credential/actor.ts"
+import { MarkNeedsReauth } from "../../actors/credential/protocol.ts"
+import { keyOf } from "../../actors/kernel.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { Db, query } from "../../streams/Db.ts"
+import { EventLog } from "../../streams/EventLog.ts"
+import { partitionFor } from "../../streams/partitioner.ts"
+import { slugsOf } from "../Auth.ts"
+import { notifyReauth } from "./Notify.ts"
+import { type OAuthServerFailed, refreshCredential } from "./OAuth.ts"
+import { PluginSettings } from "./PluginSettings.ts"
+
+/** OAuth errors that say the server may answer otherwise later: retried at the next look. */
+const TRANSIENT = new Set(["server_error", "temporarily_unavailable"])
+
+interface DueCredential {
+  readonly credentialId: string
+  readonly orgId: string
+  readonly workspaceId: string
+  readonly listingId: string
+  readonly listingName: string
+  readonly expiresAt: number
+}
+
+const systemMeta = (at: number) => ({ commandId: randomUUID(), at: new Date(at).toISOString(), actor: "system" })
+
+/** The credential can no longer be refreshed: `needs_reauth`, and the alert once it became so. */
+const markNeedsReauth = (credential: DueCredential, reason: string) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const now = yield* Clock.currentTimeMillis
+    const { credentialId } = credential
+    const { events } = yield* host.send(CredentialActor, credentialId, new MarkNeedsReauth({ credentialId, reason }), systemMeta(now))
+    if (events.length === 0) return
+    const slugs = (yield* slugsOf(credential.orgId, credential.workspaceId)) ?? ""
+    const [orgSlug, workspaceSlug] = slugs.split("/")
+    yield* notifyReauth({
+      orgId: credential.orgId,
+      workspaceId: credential.workspaceId,
+      listingId: credential.listingId,
+      listingName: credential.listingName,
+      orgSlug,
+      workspaceSlug,
+      causeId: `${credentialId}:needs_reauth:${new Date(now).toISOString()}`
+    })
+    yield* Effect.logInfo("plugins: a credential needs re-authentication").pipe(Effect.annotateLogs({ credentialId, listingId: credential.listingId, reason }))
+  })
+
+const refreshOne = (credential: DueCredential) =>
+  Effect.gen(function* () {
+    const now = yield* Clock.currentTimeMillis
+    yield* refreshCredential(credential, systemMeta(now)).pipe(
+      Effect.asVoid,
+      Effect.catchTag("OAuthServerFailed", (failure: OAuthServerFailed) => {
+        const refused = failure.oauthError !== null && !TRANSIENT.has(failure.oauthError)
+        if (refused || now >= credential.expiresAt) return markNeedsReauth(credential, failure.oauthError ?? failure.message)
+        return Effect.logWarning("plugins: a token refresh failed; retrying at the next look").pipe(
+          Effect.annotateLogs({ credentialId: credential.credentialId, step: failure.step, error: failure.message })
+        )
+      })
+    )
+  })
+
+export const layer = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const settings = yield* PluginSettings
+    if (settings.refreshCheckSeconds <= 0) return
+    const host = yield* ActorHost
+    const log = yield* EventLog
+    const db = yield* Db
+    const context = yield* Effect.context<never>()
+    const owned = (credentialId: string) => host.ownership().ready.includes(partitionFor(keyOf(CredentialActor, credentialId), log.partitions))
+    const look = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const dueBy = new Date(now + settings.refreshLeadSeconds * 1000).toISOString()
+      const rows = yield* query("credentials due for refresh", () => db.sql`
+        select c.credential_id, c.org_id, c.workspace_id, c.listing_id, c.expires_at, coalesce(l.title, l.name) as listing_name
+        from ${db.table("plugin_credentials")} c join ${db.table("plugin_listings")} l using (listing_id)
+        where c.status = 'active' and c.auth_kind = 'oauth' and c.expires_at is not null and c.expires_at <= ${dueBy}`)
+      const due = rows
+        .filter((r) => owned(r.credential_id))
+        .map((r): DueCredential => ({
+          credentialId: r.credential_id,
+          orgId: r.org_id,
+          workspaceId: r.workspace_id,
+          listingId: r.listing_id,
+          listingName: r.listing_name,
+          expiresAt: (r.expires_at as Date).getTime()
+        }))
+      yield* Effect.forEach(
+        due,
+        (credential) =>
+          refreshOne(credential).pipe(
+            Effect.catchAllCause((cause) => Effect.logWarning(`plugins: refreshing ${credential.credentialId} failed`, cause))
+          ),
+        { concurrency: 4, discard: true }
+      )
+    }).pipe(
+      Effect.catchAllCause((cause) => Effect.logWarning("plugins: the refresh watcher's look failed", cause)),
+      Effect.provide(context)
+    ) as Effect.Effect<void, never, never>
+    yield* Effect.forkScoped(Effect.repeat(look, Schedule.spaced(`${settings.refreshCheckSeconds} seconds`)))
+  })
+)
