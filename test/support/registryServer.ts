@@ -1,6 +1,6 @@
 /**
  * A local MCP registry speaking the two routes of the registry API v0.1 (spec 4.6) over the real
- * public seed of the official registry (`../shared/data/mcp-registry-seed-2025-05-16.json`, 471
+ * public seed of the official registry (`test/fixtures/mcp-registry-seed-2025-05-16.json`, 471
  * records in the registry's early shape), converted to `{ server, _meta }`; or over synthetic
  * servers for the bench. Tests change it as upstream would change: new versions, deletions,
  * `isSecret` flags, edited servers (each change moves `updatedAt`), and a page that fails on demand.
@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 
-export const SEED_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../../shared/data/mcp-registry-seed-2025-05-16.json")
+export const SEED_PATH = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/mcp-registry-seed-2025-05-16.json")
 
 /** Where the official registry nests its metadata in `_meta`. */
 export const OFFICIAL_META = "io.modelcontextprotocol.registry/official"
