@@ -26,6 +26,7 @@ import type { CommandMeta } from "../../actors/kernel.ts"
 import type { AuthConfig } from "../../actors/listing/definition.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { PublicUrl } from "../capabilities/Organization.ts"
+import { SecretShownOnce } from "../Errors.ts"
 import { OAuthStateInvalid } from "../../actors/credential/errors.ts"
 import { credentialIdOf, readCredential, sealContext } from "./Credentials.ts"
 import { Envelope } from "./Envelope.ts"
@@ -181,7 +182,7 @@ export const beginAuthorization = (request: AuthorizationRequest) =>
     const now = yield* Clock.currentTimeMillis
     const expiresAt = new Date(now + STATE_TTL_MS).toISOString()
     const host = yield* ActorHost
-    yield* host.send(
+    const sent = yield* host.send(
       CredentialActor,
       credentialId,
       new StartAuthorization({
@@ -201,6 +202,10 @@ export const beginAuthorization = (request: AuthorizationRequest) =>
       }),
       request.meta
     )
+    // a retry under the same idempotency key: the state recorded first was only ever in the first answer
+    if (sent.duplicate) {
+      return yield* new SecretShownOnce({ message: "this authorization was started by the first request with this Idempotency-Key; its URL was answered then only: start again without the key" })
+    }
     return { credentialId, authorizationUrl: started.authorizationUrl.href, expiresAt }
   })
 

@@ -223,6 +223,17 @@ describe("refusals", () => {
     expectError(await asOwner("plugin.credential.reauth", { listingId: fresh.listingId }), 404, "not_found", "credential_not_found")
   })
 
+  it("a retry of oauth.start under the same Idempotency-Key is refused: its URL was answered once", async () => {
+    const start = () =>
+      fetch(`${node.baseUrl}${place()}/plugin/oauth/start`, {
+        method: "POST",
+        headers: { "content-type": "application/json", cookie: ownerCookie, "idempotency-key": "start-once" },
+        body: JSON.stringify({ listingId })
+      }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }))
+    expect((await start()).status).toBe(200)
+    expectError(await start(), 409, "conflict", "idempotent_replay_secret")
+  })
+
   it("a denied authorization reports oauth_denied and uses the state up", async () => {
     const fresh = ok(await asOwner("plugin.org.install", { name: "com.test/oauth-denied", endpointUrl: mcp.mcpUrl, transport: "streamable-http", authKind: "oauth" }))
     const started = ok(await asOwner("plugin.oauth.start", { listingId: fresh.listingId }))
