@@ -65,6 +65,25 @@ export const startSync = (registryId: string, request: SyncRequest) =>
     } satisfies StartedSync
   })
 
+/** The most entries' JSON one recorded page carries: a record stays well under Kafka's 1 MB default. */
+const MAX_PAGE_EVENT_BYTES = 256 * 1024
+
+/** A page's entries in parts small enough for one event each (one part, nearly always). */
+const parts = (servers: ReadonlyArray<CatalogEntry>): ReadonlyArray<ReadonlyArray<CatalogEntry>> => {
+  const all: Array<Array<CatalogEntry>> = [[]]
+  let bytes = 0
+  for (const server of servers) {
+    const size = JSON.stringify(server).length
+    if (bytes + size > MAX_PAGE_EVENT_BYTES && all[all.length - 1].length > 0) {
+      all.push([])
+      bytes = 0
+    }
+    all[all.length - 1].push(server)
+    bytes += size
+  }
+  return all
+}
+
 const derived = (registryId: string, items: ReadonlyArray<unknown>) => {
   const servers: Array<CatalogEntry> = []
   for (const item of items) {
@@ -94,7 +113,13 @@ export const drivePages = (sync: StartedSync) =>
       let cursor = sync.fromCursor
       for (;;) {
         const page = yield* listServers(sync.baseUrl, { cursor, limit: settings.pageSize, updatedSince: sync.updatedSince, includeDeleted: true })
-        yield* record({ ...derived(registryId, page.servers), nextCursor: page.nextCursor })
+        const { servers, fetched, skipped } = derived(registryId, page.servers)
+        const split = parts(servers)
+        // the checkpoint moves past the page with its last part only: a page cut short is asked for again
+        for (const [i, part] of split.entries()) {
+          const last = i === split.length - 1
+          yield* record({ servers: part, fetched: last ? fetched : 0, skipped: last ? skipped : 0, nextCursor: last ? page.nextCursor : cursor })
+        }
         if (page.nextCursor === null) return
         cursor = page.nextCursor
       }

@@ -345,6 +345,25 @@ describe("organization registries", () => {
     expectError(await asOwner("plugin.registry.remove", { registryId: SEED }), 409, "conflict", "default_seed_registry")
   })
 
+  it("records a page too large for one event in parts, each under 256 KB", async () => {
+    const large = await startRegistryServer({ synthetic: { servers: 120, versions: 1 } })
+    try {
+      for (const e of large.entries().slice(0, 100)) large.change(e.server.name, { description: `${e.server.description} ${"lorem ipsum ".repeat(400)}` })
+      const added = ok(await asOwner("plugin.registry.add", { name: "Large", baseUrl: large.url }))
+      const sync = ok(await asOwner("plugin.registry.sync", { registryId: added.registryId, wait: true }))
+      // the first page of 100 (~530 KB of entries) in three parts, then the second page of 20
+      expect(sync).toMatchObject({ status: "succeeded", counts: { pages: 4, fetched: 120, upserted: 120, skipped: 0 } })
+      const sizes = await node.db.sql`select length(payload::text) as bytes from ${node.db.sql(`${node.config.dbSchema}_log`)}.log_events
+        where key = ${`registry:${added.registryId}`} and type = 'registry.page_synced' order by "offset"`
+      expect(sizes.length).toBe(4)
+      expect(sizes.every((r) => r.bytes < 300 * 1024)).toBe(true)
+      expect((await browseAll({ registryId: added.registryId })).length).toBe(120)
+      ok(await asOwner("plugin.registry.remove", { registryId: added.registryId }))
+    } finally {
+      await large.close()
+    }
+  })
+
   it("records an address the outbound guard refuses as the sync's reason", async () => {
     const added = ok(await asOwner("plugin.registry.add", { name: "Private", baseUrl: "http://10.1.2.3:8080" }))
     const sync = ok(await asOwner("plugin.registry.sync", { registryId: added.registryId, wait: true }))
