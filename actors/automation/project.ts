@@ -9,6 +9,8 @@ export const project = (after: AutomationState, event: AutomationEvent, ctx: Eve
     return [{ op: "delete", table: "automations", pk: ["automation_id"], row: { automation_id: event.automationId } }]
   }
   if (after._tag !== "Live") return []
+  // admitting an event's or a call's run changes nothing the row holds (the run has its own)
+  if (event._tag === "automation.run_admitted" && event.tick === null) return []
   const rows: Array<RowOp> = [
     {
       op: "upsert",

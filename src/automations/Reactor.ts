@@ -21,6 +21,9 @@ const REACTION = "automations"
 /** How often the offset of a partition whose events started no run is saved. */
 const SAVE_IDLE_OFFSET_MS = 1_000
 
+/** Chunks whose runs are being started at once. */
+const CONCURRENT_CHUNKS = 8
+
 /** Runs a chunk starts at once. */
 const CONCURRENT_STARTS = 32
 
@@ -116,9 +119,13 @@ export const reactToPartitions = (partitions: ReadonlyArray<number>) =>
     }
     const savedAt = new Map<number, number>()
     yield* log.subscribe(from).pipe(
-      Stream.runForEach((chunk) =>
+      // a chunk's runs start while the next chunks are read (a few small chunks arrive while one
+      // chunk's admissions are appended); offsets are saved in order, once all before are done
+      Stream.mapEffect((chunk) => Effect.map(chunk.events.length > 0 ? react(chunk.events) : Effect.succeed(0), (started) => ({ chunk, started })), {
+        concurrency: CONCURRENT_CHUNKS
+      }),
+      Stream.runForEach(({ chunk, started }) =>
         Effect.gen(function* () {
-          const started = chunk.events.length > 0 ? yield* react(chunk.events) : 0
           // a stretch that started nothing is cheap to read again: its offset is saved now and then
           const now = yield* Clock.currentTimeMillis
           if (started > 0 || now - (savedAt.get(chunk.partition) ?? 0) >= SAVE_IDLE_OFFSET_MS) {
