@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from "vitest"
 import { connect, type DbService, service } from "../../streams/Db.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings.ts"
-import { health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
+import { type ClusterProcess, health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
 import { databaseUrl, kafkaBrokers } from "../support/env.ts"
 import { type RegistryServer, startRegistryServer } from "../support/registryServer.ts"
 
@@ -41,7 +41,7 @@ describe.skipIf(kafkaBrokers.length === 0)("catalog sync on two processes on one
     // whatever a process started before the partitions split has ended by now
     await new Promise((resolve) => setTimeout(resolve, 3_000))
     const partition = partitionFor(KEY, PARTITIONS)
-    const owns = async (p: typeof cluster.a) => (await health(p)).partitions.ready.includes(partition)
+    const owns = async (p: ClusterProcess) => (await health(p)).partitions.ready.includes(partition)
     const [owner, survivor] = (await owns(cluster.a)) ? [cluster.a, cluster.b] : [cluster.b, cluster.a]
     expect(await owns(survivor)).toBe(false)
 
