@@ -9,17 +9,23 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Exit, Runtime } from "effect"
+import { Effect, Exit, Layer, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { IssueCredential } from "../../actors/apikey/protocol.ts"
 import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
+import { actorKinds } from "../../src/App.ts"
 import { catalogServerId } from "../../src/marketplace/CatalogEntry.ts"
 import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings.ts"
 import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { caughtUp } from "../support/projection.ts"
+import { databaseUrl } from "../support/env.ts"
+import { connect, service } from "../../streams/Db.ts"
+import { EventLog } from "../../streams/EventLog.ts"
+import { compareSchemas, replay } from "../../streams/Replay.ts"
 import { type RegistryServer, startRegistryServer } from "../support/registryServer.ts"
 import { call, expectError, type Reply } from "./client.ts"
 
@@ -457,5 +463,22 @@ describe("plugin/catalog.sync on a schedule", () => {
     expect(rows.slice(1).every((r) => r.mode === "incremental" && r.status === "succeeded")).toBe(true)
     const [server] = await scheduled.db.sql`select title from ${scheduled.db.sql(scheduled.db.schema)}.catalog_servers where name = 'io.github.21st-dev/magic-mcp'`
     expect(server.title).toBe("Scheduled")
+
+    // the catalog is a projection of the registry's events: a replay rebuilds it, table by table
+    const live = scheduled.db
+    const target = service(connect({ url: databaseUrl, schema: `${live.schema}_replay` }), `${live.schema}_replay`)
+    try {
+      const tables = await Effect.runPromise(
+        Effect.gen(function* () {
+          yield* caughtUp(live)
+          yield* replay(target, actorKinds)
+          return yield* compareSchemas(live, target)
+        }).pipe(Effect.provide(Layer.succeed(EventLog, scheduled.log)))
+      )
+      const marketplace = tables.filter((t) => ["registries", "registry_syncs", "catalog_servers", "catalog_latest"].includes(t.table))
+      expect(marketplace.map((t) => [t.table, t.equal])).toEqual([["catalog_latest", true], ["catalog_servers", true], ["registries", true], ["registry_syncs", true]])
+    } finally {
+      await target.sql.end()
+    }
   }, 60_000)
 })
