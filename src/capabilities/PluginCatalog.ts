@@ -340,8 +340,9 @@ export const browseCatalog = defineCapability({
 
 export const getCatalogServer = defineCapability({
   ...reads,
-  // reading an old README again records the fresh one
+  // reading an old README again records the fresh one; who may do what stays
   mutating: true,
+  changesAccess: false,
   name: "plugin.catalog.get",
   description: "Read a catalog server: every field, its packages and remotes, the versions known, and its README as sanitized HTML.",
   input: Schema.Struct({ serverId: ServerId }),
