@@ -370,6 +370,14 @@ describe("organization registries", () => {
     }
   })
 
+  it("keeps a registry added disabled out of the catalog and refuses to sync it", async () => {
+    const added = ok(await asOwner("plugin.registry.add", { name: "Off", baseUrl: own.url, enabled: false }))
+    expect(added.enabled).toBe(false)
+    expectError(await asOwner("plugin.registry.sync", { registryId: added.registryId }), 409, "conflict", "registry_disabled")
+    expect(ok(await asOwner("plugin.catalog.browse", { registryId: added.registryId }))).toEqual({ servers: [], nextCursor: null })
+    ok(await asOwner("plugin.registry.remove", { registryId: added.registryId }))
+  })
+
   it("records an address the outbound guard refuses as the sync's reason", async () => {
     const added = ok(await asOwner("plugin.registry.add", { name: "Private", baseUrl: "http://10.1.2.3:8080" }))
     const sync = ok(await asOwner("plugin.registry.sync", { registryId: added.registryId, wait: true }))
