@@ -232,6 +232,17 @@ describe("incremental sync after five upstream changes", () => {
   })
 })
 
+describe("categories", () => {
+  it("come from the publisher's extension of server.json and filter browse", async () => {
+    const name = "io.github.21st-dev/magic-mcp"
+    upstream.change(name, { _meta: { "io.modelcontextprotocol.registry/publisher-provided": { categories: ["design", "frontend"] } } })
+    ok(await asOwner("plugin.registry.sync", { registryId: SEED, serverName: name, wait: true }))
+    const design = ok(await asOwner("plugin.catalog.browse", { category: "design" })).servers
+    expect(design.map((s: any) => [s.name, s.categories])).toEqual([[name, ["design", "frontend"]]])
+    expect(ok(await asOwner("plugin.catalog.browse", { category: "frontend", search: "magic" })).servers.map((s: any) => s.name)).toEqual([name])
+  })
+})
+
 describe("a failure in the middle of the pages", () => {
   it("fails the sync with its reason, keeps the checkpoint, and the next run resumes from it", async () => {
     upstream.failListRequest(3, 503)
