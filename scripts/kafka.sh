@@ -148,8 +148,10 @@ start() {
     write_config
     format_storage
     : >"$SERVER_LOG"
-    # 9>&-: the broker must not inherit the lock, or it would hold it for its whole life
-    nohup java -Xms256m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
+    # 9>&-: the broker must not inherit the lock, or it would hold it for its whole life; setsid:
+    # a session of its own, so that whatever started it (a test run, a shell whose job is killed
+    # with its process group) can end without taking the broker along
+    setsid nohup java -Xms256m -Xmx512m -XX:+UseG1GC -Djava.awt.headless=true \
       -Dlog4j2.configurationFile="$DIR/log4j2.properties" \
       -cp "$CACHE/libs/*" kafka.Kafka "$DIR/server.properties" \
       >"$DIR/logs/stdout.log" 2>&1 </dev/null 9>&- &
