@@ -6,69 +6,33 @@
  * middle of the pages and the resumption from the checkpoint, a one-server sync, search and
  * filters, READMEs rendered and sanitized, and the roles refused.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Exit, Layer, Runtime } from "effect"
-import { randomUUID } from "node:crypto"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { Effect, Layer } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { ApiKeyActor } from "../../actors/apikey/actor.ts"
-import { IssueCredential } from "../../actors/apikey/protocol.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
 import { actorKinds } from "../../src/App.ts"
 import { catalogServerId } from "../../src/marketplace/CatalogEntry.ts"
 import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings.ts"
 import { parseOutboundAllow } from "../../src/Outbound.ts"
-import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { bootstrapPlace } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { type Caller, localSeedMarketplace, ok, overMcp, signInPluginPeople } from "../support/plugins.ts"
 import { caughtUp } from "../support/projection.ts"
 import { databaseUrl } from "../support/env.ts"
 import { connect, service } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { compareSchemas, replay } from "../../streams/Replay.ts"
 import { type RegistryServer, startRegistryServer } from "../support/registryServer.ts"
-import { call, expectError, type Reply } from "./client.ts"
+import { call, expectError } from "./client.ts"
 
 const SEED = DEFAULT_SEED_REGISTRY_ID
 
 let node: TestNode
 let upstream: RegistryServer
-let asOwner: (capability: string, input: unknown) => Promise<Reply>
-let asAdmin: (capability: string, input: unknown) => Promise<Reply>
-let asMember: (capability: string, input: unknown) => Promise<Reply>
-let asViewer: (capability: string, input: unknown) => Promise<Reply>
+let asOwner: Caller
+let asAdmin: Caller
+let asMember: Caller
+let asViewer: Caller
 let ownerMcp: Client
-
-const asPerson = async (person: Person) => {
-  const cookie = (await signIn(node.baseUrl, person)).cookie
-  const place = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
-  return (capability: string, input: unknown) => callWithCookie(node.baseUrl, cookie, `${place}/${capability.replaceAll(".", "/")}`, input)
-}
-
-/** A CLI login (`cli_session_v1`) of the person, as the device login issues one. */
-const cliLogin = async (person: Person): Promise<string> => {
-  const { orgId, workspaceId } = await bootstrapPlace(node)
-  const token = mintApiKey()
-  const keyId = newPublicId("aky")
-  const issued = await Runtime.runPromiseExit(node.runtime)(node.host.send(ApiKeyActor, keyId, new IssueCredential({
-    keyId, orgId, workspaceId, createdBy: person.userId, name: "CLI login (marketplace e2e)", lookupId: token.lookupId, secretHash: token.secretHash,
-    scopes: { purpose: "cli_session_v1" }, expiresAt: null, customRole: null, machineId: null, supersedes: null
-  }), { commandId: randomUUID(), at: new Date().toISOString(), actor: "system" }))
-  expect(Exit.isSuccess(issued)).toBe(true)
-  return token.raw
-}
-
-const overMcp = async (capability: string, args: Record<string, unknown>) => {
-  const result = (await ownerMcp.callTool({ name: capability, arguments: args })) as CallToolResult
-  return result.isError === true
-    ? { refused: true, body: JSON.parse((result.content[0] as { text: string }).text) }
-    : { refused: false, body: result.structuredContent as any }
-}
-
-const ok = (reply: Reply) => {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-  return reply.body
-}
 
 const listRequests = () => upstream.requests.filter((r) => r.path === "/v0.1/servers")
 const seedRow = async () => (ok(await asOwner("plugin.registry.list", {})).registries as Array<any>).find((r) => r.registryId === SEED)
@@ -77,15 +41,9 @@ beforeAll(async () => {
   upstream = await startRegistryServer()
   node = await startTestNode({
     outboundAllow: parseOutboundAllow("127.0.0.1"),
-    marketplace: { defaultRegistryUrl: upstream.url, githubRawBaseUrl: upstream.rawBaseUrl, syncIntervalSeconds: 0, pageSize: 100, leaseMs: 60_000 }
+    marketplace: localSeedMarketplace(upstream)
   })
-  const owner = await addPerson(node, "owner", { org: "owner" })
-  asOwner = await asPerson(owner)
-  asAdmin = await asPerson(await addPerson(node, "admin", { org: "member", workspace: "admin" }))
-  asMember = await asPerson(await addPerson(node, "member", { org: "member", workspace: "member" }))
-  asViewer = await asPerson(await addPerson(node, "viewer", { org: "member", workspace: "viewer" }))
-  ownerMcp = new Client({ name: "svc-e2e-marketplace", version: "1.0.0" })
-  await ownerMcp.connect(new StreamableHTTPClientTransport(new URL(`${node.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${await cliLogin(owner)}` } } }))
+  ;({ asOwner, asAdmin, asMember, asViewer, ownerMcp } = await signInPluginPeople(node, "svc-e2e-marketplace"))
 }, 60_000)
 
 afterAll(async () => {
@@ -414,18 +372,18 @@ describe("organization registries", () => {
 
 describe("surfaces and roles", () => {
   it("offers every capability over MCP with the same answers", async () => {
-    const listed = await overMcp("plugin.registry.list", {})
+    const listed = await overMcp(ownerMcp, "plugin.registry.list", {})
     expect(listed).toEqual({ refused: false, body: ok(await asOwner("plugin.registry.list", {})) })
-    const browsed = await overMcp("plugin.catalog.browse", { search: "magic" })
+    const browsed = await overMcp(ownerMcp, "plugin.catalog.browse", { search: "magic" })
     expect(browsed.body.servers.map((s: any) => s.name)).toContain("io.github.21st-dev/magic-mcp")
-    const got = await overMcp("plugin.catalog.get", { serverId: idOf("io.github.21st-dev/magic-mcp", "0.0.2") })
+    const got = await overMcp(ownerMcp, "plugin.catalog.get", { serverId: idOf("io.github.21st-dev/magic-mcp", "0.0.2") })
     expect(got.body).toMatchObject({ name: "io.github.21st-dev/magic-mcp", isLatest: true })
-    const synced = await overMcp("plugin.registry.sync", { registryId: SEED, wait: true })
+    const synced = await overMcp(ownerMcp, "plugin.registry.sync", { registryId: SEED, wait: true })
     expect(synced.body).toMatchObject({ status: "succeeded", mode: "incremental" })
-    const added = await overMcp("plugin.registry.add", { name: "Over MCP", baseUrl: "https://registry.example.com" })
+    const added = await overMcp(ownerMcp, "plugin.registry.add", { name: "Over MCP", baseUrl: "https://registry.example.com" })
     expect(added.body).toMatchObject({ name: "Over MCP", baseUrl: "https://registry.example.com" })
-    expect(await overMcp("plugin.registry.remove", { registryId: added.body.registryId })).toEqual({ refused: false, body: { registryId: added.body.registryId, removed: true } })
-    const refused = await overMcp("plugin.registry.remove", { registryId: SEED })
+    expect(await overMcp(ownerMcp, "plugin.registry.remove", { registryId: added.body.registryId })).toEqual({ refused: false, body: { registryId: added.body.registryId, removed: true } })
+    const refused = await overMcp(ownerMcp, "plugin.registry.remove", { registryId: SEED })
     expect(refused.refused).toBe(true)
     expect(refused.body.error).toMatchObject({ code: "conflict", reason: "default_seed_registry" })
   })

@@ -4,17 +4,16 @@
  * server that checks it; over REST and MCP; Members, Viewers and keys refused; and no plaintext
  * secret in any table, event on the log or log line (debug level).
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { type McpTestServer, startMcpTestServer, TEST_SERVER_TOOLS } from "../support/mcpServer.ts"
-import { addPerson, callWithCookie, cliLogin, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { type Caller, ok, signInPluginPeople } from "../support/plugins.ts"
 import { findPlaintext } from "../support/secretScan.ts"
-import { call, expectError, type Reply } from "./client.ts"
+import { call, expectError } from "./client.ts"
 
 const API_KEY = `sk-test-${randomBytes(12).toString("hex")}`
 const MCP_API_KEY = `sk-mcp-${randomBytes(12).toString("hex")}`
@@ -22,7 +21,6 @@ const MCP_API_KEY = `sk-mcp-${randomBytes(12).toString("hex")}`
 let node: TestNode
 const logLines: Array<string> = []
 let keyed: McpTestServer
-type Caller = (capability: string, input: unknown) => Promise<Reply>
 let asOwner: Caller
 let asAdmin: Caller
 let asMember: Caller
@@ -30,17 +28,6 @@ let asViewer: Caller
 let ownerMcp: Client
 /** Every secret value the tests used, for the plaintext scan. */
 const usedSecrets: Array<string> = [API_KEY, MCP_API_KEY]
-
-const asPerson = async (person: Person): Promise<Caller> => {
-  const cookie = (await signIn(node.baseUrl, person)).cookie
-  const place = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
-  return (capability, input) => callWithCookie(node.baseUrl, cookie, `${place}/${capability.replaceAll(".", "/")}`, input)
-}
-
-const ok = (reply: Reply) => {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-  return reply.body
-}
 
 /** A custom listing, enabled for the organization. */
 const listed = async (name: string, endpointUrl: string, extra: Record<string, unknown> = {}): Promise<string> => {
@@ -56,13 +43,7 @@ beforeAll(async () => {
     { outboundAllow: parseOutboundAllow("127.0.0.1"), authTokenEncryptionKey: randomBytes(32), logging: { level: "debug", format: "json" } },
     { logSink: (line) => logLines.push(line) }
   )
-  const owner = await addPerson(node, "owner", { org: "owner" })
-  asOwner = await asPerson(owner)
-  asAdmin = await asPerson(await addPerson(node, "admin", { org: "member", workspace: "admin" }))
-  asMember = await asPerson(await addPerson(node, "member", { org: "member", workspace: "member" }))
-  asViewer = await asPerson(await addPerson(node, "viewer", { org: "member", workspace: "viewer" }))
-  ownerMcp = new Client({ name: "credentials-e2e", version: "1.0.0" })
-  await ownerMcp.connect(new StreamableHTTPClientTransport(new URL(`${node.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${await cliLogin(node, owner)}` } } }))
+  ;({ asOwner, asAdmin, asMember, asViewer, ownerMcp } = await signInPluginPeople(node, "credentials-e2e"))
 }, 60_000)
 
 afterAll(async () => {

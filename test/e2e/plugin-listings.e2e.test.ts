@@ -5,44 +5,23 @@
  * operator's denylist; bulk installs reported per item; set_enabled; uninstall as a soft delete and
  * a reinstall; list and its filters; Members, Viewers and keys refused.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { catalogServerId } from "../../src/marketplace/CatalogEntry.ts"
 import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings.ts"
 import { parseOutboundAllow } from "../../src/Outbound.ts"
-import { addPerson, callWithCookie, cliLogin, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { type Caller, localSeedMarketplace, ok, overMcp, signInPluginPeople } from "../support/plugins.ts"
 import { type RegistryServer, startRegistryServer } from "../support/registryServer.ts"
-import { call, expectError, type Reply } from "./client.ts"
+import { call, expectError } from "./client.ts"
 
 let node: TestNode
 let upstream: RegistryServer
-type Caller = (capability: string, input: unknown) => Promise<Reply>
 let asOwner: Caller
 let asAdmin: Caller
 let asMember: Caller
 let asViewer: Caller
 let ownerMcp: Client
-
-const asPerson = async (person: Person): Promise<Caller> => {
-  const cookie = (await signIn(node.baseUrl, person)).cookie
-  const place = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
-  return (capability, input) => callWithCookie(node.baseUrl, cookie, `${place}/${capability.replaceAll(".", "/")}`, input)
-}
-
-const overMcp = async (capability: string, args: Record<string, unknown>) => {
-  const result = (await ownerMcp.callTool({ name: capability, arguments: args })) as CallToolResult
-  return result.isError === true
-    ? { refused: true, body: JSON.parse((result.content[0] as { text: string }).text) }
-    : { refused: false, body: result.structuredContent as any }
-}
-
-const ok = (reply: Reply) => {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-  return reply.body
-}
 
 const seedServer = (name: string) => catalogServerId(DEFAULT_SEED_REGISTRY_ID, name, "0.0.1-seed")
 const custom = (name: string, extra: Record<string, unknown> = {}) => ({ name, endpointUrl: `https://${name.replace(/[^a-z0-9]/g, "-")}.example.com/mcp`, transport: "streamable-http", ...extra })
@@ -55,16 +34,10 @@ beforeAll(async () => {
   })
   node = await startTestNode({
     outboundAllow: parseOutboundAllow("127.0.0.1"),
-    marketplace: { defaultRegistryUrl: upstream.url, githubRawBaseUrl: upstream.rawBaseUrl, syncIntervalSeconds: 0, pageSize: 100, leaseMs: 60_000 },
+    marketplace: localSeedMarketplace(upstream),
     plugins: { denylist: ["com.denied/*", "io.github.sooperset/mcp-atlassian"], refreshLeadSeconds: 300, refreshCheckSeconds: 0 }
   })
-  const owner = await addPerson(node, "owner", { org: "owner" })
-  asOwner = await asPerson(owner)
-  asAdmin = await asPerson(await addPerson(node, "admin", { org: "member", workspace: "admin" }))
-  asMember = await asPerson(await addPerson(node, "member", { org: "member", workspace: "member" }))
-  asViewer = await asPerson(await addPerson(node, "viewer", { org: "member", workspace: "viewer" }))
-  ownerMcp = new Client({ name: "listings-e2e", version: "1.0.0" })
-  await ownerMcp.connect(new StreamableHTTPClientTransport(new URL(`${node.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${await cliLogin(node, owner)}` } } }))
+  ;({ asOwner, asAdmin, asMember, asViewer, ownerMcp } = await signInPluginPeople(node, "listings-e2e"))
   ok(await asOwner("plugin.registry.sync", { registryId: DEFAULT_SEED_REGISTRY_ID, wait: true }))
 }, 60_000)
 
@@ -191,16 +164,16 @@ describe("plugin.org.set_enabled, uninstall and list", () => {
 
 describe("over MCP (an Owner's CLI login)", () => {
   it("install, install_bulk, set_enabled, list and uninstall", async () => {
-    const installed = await overMcp("plugin.org.install", custom("com.mcp/server"))
+    const installed = await overMcp(ownerMcp, "plugin.org.install", custom("com.mcp/server"))
     expect(installed).toMatchObject({ refused: false, body: { name: "com.mcp/server", enabled: false } })
     const { listingId } = installed.body
-    const bulk = await overMcp("plugin.org.install_bulk", { items: [custom("com.mcp/bulk"), custom("com.mcp/server")] })
+    const bulk = await overMcp(ownerMcp, "plugin.org.install_bulk", { items: [custom("com.mcp/bulk"), custom("com.mcp/server")] })
     expect(bulk.body.results.map((r: any) => r.ok)).toEqual([true, false])
-    expect((await overMcp("plugin.org.set_enabled", { listingId, enabled: true })).body.enabled).toBe(true)
-    const listed = await overMcp("plugin.org.list", { limit: 100 })
+    expect((await overMcp(ownerMcp, "plugin.org.set_enabled", { listingId, enabled: true })).body.enabled).toBe(true)
+    const listed = await overMcp(ownerMcp, "plugin.org.list", { limit: 100 })
     expect(listed.body.listings.map((l: any) => l.name)).toEqual(expect.arrayContaining(["com.mcp/server", "com.mcp/bulk"]))
-    expect((await overMcp("plugin.org.uninstall", { listingId })).body.deletedAt).toEqual(expect.any(String))
-    const again = await overMcp("plugin.org.uninstall", { listingId })
+    expect((await overMcp(ownerMcp, "plugin.org.uninstall", { listingId })).body.deletedAt).toEqual(expect.any(String))
+    const again = await overMcp(ownerMcp, "plugin.org.uninstall", { listingId })
     expect(again.refused).toBe(true)
     expect(again.body.error).toMatchObject({ code: "not_found", reason: "listing_not_found" })
   })

@@ -5,8 +5,7 @@
  * to SSE), listing its tools and recording health_status and last_health_check_at; over REST and MCP;
  * Members, Viewers and keys refused.
  */
-import { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { Runtime } from "effect"
 import { randomUUID } from "node:crypto"
@@ -16,29 +15,18 @@ import { InstallListing } from "../../actors/listing/protocol.ts"
 import { listingIdOf } from "../../src/capabilities/PluginListings.ts"
 import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { type McpTestServer, startMcpTestServer, TEST_SERVER_TOOLS } from "../support/mcpServer.ts"
-import { addPerson, bootstrapPlace, callWithCookie, cliLogin, type Person, signIn } from "../support/people.ts"
+import { bootstrapPlace } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { call, expectError, type Reply } from "./client.ts"
+import { type Caller, ok, signInPluginPeople } from "../support/plugins.ts"
+import { call, expectError } from "./client.ts"
 
 let node: TestNode
 let server: McpTestServer
-type Caller = (capability: string, input: unknown) => Promise<Reply>
 let asOwner: Caller
 let asAdmin: Caller
 let asMember: Caller
 let asViewer: Caller
 let ownerMcp: Client
-
-const asPerson = async (person: Person): Promise<Caller> => {
-  const cookie = (await signIn(node.baseUrl, person)).cookie
-  const place = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
-  return (capability, input) => callWithCookie(node.baseUrl, cookie, `${place}/${capability.replaceAll(".", "/")}`, input)
-}
-
-const ok = (reply: Reply) => {
-  expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-  return reply.body
-}
 
 /** A custom listing of the organization, enabled there unless asked otherwise. */
 const listed = async (name: string, endpointUrl: string, extra: Record<string, unknown> = {}, enabled = true): Promise<string> => {
@@ -50,13 +38,7 @@ const listed = async (name: string, endpointUrl: string, extra: Record<string, u
 beforeAll(async () => {
   server = await startMcpTestServer()
   node = await startTestNode({ outboundAllow: parseOutboundAllow("127.0.0.1") })
-  const owner = await addPerson(node, "owner", { org: "owner" })
-  asOwner = await asPerson(owner)
-  asAdmin = await asPerson(await addPerson(node, "admin", { org: "member", workspace: "admin" }))
-  asMember = await asPerson(await addPerson(node, "member", { org: "member", workspace: "member" }))
-  asViewer = await asPerson(await addPerson(node, "viewer", { org: "member", workspace: "viewer" }))
-  ownerMcp = new Client({ name: "workspace-e2e", version: "1.0.0" })
-  await ownerMcp.connect(new StreamableHTTPClientTransport(new URL(`${node.baseUrl}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${await cliLogin(node, owner)}` } } }))
+  ;({ asOwner, asAdmin, asMember, asViewer, ownerMcp } = await signInPluginPeople(node, "workspace-e2e"))
 }, 60_000)
 
 afterAll(async () => {
