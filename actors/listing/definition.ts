@@ -26,8 +26,8 @@ export const AuthConfig = Schema.Struct({
 })
 export type AuthConfig = typeof AuthConfig.Type
 
-export const ListingDefinition = {
-  orgId: Schema.NonEmptyString,
+/** What a listing says of itself, in its events, its state and its answers. */
+export const ListingFields = {
   pluginType: PluginType,
   /** Null for a custom server (and a capability pack). */
   catalogServerId: Schema.NullOr(Schema.String),
@@ -42,6 +42,8 @@ export const ListingDefinition = {
   authConfig: AuthConfig,
   config: Schema.Record({ key: Schema.String, value: Json })
 }
+
+export const ListingDefinition = { orgId: Schema.NonEmptyString, ...ListingFields }
 
 export const HealthStatus = Schema.Literal("unknown", "healthy", "unhealthy")
 export type HealthStatus = typeof HealthStatus.Type

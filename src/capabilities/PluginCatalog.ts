@@ -4,12 +4,12 @@
  * `plugin.catalog.browse/get`. Organization Owner and workspace Admin by default (spec 5 rule 12).
  * Registries are the organization's own plus the global default seed.
  */
-import { Effect, Fiber, Schema } from "effect"
+import { Effect, Fiber, Schema, Struct } from "effect"
 import { Json } from "../../actors/kernel.ts"
 import { RegistryActor } from "../../actors/registry/actor.ts"
-import { AuthKind, CatalogStatus, SyncCounts } from "../../actors/registry/events.ts"
+import { AuthKind, CatalogEntry, CatalogStatus, SyncCounts } from "../../actors/registry/events.ts"
 import { AddRegistry, RemoveRegistry } from "../../actors/registry/protocol.ts"
-import type { LiveRegistry } from "../../actors/registry/state.ts"
+import { type LiveRegistry, SyncOutcome } from "../../actors/registry/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
@@ -33,17 +33,6 @@ const iso = (value: Date | string | null): string | null => (value instanceof Da
 
 const RegistryId = Schema.String.pipe(Schema.pattern(/^mreg_[0-9a-f]{32}$/, { message: () => "must be a registry id (mreg_...)" }))
 const ServerId = Schema.String.pipe(Schema.pattern(/^mcat_[0-9a-f]{32}$/, { message: () => "must be a catalog server id (mcat_...)" }))
-
-const SyncOutcome = Schema.Struct({
-  syncId: Schema.String,
-  mode: Schema.Literal("full", "incremental", "server"),
-  status: Schema.Literal("succeeded", "failed"),
-  reason: Schema.NullOr(Schema.String),
-  startedAt: Schema.String,
-  endedAt: Schema.String,
-  durationMs: Schema.Int,
-  counts: SyncCounts
-})
 
 const Registry = Schema.Struct({
   registryId: Schema.String,
@@ -207,24 +196,12 @@ const Icon = Schema.Struct({
   theme: Schema.optional(Schema.String)
 })
 
+/** A catalog entry as callers see it: with its registry, repository and icons in the answer's shapes, without packages, remotes and meta. */
 const CatalogServer = Schema.Struct({
-  serverId: Schema.String,
+  ...Struct.omit(CatalogEntry.fields, "packages", "remotes", "meta"),
   registryId: Schema.String,
-  name: Schema.String,
-  version: Schema.String,
-  isLatest: Schema.Boolean,
-  title: Schema.NullOr(Schema.String),
-  description: Schema.String,
   repository: Schema.NullOr(Repository),
-  websiteUrl: Schema.NullOr(Schema.String),
-  icons: Schema.Array(Icon),
-  transportTypes: Schema.Array(Schema.String),
-  authKind: AuthKind,
-  categories: Schema.Array(Schema.String),
-  status: CatalogStatus,
-  publishedAt: Schema.NullOr(Schema.String),
-  upstreamUpdatedAt: Schema.NullOr(Schema.String),
-  statusChangedAt: Schema.NullOr(Schema.String)
+  icons: Schema.Array(Icon)
 })
 type CatalogServer = typeof CatalogServer.Type
 

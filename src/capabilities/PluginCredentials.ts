@@ -15,18 +15,9 @@ import { slugsOf } from "../Auth.ts"
 import { AuthKindMismatch, credentialIdOf, readCredential, sealContext } from "../marketplace/Credentials.ts"
 import { beginAuthorization, completeAuthorization } from "../marketplace/OAuth.ts"
 import { Envelope } from "../marketplace/Envelope.ts"
-import { type Listing, ListingId, pluginManagers, readListing } from "./PluginListings.ts"
+import { type Listing, ListingId, readListing, workspaceWrites } from "./PluginListings.ts"
 
-export const credentialCommon = {
-  scope: "workspace",
-  roles: pluginManagers,
-  claimedBy: "builtin",
-  needsApproval: false,
-  destructive: false,
-  mutating: true,
-  changesAccess: false,
-  sensitivity: "high"
-} as const
+export const credentialCommon = { ...workspaceWrites, sensitivity: "high" } as const
 
 /** A credential as callers see it: its state, never a secret. */
 export const Credential = Schema.Struct({

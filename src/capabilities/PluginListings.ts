@@ -7,7 +7,7 @@
 import { Cause, Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import { ListingActor } from "../../actors/listing/actor.ts"
-import { AuthConfig, AuthKind, type AuthKind as AuthKindType, PluginType, Transport, type Transport as TransportType } from "../../actors/listing/definition.ts"
+import { AuthConfig, AuthKind, type AuthKind as AuthKindType, ListingFields, PluginType, Transport, type Transport as TransportType } from "../../actors/listing/definition.ts"
 import { InstallListing, SetListingEnabled, UninstallListing } from "../../actors/listing/protocol.ts"
 import type { ListingState } from "../../actors/listing/state.ts"
 import { Json } from "../../actors/kernel.ts"
@@ -22,7 +22,11 @@ import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 /** Spec 5 rule 12: Owner and Admin; Members and Viewers are refused. */
 export const pluginManagers: ReadonlyArray<Role> = ["org:owner", "workspace:admin"]
 
-const common = { scope: "organization", surfaces: ["api", "mcp"], roles: pluginManagers, claimedBy: "builtin", needsApproval: false, destructive: false } as const
+const managed = { roles: pluginManagers, claimedBy: "builtin", needsApproval: false, destructive: false } as const
+/** What the writes to the path's workspace (enablement, credentials) share; each adds its surfaces and sensitivity. */
+export const workspaceWrites = { ...managed, scope: "workspace", mutating: true, changesAccess: false } as const
+
+const common = { ...managed, scope: "organization", surfaces: ["api", "mcp"] } as const
 const reads = { ...common, mutating: false, sensitivity: "medium" } as const
 const writes = { ...common, mutating: true, changesAccess: false, sensitivity: "medium" } as const
 
@@ -65,19 +69,8 @@ type InstallInput = typeof InstallInput.Type
 
 export const Listing = Schema.Struct({
   listingId: Schema.String,
-  pluginType: PluginType,
-  catalogServerId: Schema.NullOr(Schema.String),
-  source: Schema.Literal("registry", "custom", "svc"),
-  name: Schema.String,
-  title: Schema.NullOr(Schema.String),
-  description: Schema.String,
-  iconUrl: Schema.NullOr(Schema.String),
-  endpointUrl: Schema.NullOr(Schema.String),
-  transport: Schema.NullOr(Transport),
-  authKind: AuthKind,
-  authConfig: AuthConfig,
+  ...ListingFields,
   enabled: Schema.Boolean,
-  config: Config,
   createdAt: Schema.String,
   updatedAt: Schema.String,
   /** The soft-delete marker: set once uninstalled. */

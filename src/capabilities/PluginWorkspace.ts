@@ -14,19 +14,9 @@ import { type AnyCapability, defineCapability, type Invocation } from "../Capabi
 import { connectHeaders } from "../marketplace/Credentials.ts"
 import { listTools } from "../marketplace/McpConnect.ts"
 import { nodeOutboundFetch } from "../marketplace/McpFetch.ts"
-import { type Listing, ListingId, listingOfState, pluginManagers, readListing } from "./PluginListings.ts"
+import { type Listing, ListingId, listingOfState, readListing, workspaceWrites } from "./PluginListings.ts"
 
-const common = {
-  scope: "workspace",
-  surfaces: ["api", "mcp"],
-  roles: pluginManagers,
-  claimedBy: "builtin",
-  needsApproval: false,
-  destructive: false,
-  mutating: true,
-  changesAccess: false,
-  sensitivity: "medium"
-} as const
+const common = { ...workspaceWrites, surfaces: ["api", "mcp"], sensitivity: "medium" } as const
 
 const WorkspaceInstall = Schema.Struct({
   listingId: Schema.String,
