@@ -12,7 +12,7 @@ import { AddRegistry, RemoveRegistry } from "../../actors/registry/protocol.ts"
 import { type LiveRegistry, SyncOutcome } from "../../actors/registry/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { BadRequest, NotFound } from "../Errors.ts"
 import { CatalogCache, registryStamp } from "../marketplace/CatalogCache.ts"
 import { readmeOf } from "../marketplace/CatalogReadme.ts"
@@ -20,11 +20,9 @@ import { normalizeBaseUrl, orgRegistryId } from "../marketplace/RegistrySettings
 import { RegistrySyncs } from "../marketplace/RegistrySchedule.ts"
 import { drivePages, startSync } from "../marketplace/RegistrySync.ts"
 import { decodeCursor, PageLimit } from "./Paging.ts"
+import { pluginManagers } from "./PluginListings.ts"
 
-/** Spec 5 rule 12: Owner and Admin; Members and Viewers are refused. */
-const managers: ReadonlyArray<Role> = ["org:owner", "workspace:admin"]
-
-const common = { scope: "organization", surfaces: ["api", "mcp"], roles: managers, claimedBy: "builtin", needsApproval: false, destructive: false } as const
+const common = { scope: "organization", surfaces: ["api", "mcp"], roles: pluginManagers, claimedBy: "builtin", needsApproval: false, destructive: false } as const
 const reads = { ...common, mutating: false, sensitivity: "medium" } as const
 const writes = { ...common, mutating: true, changesAccess: false, sensitivity: "medium" } as const
 
