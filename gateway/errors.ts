@@ -144,6 +144,9 @@ const table: Readonly<Record<string, Row>> = {
   // assistant attachments
   AttachmentRefused: own(400, "attachment_refused"),
   FileAlreadyExists: conflict("file_exists", (e) => `file ${e.fileId} already exists`),
+  // workspace documents
+  DocumentNotFound: notFound("document_not_found", (e) => `no document ${e.documentId} in this workspace`),
+  DocumentAlreadyExists: conflict("document_exists", (e) => `document ${e.documentId} already exists`),
   // assistant models
   ModelTierNotFound: notFound("model_tier_not_found", (e) => `no model tier '${e.slug}' in this organization`),
   ModelTierKeyMissing: conflict("model_tier_key_missing", (e) => `model tier '${e.slug}' pays with the organization's own ${e.family} key, and none is set`),

@@ -1,0 +1,79 @@
+/**
+ * Workspace documents end to end (spec 2.9, builtin `document.create/list/read`): over REST with
+ * the bootstrap workspace key, reading its writes through `Svc-Position`, and over MCP; another
+ * workspace sees none of them.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { capability, type Reply, writePositions } from "../support/http.ts"
+import { connectMcp } from "../support/mcp.ts"
+import { otherWorkspaceWithKey } from "../support/places.ts"
+import { ok, overMcp } from "../support/plugins.ts"
+import { startTestNode, type TestNode } from "../support/platform.ts"
+import { expectError } from "./client.ts"
+
+let node: TestNode
+let mcp: Client
+let asOther: (name: string, input: unknown) => Promise<Reply>
+const positions = writePositions()
+/** The bootstrap workspace key, reading its own writes. */
+const asOwner = async (name: string, input: unknown) => {
+  const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
+  return positions.note(await capability(node.baseUrl, workspaceKey, orgSlug, workspaceSlug)(name, input, positions.headers()))
+}
+
+beforeAll(async () => {
+  node = await startTestNode()
+  const other = await otherWorkspaceWithKey(node, { person: "other-member", keyName: "other" })
+  asOther = (name, input) => capability(node.baseUrl, other.key, node.bootstrap.orgSlug, other.place.slug)(name, input)
+  mcp = await connectMcp(node.baseUrl, node.bootstrap.workspaceKey, "documents-e2e")
+}, 60_000)
+afterAll(async () => {
+  await mcp?.close()
+  await node?.stop()
+})
+
+const plan = "# Plan\n\n- design\n- build\n\n| step | owner |\n| --- | --- |\n| 1 | ana |\n"
+
+describe("workspace documents", () => {
+  it("creates a document at version 1, reads it back and lists it", async () => {
+    const created = ok(await asOwner("document.create", { title: "Plan", content: plan }))
+    expect(created).toMatchObject({ title: "Plan", version: 1, content: plan })
+    expect(created.documentId).toMatch(/^doc_[0-9a-f]{32}$/)
+
+    expect(ok(await asOwner("document.read", { documentId: created.documentId }))).toEqual(created)
+    const listed = ok(await asOwner("document.list", {}))
+    expect(listed.documents).toContainEqual({
+      documentId: created.documentId,
+      title: "Plan",
+      version: 1,
+      createdBy: created.createdBy,
+      createdAt: created.createdAt,
+      updatedAt: created.updatedAt
+    })
+  })
+
+  it("refuses a version the document does not have, and an unknown document, with 404 document_not_found", async () => {
+    const { documentId } = ok(await asOwner("document.create", { title: "Short", content: "one line" }))
+    expectError(await asOwner("document.read", { documentId, version: 2 }), 404, "not_found", "document_not_found")
+    expectError(await asOwner("document.read", { documentId: "doc_unknown" }), 404, "not_found", "document_not_found")
+  })
+
+  it("refuses an empty title with 400", async () => {
+    const reply = await asOwner("document.create", { title: "", content: "x" })
+    expect(reply.status).toBe(400)
+  })
+
+  it("keeps a workspace's documents from another workspace", async () => {
+    const { documentId } = ok(await asOwner("document.create", { title: "Private", content: "ours" }))
+    expectError(await asOther("document.read", { documentId }), 404, "not_found", "document_not_found")
+    expect(ok(await asOther("document.list", {})).documents).toEqual([])
+  })
+
+  it("serves the same capabilities over MCP", async () => {
+    const created = await overMcp(mcp, "document.create", { title: "Over MCP", content: "- a\n- b\n" })
+    expect(created.refused).toBe(false)
+    const read = await overMcp(mcp, "document.read", { documentId: created.body.documentId })
+    expect(read).toEqual({ refused: false, body: created.body })
+  })
+})
