@@ -144,6 +144,8 @@ const table: Readonly<Record<string, Row>> = {
   // assistant attachments
   AttachmentRefused: own(400, "attachment_refused"),
   FileAlreadyExists: conflict("file_exists", (e) => `file ${e.fileId} already exists`),
+  // media packs: no video provider configured (docs/decisions.md, "Media packs")
+  VideoProviderUnavailable: conflict("video_provider_unavailable", (e) => e.message),
   // workspace documents
   DocumentNotFound: notFound("document_not_found", (e) => `no document ${e.documentId} in this workspace`),
   DocumentAlreadyExists: conflict("document_exists", (e) => `document ${e.documentId} already exists`),
