@@ -2,13 +2,14 @@
  * The media packs end to end (issue 14: `svg.generate`, `image.generate/create/analyze/list`,
  * `video.generate`) on a node with no model or provider configured, so the offline renderers
  * answer: over REST with the bootstrap workspace key (reading its writes through `Svc-Position`)
- * and over MCP. What is generated is a `gen_` file of the workspace whose stored bytes are read
+ * over MCP and as the agent's tools in a chat turn of the offline model. What is generated is a `gen_` file of the workspace whose stored bytes are read
  * back here: the SVG sanitized, the PNG decoded to the size asked.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { filesSchemaOf } from "../../src/assistant/Files.ts"
 import { decodePng } from "../../src/media/Png.ts"
+import { streamChat } from "../support/chat.ts"
 import { capability, type Reply, writePositions } from "../support/http.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"
@@ -121,5 +122,18 @@ describe("video.generate", () => {
     expectError(await asOwner("video.generate", { prompt: "a timelapse" }), 409, "conflict", "video_provider_unavailable")
     const refused = await overMcp(mcp, "video.generate", { prompt: "a timelapse" })
     expect(refused).toMatchObject({ refused: true, body: { error: { code: "conflict", reason: "video_provider_unavailable" } } })
+  })
+})
+
+describe("as the agent's tools", () => {
+  it("a turn generates an image through the checkpoint, and meets video_provider_unavailable as a failed call", async () => {
+    const made = await streamChat(node, { content: `/tool image__generate {"prompt":"a kite","width":32,"height":24}` })
+    const end = made.events.find((e) => e.type === "tool-call-end")
+    expect(end).toMatchObject({ status: "completed", output: { mediaType: "image/png", width: 32, height: 24 } })
+    const raster = decodePng((await stored(end.output.fileId)).bytes!)
+    expect({ width: raster.width, height: raster.height }).toEqual({ width: 32, height: 24 })
+
+    const video = await streamChat(node, { content: `/tool video__generate {"prompt":"a kite"}` })
+    expect(video.events.find((e) => e.type === "tool-call-end")).toMatchObject({ status: "failed", errorReason: "video_provider_unavailable" })
   })
 })
