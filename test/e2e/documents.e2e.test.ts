@@ -1,7 +1,8 @@
 /**
  * Workspace documents end to end (spec 2.9, builtin `document.create/list/read`): over REST with
  * the bootstrap workspace key, reading its writes through `Svc-Position`, and over MCP; another
- * workspace sees none of them.
+ * workspace sees none of them. `documents.pdf.create` (pack `svc/documents`) renders one to a
+ * `gen_` PDF, downloaded and parsed back.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -10,6 +11,7 @@ import { connectMcp } from "../support/mcp.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"
 import { ok, overMcp } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { readPdf } from "../support/pdfText.ts"
 import { expectError } from "./client.ts"
 
 let node: TestNode
@@ -75,5 +77,27 @@ describe("workspace documents", () => {
     expect(created.refused).toBe(false)
     const read = await overMcp(mcp, "document.read", { documentId: created.body.documentId })
     expect(read).toEqual({ refused: false, body: created.body })
+  })
+})
+
+describe("documents.pdf.create", () => {
+  it("renders a document to a PDF file the workspace downloads, its headings, list items and table cells in its text", async () => {
+    const { documentId } = ok(await asOwner("document.create", { title: "Plan", content: plan }))
+    const file = ok(await asOwner("documents.pdf.create", { documentId }))
+    expect(file).toMatchObject({ name: "Plan.pdf", mediaType: "application/pdf", documentId, version: 1 })
+    expect(file.fileId).toMatch(/^gen_[0-9a-f]{32}$/)
+
+    const download = ok(await asOwner("assistant.attachments.download", { fileId: file.fileId }))
+    expect(download).toMatchObject({ id: file.fileId, name: "Plan.pdf", mediaType: "application/pdf", size: file.size })
+    const pdf = await readPdf(Buffer.from(download.contentBase64, "base64"))
+    expect(pdf.pageCount).toBe(1)
+    expect(pdf.pages[0]).toEqual(["Plan", "Plan", "\u2022", "design", "\u2022", "build", "step", "owner", "1", "ana"])
+  })
+
+  it("refuses a document of another workspace, and keeps the file from it", async () => {
+    const { documentId } = ok(await asOwner("document.create", { title: "Ours", content: "# Ours" }))
+    expectError(await asOther("documents.pdf.create", { documentId }), 404, "not_found", "document_not_found")
+    const file = ok(await asOwner("documents.pdf.create", { documentId }))
+    expectError(await asOther("assistant.attachments.download", { fileId: file.fileId }), 404, "not_found", "file_not_found")
   })
 })
