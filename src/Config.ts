@@ -103,6 +103,9 @@ export interface AssistantConfig {
   readonly maxAttachmentBytes: number
   /** The code graph service the `codegraph.search` tool asks; unset: not set up. */
   readonly codegraphUrl: string | undefined
+  /** `IMAGE_MODEL`: the images model `image.generate`/`image.create` ask on the OpenAI-compatible
+   * endpoint; unset: the offline renderer. */
+  readonly imageModel?: string | undefined
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -224,7 +227,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       killSwitch: env.ASSISTANT_KILL_SWITCH === "true",
       approvalTtlMs: int(env.APPROVAL_TTL_MS, 24 * 60 * 60 * 1000, "APPROVAL_TTL_MS"),
       maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES"),
-      codegraphUrl: env.CODEGRAPH_URL || undefined
+      codegraphUrl: env.CODEGRAPH_URL || undefined,
+      imageModel: env.IMAGE_MODEL || undefined
     },
     authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
     mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" },

@@ -4,19 +4,29 @@
  * file of the workspace, as an upload is (src/assistant/Files.ts), so it is read and attached the
  * same way. With no provider configured the offline renderers answer (src/media), so the free packs
  * work with no key; video has no offline renderer and says so (409 `video_provider_unavailable`).
+ * With `IMAGE_MODEL` set, images come from that model on the OpenAI-compatible endpoint
+ * (`OPENAI_BASE_URL`, `OPENAI_API_KEY`) through the AI SDK's `generateImage`.
  */
+import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
+import { generateImage as generateWithModel } from "ai"
 import { Effect, Schema } from "effect"
 import { AttachmentRefused, readAttachments, storeFiles } from "../assistant/Files.ts"
+import { AssistantSettings } from "../assistant/Settings.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { NotFound } from "../Errors.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { decodePng, dominantColours, PngUnreadable, renderPromptPng } from "../media/Png.ts"
+import { decodePng, dominantColours, renderPromptPng } from "../media/Png.ts"
 import { renderPromptSvg, sanitizeSvg } from "../media/Svg.ts"
 import { DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 import { uploaderOf } from "./Attachments.ts"
 
 /** No video provider is configured on this node. */
 export class VideoProviderUnavailable extends Schema.TaggedError<VideoProviderUnavailable>()("VideoProviderUnavailable", {
+  message: Schema.String
+}) {}
+
+/** The configured images model did not give an image (502 `image_provider_failed`). */
+export class ImageProviderFailed extends Schema.TaggedError<ImageProviderFailed>()("ImageProviderFailed", {
   message: Schema.String
 }) {}
 
@@ -67,13 +77,34 @@ export const generateSvg = defineCapability({
 const ImageInput = Schema.Struct({ prompt: Prompt, width: Schema.optional(Side), height: Schema.optional(Side) })
 const ImageOutput = Schema.Struct({ ...GeneratedFile.fields, width: Schema.Number, height: Schema.Number })
 
-/** The offline image of a prompt, stored: the same prompt and size give the same bytes. */
+/** The configured model's image of the prompt: its bytes and type as the endpoint answered them. */
+const imageFromModel = (modelId: string, prompt: string, width: number, height: number) =>
+  Effect.gen(function* () {
+    const settings = yield* AssistantSettings
+    const model = createOpenAICompatible({ name: "openai", baseURL: settings.openaiBaseUrl, apiKey: settings.openaiApiKey }).imageModel(modelId)
+    const { image } = yield* Effect.tryPromise({
+      try: (signal) => generateWithModel({ model, prompt, n: 1, size: `${width}x${height}`, maxRetries: 0, abortSignal: signal }),
+      catch: (e) => new ImageProviderFailed({ message: `the images model ${modelId} gave no image: ${e instanceof Error ? e.message : String(e)}` })
+    })
+    return { bytes: image.uint8Array, mediaType: image.mediaType }
+  })
+
+/** The image of a prompt, stored: the configured model's, else the offline renderer's (the same
+ * prompt and size give the same bytes). Width and height are read back from a PNG, since a model
+ * may answer another size than asked. */
 const renderAndStore = (invocation: Invocation, input: typeof ImageInput.Type, side: number) =>
   Effect.gen(function* () {
+    const settings = yield* AssistantSettings
     const width = input.width ?? side
     const height = input.height ?? side
-    const file = yield* storeGenerated(invocation, fileNameOf(input.prompt, "png"), "image/png", renderPromptPng(input.prompt, width, height))
-    return { ...file, width, height }
+    const image = settings.imageModel === undefined
+      ? { bytes: renderPromptPng(input.prompt, width, height), mediaType: "image/png" }
+      : yield* imageFromModel(settings.imageModel, input.prompt, width, height)
+    const format = formatOf(image.bytes)
+    const raster = format === "png" ? readPng(image.bytes) : null
+    const extension = format === "unknown" ? (image.mediaType.split("/")[1] ?? "bin") : format
+    const file = yield* storeGenerated(invocation, fileNameOf(input.prompt, extension), image.mediaType, image.bytes)
+    return { ...file, width: raster?.width ?? width, height: raster?.height ?? height }
   })
 
 export const generateImage = defineCapability({
@@ -113,6 +144,16 @@ const formatOf = (bytes: Uint8Array): string => {
   return "unknown"
 }
 
+/** A PNG's raster, or null for one this decoder does not read (palette, interlaced, 16-bit) or
+ * whose data is corrupt: the file is still described by its format and size. */
+const readPng = (bytes: Uint8Array) => {
+  try {
+    return decodePng(bytes)
+  } catch {
+    return null
+  }
+}
+
 export const analyzeImage = defineCapability({
   name: "image.analyze",
   description: "Describe an image file of the workspace: its format, size in bytes, and for PNG its dimensions and dominant colours.",
@@ -139,10 +180,7 @@ export const analyzeImage = defineCapability({
         )
       )
       const format = formatOf(file.bytes)
-      const raster = format === "png" ? yield* Effect.try({ try: () => decodePng(file.bytes), catch: (e) => e }).pipe(
-        Effect.catchIf((e) => e instanceof PngUnreadable, () => Effect.succeed(null)),
-        Effect.orDie
-      ) : null
+      const raster = format === "png" ? readPng(file.bytes) : null
       return {
         fileId: file.id,
         format,
