@@ -70,13 +70,17 @@ export const readDocument = (workspaceId: string, documentId: string, version?: 
     } satisfies DocumentVersion
   })
 
-/** A new version of a workspace document by the caller; the same text again changes nothing. */
+/** A new version of a workspace document by the caller, answered as the actor has it after (the
+ * read model may not show it yet); the same text again changes nothing. */
 export const reviseDocument = (invocation: Invocation, documentId: string, title: string, content: string) =>
   Effect.gen(function* () {
     // the workspace's own documents only: the actor knows ids, not who may see them
     yield* readDocument(invocation.workspaceId!, documentId)
     const host = yield* ActorHost
-    yield* host.send(DocumentActor, documentId, new ReviseDocument({ documentId, userId: invocation.principal.attributedTo, title, content }), invocation.meta)
+    const { state } = yield* host.send(DocumentActor, documentId, new ReviseDocument({ documentId, userId: invocation.principal.attributedTo, title, content }), invocation.meta)
+    if (state._tag === "Absent") return yield* new DocumentNotFound({ documentId })
+    const { createdBy, createdAt, updatedAt, version } = state
+    return { documentId, title: state.title, version, createdBy, createdAt, updatedAt, content: state.content } satisfies DocumentVersion
   })
 
 export const documentCreate = defineCapability({

@@ -1,14 +1,16 @@
 /**
- * The `svc/documents` capability pack (spec 2.9): `documents.pdf.create` renders a workspace
- * document to PDF, stored as a `gen_` file that `assistant.attachments.download` serves and a chat
- * request may attach.
+ * The `svc/documents` capability pack (spec 2.9): `documents.generate` has a model write a
+ * workspace document from a prompt; `documents.pdf.create` renders a workspace document to PDF,
+ * stored as a `gen_` file that `assistant.attachments.download` serves and a chat request may attach.
  */
+import { generateText } from "ai"
 import { Effect, Schema } from "effect"
 import { storeFiles } from "../assistant/Files.ts"
+import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { type AnyCapability, defineCapability, type Role } from "../Capabilities.ts"
 import { renderPdf } from "../documents/Pdf.ts"
 import { uploaderOf } from "./Attachments.ts"
-import { readDocument } from "./Documents.ts"
+import { createDocument, DocumentVersion, Markdown, readDocument, reviseDocument, Title } from "./Documents.ts"
 
 export const DOCUMENTS_PACK = "svc/documents"
 
@@ -54,4 +56,54 @@ export const documentsPdfCreate = defineCapability({
     })
 })
 
-export const documentsPackCapabilities: ReadonlyArray<AnyCapability> = [documentsPdfCreate]
+/** The model that writes a document did not answer (502 `document_model_failed`). */
+export class DocumentModelFailed extends Schema.TaggedError<DocumentModelFailed>()("DocumentModelFailed", { message: Schema.String }) {}
+
+const WRITER_PROMPT = [
+  "You write documents in Markdown for a workspace.",
+  "Answer with the document only: a title as a level-1 heading, then sections with headings, lists and tables where they help.",
+  "No preamble and no closing remarks."
+].join("\n")
+
+/** The title a written document gets when the caller names none: its first heading, else the prompt's start. */
+export const titleOf = (markdown: string, prompt: string): string => {
+  const heading = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(markdown)?.[1]?.trim()
+  const fallback = prompt.replace(/\s+/g, " ").trim()
+  const title = heading !== undefined && heading !== "" ? heading : fallback === "" ? "Untitled" : fallback
+  return title.length > 80 ? `${title.slice(0, 79)}\u2026` : title
+}
+
+export const documentsGenerate = defineCapability({
+  ...writes,
+  name: "documents.generate",
+  description:
+    "Have a model write a Markdown document from a prompt into the workspace: a new document, or a new version of the document named by documentId. Answers the document.",
+  input: Schema.Struct({
+    prompt: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20_000)),
+    title: Schema.optional(Title),
+    /** Write a new version of this document instead of a new one. */
+    documentId: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
+    /** The model tier (as a chat request's `tier`); the organization's default when omitted. */
+    tier: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
+  }),
+  output: DocumentVersion,
+  handler: (invocation, input) =>
+    Effect.gen(function* () {
+      // a revision is refused before any model is paid for when the document is not the workspace's
+      if (input.documentId !== undefined) yield* readDocument(invocation.workspaceId!, input.documentId)
+      const model = yield* resolveTurnModel({ orgId: invocation.orgId!, tier: input.tier })
+      const written = yield* Effect.tryPromise({
+        try: (signal) =>
+          generateText({ model: model.model, system: WRITER_PROMPT, prompt: input.prompt, providerOptions: model.providerOptions, abortSignal: signal, maxRetries: 0 }),
+        catch: (e) => new DocumentModelFailed({ message: `the model ${model.modelId} wrote no document: ${e instanceof Error ? e.message : String(e)}` })
+      })
+      const content = yield* Schema.decode(Markdown)(written.text.trim()).pipe(
+        Effect.mapError(() => new DocumentModelFailed({ message: `the model ${model.modelId} wrote more than a document holds` }))
+      )
+      const title = input.title ?? titleOf(content, input.prompt)
+      if (input.documentId === undefined) return yield* createDocument(invocation, title, content)
+      return yield* reviseDocument(invocation, input.documentId, title, content)
+    })
+})
+
+export const documentsPackCapabilities: ReadonlyArray<AnyCapability> = [documentsGenerate, documentsPdfCreate]

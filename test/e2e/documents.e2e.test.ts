@@ -2,7 +2,8 @@
  * Workspace documents end to end (spec 2.9, builtin `document.create/list/read`): over REST with
  * the bootstrap workspace key, reading its writes through `Svc-Position`, and over MCP; another
  * workspace sees none of them. `documents.pdf.create` (pack `svc/documents`) renders one to a
- * `gen_` PDF, downloaded and parsed back.
+ * `gen_` PDF, downloaded and parsed back; `documents.generate` has the model (the offline model
+ * of the test node's default tier) write one, also as the agent's tool in a turn.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -11,6 +12,7 @@ import { connectMcp } from "../support/mcp.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"
 import { ok, overMcp } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { streamChat } from "../support/chat.ts"
 import { readPdf } from "../support/pdfText.ts"
 import { expectError } from "./client.ts"
 
@@ -99,5 +101,44 @@ describe("documents.pdf.create", () => {
     expectError(await asOther("documents.pdf.create", { documentId }), 404, "not_found", "document_not_found")
     const file = ok(await asOwner("documents.pdf.create", { documentId }))
     expectError(await asOther("assistant.attachments.download", { fileId: file.fileId }), 404, "not_found", "file_not_found")
+  })
+})
+
+describe("documents.generate", () => {
+  it("has the model write a new document, then a new version of it", async () => {
+    // the offline model answers a plain prompt with `You said: <prompt>`
+    const written = ok(await asOwner("documents.generate", { prompt: "Launch checklist for the beta" }))
+    expect(written).toMatchObject({ title: "Launch checklist for the beta", version: 1, content: "You said: Launch checklist for the beta" })
+    expect(ok(await asOwner("document.read", { documentId: written.documentId }))).toEqual(written)
+
+    const revised = ok(await asOwner("documents.generate", { prompt: "Add the owners", documentId: written.documentId, title: "Beta launch" }))
+    expect(revised).toMatchObject({ documentId: written.documentId, title: "Beta launch", version: 2, content: "You said: Add the owners" })
+    expect(ok(await asOwner("document.read", { documentId: written.documentId }))).toEqual(revised)
+    expect(ok(await asOwner("document.read", { documentId: written.documentId, version: 1 }))).toEqual(written)
+  })
+
+  it("refuses to write into another workspace's document", async () => {
+    const { documentId } = ok(await asOwner("document.create", { title: "Ours", content: "x" }))
+    expectError(await asOther("documents.generate", { prompt: "overwrite", documentId }), 404, "not_found", "document_not_found")
+  })
+
+  it("as the agent's tools: a turn writes a document, the next renders it to a PDF the workspace downloads", async () => {
+    const generated = await streamChat(node, { content: '/tool documents__generate {"prompt":"Team offsite agenda","title":"Offsite"}' })
+    const written = generated.events.find((e) => e.type === "tool-call-end")
+    expect(written).toMatchObject({ status: "completed", output: { title: "Offsite", version: 1, content: "You said: Team offsite agenda" } })
+
+    const rendered = await streamChat(node, { content: `/tool documents__pdf__create {"documentId":"${written.output.documentId}"}` })
+    const file = rendered.events.find((e) => e.type === "tool-call-end")
+    expect(file).toMatchObject({ status: "completed", output: { name: "Offsite.pdf", mediaType: "application/pdf", documentId: written.output.documentId } })
+
+    // the turn's answer names no log position: the file's row may take a moment to be read
+    let reply = await asOwner("assistant.attachments.download", { fileId: file.output.fileId })
+    for (let i = 0; i < 50 && reply.status === 404; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      reply = await asOwner("assistant.attachments.download", { fileId: file.output.fileId })
+    }
+    const pdf = await readPdf(Buffer.from(ok(reply).contentBase64, "base64"))
+    expect(pdf.pageCount).toBe(1)
+    expect(pdf.pages[0]).toEqual(["Offsite", "You said: Team offsite agenda"])
   })
 })
