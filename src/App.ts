@@ -30,6 +30,7 @@ import * as LogSignals from "../streams/LogSignals.ts"
 import * as NodeMetrics from "../streams/Metrics.ts"
 import * as AccessCache from "./AccessCache.ts"
 import * as Outbound from "./Outbound.ts"
+import * as PackRegistry from "./packs/Registry.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { accountCapabilities } from "./capabilities/Account.ts"
 import { agentCapabilities } from "./capabilities/Agents.ts"
@@ -121,6 +122,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     clusterLayer(config),
     Layer.succeed(ActorHost.ActorKinds, actorKinds),
     Layer.succeed(Capabilities, registry),
+    PackRegistry.layer(registry),
     Layer.succeed(PublicUrl, config.baseUrl),
     Layer.succeed(AssistantSettings, config.assistant),
     Layer.succeed(Lockout, config.lockout),

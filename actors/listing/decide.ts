@@ -21,7 +21,8 @@ const listed = (state: ListingState, command: { readonly listingId: string; read
   onAllowList(state) && state.orgId === command.orgId ? Either.right(state) : Either.left(new ListingNotFound({ listingId: command.listingId }))
 
 const install = (state: ListingState, command: InstallListing, meta: CommandMeta): Decision => {
-  if (onAllowList(state)) return Either.left(new ListingExists({ listingId: command.listingId, name: command.name }))
+  // a capability pack is reinstalled idempotently (spec 4.5): its listing is the pack's, whatever asked
+  if (onAllowList(state)) return command.source === "svc" ? Either.right([]) : Either.left(new ListingExists({ listingId: command.listingId, name: command.name }))
   const { _tag, ...fields } = command
   return Either.right([new ListingInstalled({ ...fields, at: meta.at })])
 }

@@ -19,6 +19,7 @@ import { readmeOf } from "../marketplace/CatalogReadme.ts"
 import { normalizeBaseUrl, orgRegistryId } from "../marketplace/RegistrySettings.ts"
 import { RegistrySyncs } from "../marketplace/RegistrySchedule.ts"
 import { drivePages, startSync } from "../marketplace/RegistrySync.ts"
+import { type PackManifest, Packs } from "../packs/Registry.ts"
 import { decodeCursor, PageLimit } from "./Paging.ts"
 import { pluginManagers } from "./PluginListings.ts"
 
@@ -252,11 +253,53 @@ const BrowseCursor = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson
 
 const PluginType = Schema.Literal("mcp_server", "integration", "content_tool", "capability")
 
+/** The registry id packs carry in catalog answers: they come from the pack registry, not a registry of servers. */
+const PACK_REGISTRY_ID = "svc"
+
+/**
+ * Spec 4.5: the pack registry as catalog entries (auth kind `none`, no transports, the pack's
+ * category), without `hidden` and `preview` packs, filtered as servers are; one page (a handful).
+ */
+const browsePacks = (
+  packs: ReadonlyArray<PackManifest>,
+  input: { readonly search?: string | undefined; readonly transport?: string | undefined; readonly authKind?: string | undefined; readonly category?: string | undefined; readonly status?: string | undefined; readonly registryId?: string | undefined }
+): ReadonlyArray<CatalogServer> => {
+  const words = (input.search ?? "").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== "")
+  return packs
+    .filter((pack) => pack.visibility !== "hidden" && pack.visibility !== "preview")
+    .filter((pack) => {
+      const packWords = `${pack.id} ${pack.name} ${pack.description}`.toLowerCase().split(/[^\p{L}\p{N}]+/u)
+      return words.every((w) => packWords.some((p) => p.startsWith(w)))
+    })
+    .filter((pack) => input.transport === undefined && (input.authKind ?? "none") === "none" && (input.status ?? "active") === "active"
+      && (input.category ?? pack.category) === pack.category && input.registryId === undefined)
+    .sort((a, b) => a.id.localeCompare(b.id))
+    .map((pack) => ({
+      serverId: pack.id,
+      registryId: PACK_REGISTRY_ID,
+      name: pack.id,
+      version: pack.version,
+      isLatest: true,
+      title: pack.name,
+      description: pack.description,
+      repository: null,
+      websiteUrl: null,
+      icons: pack.icon === undefined ? [] : [{ src: pack.icon }],
+      transportTypes: [],
+      authKind: "none" as const,
+      categories: [pack.category],
+      status: "active" as const,
+      publishedAt: null,
+      upstreamUpdatedAt: null,
+      statusChangedAt: null
+    }))
+}
+
 export const browseCatalog = defineCapability({
   ...reads,
   name: "plugin.catalog.browse",
   description:
-    "Browse the catalog of MCP servers from the organization's registries and the default seed: each server's latest version, searched over name, title and description (word prefixes), filtered by transport, auth kind, category and status (deleted ones only when asked), in pages.",
+    "Browse the catalog of MCP servers from the organization's registries and the default seed: each server's latest version, searched over name, title and description (word prefixes), filtered by transport, auth kind, category and status (deleted ones only when asked), in pages; pluginType capability lists the capability packs instead.",
   input: Schema.Struct({
     search: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
     transport: Schema.optional(Schema.String),
@@ -271,7 +314,8 @@ export const browseCatalog = defineCapability({
   output: Schema.Struct({ servers: Schema.Array(CatalogServer), nextCursor: Schema.NullOr(Schema.String) }),
   handler: (invocation, input) =>
     Effect.gen(function* () {
-      // capability packs are served by the pack registry (issue 14); the registries list MCP servers only
+      if (input.pluginType === "capability") return { servers: browsePacks((yield* Packs).packs, input), nextCursor: null }
+      // the registries list MCP servers only
       if (input.pluginType !== undefined && input.pluginType !== "mcp_server") return { servers: [], nextCursor: null }
       const db = yield* Db
       const cache = yield* CatalogCache

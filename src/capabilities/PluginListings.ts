@@ -17,6 +17,7 @@ import { type AnyCapability, defineCapability, type Invocation, type Role } from
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 import { FailureDescriber } from "../Failures.ts"
 import { deniedBy, PluginSettings } from "../marketplace/PluginSettings.ts"
+import { Packs } from "../packs/Registry.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 
 /** Spec 5 rule 12: Owner and Admin; Members and Viewers are refused. */
@@ -63,8 +64,12 @@ const CustomInstall = Schema.Struct({
   config: Schema.optional(Config)
 })
 
-// Capability packs (issue 14) join as a third form, `{ pluginId }`, checked against the pack registry.
-const InstallInput = Schema.Union(CatalogInstall, CustomInstall)
+/** A capability pack of the pack registry (source `svc`), by its plugin id. */
+const PackInstall = Schema.Struct({
+  pluginId: Schema.String.pipe(Schema.pattern(/^svc\/[a-z0-9-]{1,100}$/, { message: () => "must be a capability pack id (svc/<slug>)" }))
+})
+
+const InstallInput = Schema.Union(CatalogInstall, CustomInstall, PackInstall)
 type InstallInput = typeof InstallInput.Type
 
 export const Listing = Schema.Struct({
@@ -145,6 +150,24 @@ const readCatalogServer = (orgId: string, serverId: string) =>
 /** The listing an install asks for (before the denylist and the name's actor decide). */
 const listingToInstall = (orgId: string, input: InstallInput) =>
   Effect.gen(function* () {
+    if ("pluginId" in input) {
+      const pack = (yield* Packs).byId.get(input.pluginId)
+      if (pack === undefined) return yield* new BadRequest({ reason: "unknown_plugin", message: `no capability pack ${input.pluginId}; plugin.catalog.browse with pluginType capability lists them` })
+      return {
+        pluginType: "capability" as const,
+        catalogServerId: null,
+        source: "svc" as const,
+        name: pack.id,
+        title: pack.name,
+        description: pack.description,
+        iconUrl: pack.icon ?? null,
+        endpointUrl: null,
+        transport: null,
+        authKind: "none" as const,
+        authConfig: {},
+        config: {}
+      }
+    }
     if ("catalogServerId" in input) {
       const server = yield* readCatalogServer(orgId, input.catalogServerId)
       const remote = remoteOf(server.remotes as ReadonlyArray<Remote>)
@@ -203,7 +226,7 @@ export const installListing = defineCapability({
   ...writes,
   name: "plugin.org.install",
   description:
-    "Add an MCP server to the organization's allow-list, disabled: a catalog server by its id (catalogServerId), or a custom server by its endpoint URL and transport (streamable-http or sse) with its auth kind (none, secret or oauth).",
+    "Add an MCP server to the organization's allow-list, disabled: a catalog server by its id (catalogServerId), a custom server by its endpoint URL and transport (streamable-http or sse) with its auth kind (none, secret or oauth), or a capability pack by its plugin id (pluginId, e.g. svc/documents; installing it again changes nothing).",
   input: InstallInput,
   output: Listing,
   handler: (invocation, input) => install(invocation, input, invocation.meta)

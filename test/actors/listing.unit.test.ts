@@ -40,6 +40,10 @@ describe("org listing (spec 3.5)", () => {
 
   it("an install adds the listing, disabled", () => listing.given([]).when(install).then([installed]))
   it("a second install of the name is refused", () => listing.given([installed]).when(install).thenThrows("ListingExists"))
+  it("a capability pack installed again changes nothing (idempotent)", () => {
+    const pack = { ...definition, pluginType: "capability" as const, source: "svc" as const, name: "svc/documents", endpointUrl: null, transport: null }
+    listing.given([new ListingInstalled({ listingId: "porg_1", ...pack, at }), enabled]).when(new InstallListing({ listingId: "porg_1", ...pack })).thenNothingHappened()
+  })
   it("an install after an uninstall revives the name", () => listing.given([installed, uninstalled]).when(install).then([installed]))
 
   it("set_enabled enables and disables; the same state again changes nothing", () => {
