@@ -8,9 +8,10 @@
  * (`OPENAI_BASE_URL`, `OPENAI_API_KEY`) through the AI SDK's `generateImage`.
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
-import { generateImage as generateWithModel } from "ai"
+import { generateImage as generateWithModel, generateText } from "ai"
 import { Effect, Schema } from "effect"
 import { AttachmentRefused, readAttachments, storeFiles } from "../assistant/Files.ts"
+import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { AssistantSettings } from "../assistant/Settings.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { NotFound } from "../Errors.ts"
@@ -25,7 +26,7 @@ export class VideoProviderUnavailable extends Schema.TaggedError<VideoProviderUn
   message: Schema.String
 }) {}
 
-/** The configured images model did not give an image (502 `image_provider_failed`). */
+/** The configured images model, or the model asked to write SVG, failed (502 `image_provider_failed`). */
 export class ImageProviderFailed extends Schema.TaggedError<ImageProviderFailed>()("ImageProviderFailed", {
   message: Schema.String
 }) {}
@@ -56,21 +57,53 @@ const makes = { sensitivity: "low", mutating: true, changesAccess: false, destru
 const looks = { sensitivity: "low", mutating: false, changesAccess: false, destructive: false, needsApproval: false } as const
 const everywhere = ["api", "mcp", "agent"] as const
 
+const SVG_WRITER_PROMPT =
+  "You draw pictures as SVG. Answer with one complete <svg> element, with the SVG namespace and the width and height asked, and nothing else: no prose, no scripts, no styles, no external references."
+
+/** The first `<svg>…</svg>` the tier's model writes for the prompt, or null when it wrote none. */
+const svgFromModel = (orgId: string, tier: string | undefined, prompt: string, width: number, height: number) =>
+  Effect.gen(function* () {
+    const model = yield* resolveTurnModel({ orgId, tier })
+    const written = yield* Effect.tryPromise({
+      try: (signal) =>
+        generateText({
+          model: model.model,
+          system: SVG_WRITER_PROMPT,
+          prompt: `${prompt}\n(width ${width}, height ${height})`,
+          providerOptions: model.providerOptions,
+          abortSignal: signal,
+          maxRetries: 0
+        }),
+      catch: (e) => new ImageProviderFailed({ message: `the model ${model.modelId} wrote no SVG: ${e instanceof Error ? e.message : String(e)}` })
+    })
+    return written.text.match(/<svg\b[\s\S]*<\/svg>/i)?.[0] ?? null
+  })
+
 export const generateSvg = defineCapability({
   name: "svg.generate",
-  description: "Draw an SVG image from a prompt; the SVG is sanitized (no scripts, event handlers, foreignObject or external references) and stored as a gen_ file of the workspace.",
+  description: "Draw an SVG image from a prompt with the model of a tier (the organization's default when omitted); the SVG is sanitized (no scripts, event handlers, foreignObject or external references) and stored as a gen_ file of the workspace.",
   scope: "workspace",
-  input: Schema.Struct({ prompt: Prompt, width: Schema.optional(Side), height: Schema.optional(Side) }),
-  output: Schema.Struct({ ...GeneratedFile.fields, svg: Schema.String }),
+  input: Schema.Struct({
+    prompt: Prompt,
+    width: Schema.optional(Side),
+    height: Schema.optional(Side),
+    /** The model tier (as a chat request's `tier`). */
+    tier: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
+  }),
+  output: Schema.Struct({ ...GeneratedFile.fields, svg: Schema.String, drawnBy: Schema.Literal("model", "offline") }),
   surfaces: everywhere,
   roles: writers,
   ...makes,
   claimedBy: "svc/media-svg",
   handler: (invocation, input) =>
     Effect.gen(function* () {
-      const svg = sanitizeSvg(renderPromptSvg(input.prompt, input.width ?? 512, input.height ?? 512))
+      const width = input.width ?? 512
+      const height = input.height ?? 512
+      // a model that writes no SVG (the offline model echoes its prompt) leaves the offline drawing
+      const written = yield* svgFromModel(invocation.orgId!, input.tier, input.prompt, width, height)
+      const svg = sanitizeSvg(written ?? renderPromptSvg(input.prompt, width, height))
       const file = yield* storeGenerated(invocation, fileNameOf(input.prompt, "svg"), "image/svg+xml", Buffer.from(svg, "utf8"))
-      return { ...file, svg }
+      return { ...file, svg, drawnBy: written === null ? ("offline" as const) : ("model" as const) }
     })
 })
 

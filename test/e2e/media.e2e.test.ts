@@ -48,13 +48,25 @@ describe("svg.generate", () => {
   it("stores a sanitized SVG drawn from the prompt as a gen_ file of the workspace", async () => {
     const prompt = `a lighthouse <script>alert(1)</script> at dusk`
     const made = ok(await asOwner("svg.generate", { prompt, width: 320, height: 200 }))
-    expect(made).toMatchObject({ mediaType: "image/svg+xml", name: "a-lighthouse-script-alert-1-script-at-dusk.svg" })
+    // the offline model writes no SVG for this prompt (it echoes it): the offline drawing answers
+    expect(made).toMatchObject({ mediaType: "image/svg+xml", name: "a-lighthouse-script-alert-1-script-at-dusk.svg", drawnBy: "offline" })
     expect(made.fileId).toMatch(/^gen_/)
     expect(made.svg).toMatch(/^<svg xmlns="http:\/\/www.w3.org\/2000\/svg" width="320" height="200"/)
     expect(made.svg).not.toContain("<script")
     const { bytes, row } = await stored(made.fileId)
     expect(Buffer.from(bytes!).toString("utf8")).toBe(made.svg)
     expect(row).toMatchObject({ media_type: "image/svg+xml", size: made.size })
+  })
+
+  it("sanitizes what the model wrote: hostile SVG echoed by the offline model is stored defused", async () => {
+    const hostile =
+      `<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" onload="alert(1)">` +
+      `<script>alert(2)</script><a href="javascript:alert(3)"><circle r="5" onclick="alert(4)"></circle></a>` +
+      `<use xlink:href="https://evil.example/sprite.svg#i"></use><foreignObject><iframe src="https://evil.example"></iframe></foreignObject></svg>`
+    const made = ok(await asOwner("svg.generate", { prompt: hostile }))
+    expect(made.drawnBy).toBe("model")
+    expect(made.svg).toBe(`<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink"><circle r="5"></circle><use></use></svg>`)
+    expect(Buffer.from((await stored(made.fileId)).bytes!).toString("utf8")).toBe(made.svg)
   })
 
   it("over MCP as well", async () => {
