@@ -117,6 +117,16 @@ describe("documents.generate", () => {
     expect(ok(await asOwner("document.read", { documentId: written.documentId, version: 1 }))).toEqual(written)
   })
 
+  it("over MCP: writes a document, renders it to PDF and downloads the file", async () => {
+    const written = await overMcp(mcp, "documents.generate", { prompt: "Release notes", title: "Notes" })
+    expect(written).toMatchObject({ refused: false, body: { title: "Notes", version: 1 } })
+    const file = await overMcp(mcp, "documents.pdf.create", { documentId: written.body.documentId })
+    expect(file).toMatchObject({ refused: false, body: { name: "Notes.pdf", mediaType: "application/pdf" } })
+    const download = await overMcp(mcp, "assistant.attachments.download", { fileId: file.body.fileId })
+    expect(download.refused).toBe(false)
+    expect((await readPdf(Buffer.from(download.body.contentBase64, "base64"))).pages[0]).toEqual(["Notes", "You said: Release notes"])
+  })
+
   it("refuses to write into another workspace's document", async () => {
     const { documentId } = ok(await asOwner("document.create", { title: "Ours", content: "x" }))
     expectError(await asOther("documents.generate", { prompt: "overwrite", documentId }), 404, "not_found", "document_not_found")
