@@ -11,6 +11,7 @@ import { filesSchemaOf } from "../../src/assistant/Files.ts"
 import { loadConfig } from "../../src/Config.ts"
 import { encodePng } from "../../src/media/Png.ts"
 import { capability, type Reply } from "../support/http.ts"
+import { enablePacks } from "../support/packs.ts"
 import { ok } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { expectError } from "./client.ts"
@@ -51,6 +52,7 @@ beforeAll(async () => {
   })
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
   asOwner = capability(node.baseUrl, workspaceKey, orgSlug, workspaceSlug)
+  await enablePacks(node, "svc/media-image")
 }, 60_000)
 afterAll(async () => {
   await node?.stop()

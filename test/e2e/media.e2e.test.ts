@@ -13,6 +13,7 @@ import { streamChat } from "../support/chat.ts"
 import { capability, type Reply, writePositions } from "../support/http.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"
+import { enablePacks } from "../support/packs.ts"
 import { ok, overMcp } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { expectError } from "./client.ts"
@@ -38,6 +39,7 @@ beforeAll(async () => {
   const other = await otherWorkspaceWithKey(node, { person: "other-member", keyName: "other" })
   asOther = (name, input) => capability(node.baseUrl, other.key, node.bootstrap.orgSlug, other.place.slug)(name, input)
   mcp = await connectMcp(node.baseUrl, node.bootstrap.workspaceKey, "media-e2e")
+  await enablePacks(node, "svc/media-svg", "svc/media-image", "svc/media-video")
 }, 60_000)
 afterAll(async () => {
   await mcp?.close()
