@@ -1,7 +1,7 @@
 /**
  * A Markdown document rendered to PDF (pdf-lib, the standard fonts: nothing to embed or fetch):
  * its title, headings, paragraphs, ordered and bulleted lists (nested), tables with a bold header
- * row and a grid, code blocks, quotes and rules, on A4 pages that follow as the text runs on.
+ * row, a grid and each column's alignment, code blocks, quotes and rules, on A4 pages that follow as the text runs on.
  * Inline emphasis, code and links keep their text. The result depends only on the input: the
  * document's dates are the time given, so the same document renders to the same bytes.
  */
@@ -178,7 +178,9 @@ class Writer {
       lines.forEach((cellLines, c) => {
         cellLines.forEach((line, l) => {
           const y = top - CELL_PADDING - (l + 1) * lineHeight + (lineHeight - size) / 2
-          this.page.drawText(line, { x: x + c * width + CELL_PADDING, y, size, font })
+          const room = width - 2 * CELL_PADDING - font.widthOfTextAtSize(line, size)
+          const shift = cells[c].align === "right" ? room : cells[c].align === "center" ? room / 2 : 0
+          this.page.drawText(line, { x: x + c * width + CELL_PADDING + shift, y, size, font })
         })
         this.page.drawRectangle({ x: x + c * width, y: top - height, width, height, borderWidth: 0.5, borderColor: rgb(0.5, 0.5, 0.5) })
       })

@@ -76,6 +76,17 @@ describe("renderPdf", () => {
     expect(lines.filter((line) => line.startsWith("Paragraph 80:"))[0].split(" ").length).toBeLessThan(40)
   })
 
+  it("aligns a table column as its delimiter row says", async () => {
+    const pdf = await readPdf(await renderPdf("T", "| left | right |\n| :--- | ---: |\n| a | b |\n", AT))
+    const xOf = (text: string) => pdf.shown[0].find((item) => item.text === text)!.x
+    const columnWidth = (595.28 - 2 * 56) / 2
+    expect(xOf("a")).toBeCloseTo(56 + 4)
+    // right-aligned: the cell's text ends at its right padding
+    expect(xOf("b")).toBeGreaterThan(56 + columnWidth + columnWidth / 2)
+    // a longer text in the same right-aligned column starts further left
+    expect(xOf("right")).toBeLessThan(xOf("b"))
+  })
+
   it("renders the same document to the same bytes", async () => {
     expect(Buffer.from(await renderPdf("Same", report, AT)).equals(Buffer.from(await renderPdf("Same", report, AT)))).toBe(true)
   })
