@@ -13,6 +13,7 @@ import { otherWorkspaceWithKey } from "../support/places.ts"
 import { ok, overMcp } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { streamChat } from "../support/chat.ts"
+import { enablePacks } from "../support/packs.ts"
 import { readPdf } from "../support/pdfText.ts"
 import { expectError } from "./client.ts"
 
@@ -28,6 +29,8 @@ const asOwner = async (name: string, input: unknown) => {
 
 beforeAll(async () => {
   node = await startTestNode()
+  // documents.generate and documents.pdf.create are the svc/documents pack's: the organization installs and enables it
+  await enablePacks(node, "svc/documents")
   const other = await otherWorkspaceWithKey(node, { person: "other-member", keyName: "other" })
   asOther = (name, input) => capability(node.baseUrl, other.key, node.bootstrap.orgSlug, other.place.slug)(name, input)
   mcp = await connectMcp(node.baseUrl, node.bootstrap.workspaceKey, "documents-e2e")
