@@ -17,6 +17,7 @@ import { type AnyCapability, defineCapability, type Invocation } from "../Capabi
 import { NotFound } from "../Errors.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { decodePng, dominantColours, renderPromptPng } from "../media/Png.ts"
+import { dimensionsOf, formatOf } from "../media/ImageInfo.ts"
 import { renderPromptSvg, sanitizeSvg } from "../media/Svg.ts"
 import { DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 import { uploaderOf } from "./Attachments.ts"
@@ -123,8 +124,8 @@ const imageFromModel = (modelId: string, prompt: string, width: number, height: 
   })
 
 /** The image of a prompt, stored: the configured model's, else the offline renderer's (the same
- * prompt and size give the same bytes). Width and height are read back from a PNG, since a model
- * may answer another size than asked. */
+ * prompt and size give the same bytes). Width and height are the image's own (its PNG, GIF or JPEG
+ * header), since a model may answer another size than asked. */
 const renderAndStore = (invocation: Invocation, input: typeof ImageInput.Type, side: number) =>
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
@@ -134,15 +135,15 @@ const renderAndStore = (invocation: Invocation, input: typeof ImageInput.Type, s
       ? { bytes: renderPromptPng(input.prompt, width, height), mediaType: "image/png" }
       : yield* imageFromModel(settings.imageModel, input.prompt, width, height)
     const format = formatOf(image.bytes)
-    const raster = format === "png" ? readPng(image.bytes) : null
+    const dimensions = dimensionsOf(image.bytes, format)
     const extension = format === "unknown" ? (image.mediaType.split("/")[1] ?? "bin") : format
     const file = yield* storeGenerated(invocation, fileNameOf(input.prompt, extension), image.mediaType, image.bytes)
-    return { ...file, width: raster?.width ?? width, height: raster?.height ?? height }
+    return { ...file, width: dimensions?.width ?? width, height: dimensions?.height ?? height }
   })
 
 export const generateImage = defineCapability({
   name: "image.generate",
-  description: "Generate a PNG image from a prompt (default 512×512) and store it as a gen_ file of the workspace.",
+  description: "Generate an image from a prompt (default 512×512; PNG offline) and store it as a gen_ file of the workspace.",
   scope: "workspace",
   input: ImageInput,
   output: ImageOutput,
@@ -155,7 +156,7 @@ export const generateImage = defineCapability({
 
 export const createImage = defineCapability({
   name: "image.create",
-  description: "Create a PNG image from a prompt at a given size (default 1024×1024) and store it as a gen_ file of the workspace.",
+  description: "Create an image from a prompt at a given size (default 1024×1024; PNG offline) and store it as a gen_ file of the workspace.",
   scope: "workspace",
   input: ImageInput,
   output: ImageOutput,
@@ -165,17 +166,6 @@ export const createImage = defineCapability({
   claimedBy: "svc/media-image",
   handler: (invocation, input) => renderAndStore(invocation, input, 1024)
 })
-
-/** The format a file's bytes open with (the upload rules check the same signatures). */
-const formatOf = (bytes: Uint8Array): string => {
-  const head = Buffer.from(bytes.subarray(0, 12))
-  if (head.subarray(0, 8).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))) return "png"
-  if (head[0] === 0xff && head[1] === 0xd8 && head[2] === 0xff) return "jpeg"
-  if (head.toString("latin1", 0, 4) === "GIF8") return "gif"
-  if (head.toString("latin1", 0, 4) === "RIFF" && head.toString("latin1", 8, 12) === "WEBP") return "webp"
-  if (/^\s*(<\?xml[^>]*>\s*)?<svg\b/.test(Buffer.from(bytes.subarray(0, 512)).toString("utf8"))) return "svg"
-  return "unknown"
-}
 
 /** A PNG's raster, or null for one this decoder does not read (palette, interlaced, 16-bit) or
  * whose data is corrupt: the file is still described by its format and size. */
@@ -189,7 +179,7 @@ const readPng = (bytes: Uint8Array) => {
 
 export const analyzeImage = defineCapability({
   name: "image.analyze",
-  description: "Describe an image file of the workspace: its format, size in bytes, and for PNG its dimensions and dominant colours.",
+  description: "Describe an image file of the workspace: its format, size in bytes, dimensions (PNG, GIF, JPEG) and, for PNG, its dominant colours.",
   scope: "workspace",
   input: Schema.Struct({ fileId: Schema.String.pipe(Schema.maxLength(64)) }),
   output: Schema.Struct({
@@ -214,12 +204,13 @@ export const analyzeImage = defineCapability({
       )
       const format = formatOf(file.bytes)
       const raster = format === "png" ? readPng(file.bytes) : null
+      const dimensions = dimensionsOf(file.bytes, format)
       return {
         fileId: file.id,
         format,
         size: file.bytes.length,
-        width: raster?.width ?? null,
-        height: raster?.height ?? null,
+        width: dimensions?.width ?? null,
+        height: dimensions?.height ?? null,
         dominantColours: raster === null ? [] : dominantColours(raster, 5)
       }
     })
