@@ -177,6 +177,8 @@ const table: Readonly<Record<string, Row>> = {
   // org listings and workspace installs (docs/decisions.md, "Plugin listings, workspace installs and credentials")
   ListingNotFound: notFound("listing_not_found", (e) => `no listing ${e.listingId} on this organization's allow-list`),
   ListingExists: conflict("listing_exists", (e) => `${e.name} is already on this organization's allow-list (${e.listingId})`),
+  // spec 7.3: the code alone, the same on every surface; 403 as any refusal to run (docs/decisions.md, "Pack entitlement")
+  CapabilityNotInstalled: own(403, "capability_not_installed"),
   CapabilityListing: conflict("capability_listing", (e) => `${e.listingId} is a capability pack: it is enabled for the whole organization, not per workspace`),
   ListingDisabledInOrg: conflict("listing_disabled", (e) => `${e.listingId} is disabled for the organization; an Owner or Admin enables it first`),
   NotEnabledInWorkspace: conflict("not_enabled_in_workspace", (e) => `${e.listingId} is not enabled in this workspace`),

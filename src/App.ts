@@ -31,6 +31,7 @@ import * as NodeMetrics from "../streams/Metrics.ts"
 import * as AccessCache from "./AccessCache.ts"
 import * as Outbound from "./Outbound.ts"
 import * as PackRegistry from "./packs/Registry.ts"
+import * as Entitlement from "./packs/Entitlement.ts"
 import { Capabilities, makeRegistry } from "./Capabilities.ts"
 import { accountCapabilities } from "./capabilities/Account.ts"
 import { agentCapabilities } from "./capabilities/Agents.ts"
@@ -145,7 +146,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer).pipe(Layer.provideMerge(charged))
+  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
   // runs call capabilities and turns: the engine stops before what they need
   return Automations.layer.pipe(Layer.provideMerge(services))
 }

@@ -21,6 +21,7 @@ import { AuditLog } from "./AuditLog.ts"
 import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "./Auth.ts"
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
 import { bindIdempotencyKey, requestDigest } from "./IdempotencyKeys.ts"
+import { checkEntitlement } from "./packs/Entitlement.ts"
 
 /** `playbook`: an automation's run; it may invoke what the agent surface offers, and what lists it
  * (a turn: `ask_assistant`) (docs/decisions.md). */
@@ -193,6 +194,8 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
       // AccessCache: a refusal is decided on fresh facts next time (once the caller's SSO sign-in has landed, say)
       Effect.tapError(() => Effect.sync(() => { if (place.orgId !== null) accessCache.invalidateOrg(place.orgId) }))
     )
+    // spec 7.3: a pack's capability only for an organization that installed and enabled the pack
+    yield* checkEntitlement(capability, place.orgId)
     const raw = yield* request.input
     const polluted = prototypeKeyIn(raw, "input")
     if (polluted !== undefined) {

@@ -3,6 +3,7 @@
  * caller holds, plus the engine's own `ask_user`. The listing route and the turn both derive them
  * here, so what a person sees listed is what the agent may call.
  */
+import { entitled } from "../packs/Entitlement.ts"
 import type { AnyCapability, Invocation, Registry } from "../Capabilities.ts"
 import { type JsonObject, objectSchemaOf } from "../ToolSchemas.ts"
 import type { RiskLevel } from "./ChatEvents.ts"
@@ -38,11 +39,12 @@ const isPerson = (invocation: Invocation) =>
 /** A capability an agent's turn can be offered: on the agent surface, acting in the turn's workspace. */
 export const isAgentCapability = (capability: AnyCapability): boolean => capability.surfaces.includes("agent") && capability.scope === "workspace"
 
-/** The capabilities the agent may call for this caller: on the agent surface, with a role the caller holds. */
-export const agentToolsFor = (registry: Registry, invocation: Invocation): ReadonlyArray<AgentTool> => {
+/** The capabilities the agent may call for this caller: on the agent surface, with a role the caller
+ * holds, and builtin or of a pack the organization installed and enabled (`packs`). */
+export const agentToolsFor = (registry: Registry, invocation: Invocation, packs: ReadonlySet<string>): ReadonlyArray<AgentTool> => {
   const tools: Array<AgentTool> = []
   for (const capability of registry.all) {
-    if (!isAgentCapability(capability)) continue
+    if (!isAgentCapability(capability) || !entitled(capability, packs)) continue
     const allowed = capability.roles.some((grant) => (grant === "person" ? isPerson(invocation) : invocation.roles.includes(grant)))
     if (!allowed) continue
     const inputSchema = objectSchemaOf(capability.input)

@@ -4,6 +4,7 @@
  * not found (-32001), never revealed. A new task's turn passes the chat's own checks (7.1). The
  * streaming methods answer with the started task, whose updates the gateway frames as SSE.
  */
+import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
@@ -212,7 +213,7 @@ export const extendedCard = defineCapability({
     Effect.gen(function* () {
       const [orgSlug, workspaceSlug] = (yield* slugsOf(invocation.orgId!, invocation.workspaceId)).split("/")
       const agents = yield* listAgents(invocation.workspaceId!)
-      return extendedAgentCard(yield* PublicUrl, { orgSlug, workspaceSlug }, agents, agentToolsFor(yield* Capabilities, invocation))
+      return extendedAgentCard(yield* PublicUrl, { orgSlug, workspaceSlug }, agents, agentToolsFor(yield* Capabilities, invocation, yield* packsOf(invocation.orgId)))
     })
 })
 

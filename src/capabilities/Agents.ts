@@ -10,6 +10,7 @@
  *
  * `askAgent` runs one turn of an agent for an in-process caller (automations' `agent` step).
  */
+import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Schema } from "effect"
 import { AgentActor, agentIdOf } from "../../actors/agent/actor.ts"
 import { AgentNotFound } from "../../actors/agent/errors.ts"
@@ -54,9 +55,10 @@ const SlugInput = Schema.Struct({ slug: AgentSlug })
 /** The capability names an agent may be given: the registry's on the agent surface. */
 const agentCapabilityNames = (registry: Registry) => registry.all.filter(isAgentCapability).map((capability) => capability.name)
 
-const viewOf = (agent: WorkspaceAgent, invocation: Invocation, registry: Registry): typeof Agent.Type => ({
+/** An agent as callers see it: with no tools named, the tools the caller's turn would be offered. */
+const viewOf = (agent: WorkspaceAgent, invocation: Invocation, registry: Registry, packs: ReadonlySet<string>): typeof Agent.Type => ({
   ...agent,
-  tools: agent.tools ?? agentToolsFor(registry, invocation).map((tool) => tool.capability.name)
+  tools: agent.tools ?? agentToolsFor(registry, invocation, packs).map((tool) => tool.capability.name)
 })
 
 const fromState = (state: AgentState): WorkspaceAgent => {
@@ -105,7 +107,7 @@ export const createAgent = defineCapability({
         }),
         invocation.meta
       )
-      return viewOf(fromState(state), invocation, registry)
+      return viewOf(fromState(state), invocation, registry, yield* packsOf(invocation.orgId))
     })
 })
 
@@ -134,7 +136,7 @@ export const updateAgent = defineCapability({
         new UpdateAgent({ workspaceId, slug, ...changes, agentTools: agentCapabilityNames(registry) }),
         invocation.meta
       )
-      return viewOf(fromState(state), invocation, registry)
+      return viewOf(fromState(state), invocation, registry, yield* packsOf(invocation.orgId))
     })
 })
 
@@ -164,7 +166,7 @@ export const getAgent = defineCapability({
     Effect.gen(function* () {
       const agent = yield* findAgent(invocation.workspaceId!, input.slug)
       if (agent === undefined) return yield* new AgentNotFound({ slug: input.slug })
-      return viewOf(agent, invocation, yield* Capabilities)
+      return viewOf(agent, invocation, yield* Capabilities, yield* packsOf(invocation.orgId))
     })
 })
 
@@ -178,7 +180,8 @@ export const listWorkspaceAgents = defineCapability({
     Effect.gen(function* () {
       const registry = yield* Capabilities
       const agents = yield* listAgents(invocation.workspaceId!)
-      return { agents: agents.map((agent) => viewOf(agent, invocation, registry)) }
+      const packs = yield* packsOf(invocation.orgId)
+      return { agents: agents.map((agent) => viewOf(agent, invocation, registry, packs)) }
     })
 })
 

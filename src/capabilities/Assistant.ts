@@ -4,6 +4,7 @@
  * one JSON answer. The others act on a turn's approvals, questions, reply and stop; only the person
  * who asked the turn (for a key, its creator) may answer or stop it.
  */
+import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Exit, FiberRef, Schema } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { FinishRun, ResolveApproval } from "../../actors/conversation/protocol.ts"
@@ -163,7 +164,7 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
     const attachments = input.attachments ?? []
     yield* checkAttachments(workspaceId, attachments)
     const registry = yield* Capabilities
-    const allowed = agentToolsFor(registry, invocation)
+    const allowed = agentToolsFor(registry, invocation, yield* packsOf(invocation.orgId))
     const agentTools = agent?.tools ?? null
     const prepared: PreparedTurn = {
       invocation,
@@ -336,7 +337,7 @@ export const listAgentTools = defineCapability({
   handler: (invocation) =>
     Effect.gen(function* () {
       const registry = yield* Capabilities
-      const tools = agentToolsFor(registry, invocation).map((tool) => ({
+      const tools = agentToolsFor(registry, invocation, yield* packsOf(invocation.orgId)).map((tool) => ({
         name: tool.toolName,
         capability: tool.capability.name,
         description: tool.capability.description,

@@ -17,6 +17,7 @@ import { type AnyCapability, defineCapability, type Invocation, type Role } from
 import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
 import { FailureDescriber } from "../Failures.ts"
 import { deniedBy, PluginSettings } from "../marketplace/PluginSettings.ts"
+import { Entitlements } from "../packs/Entitlement.ts"
 import { Packs } from "../packs/Registry.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 
@@ -219,6 +220,7 @@ const install = (invocation: Invocation, input: InstallInput, meta: Invocation["
     const listingId = listingIdOf(orgId, listing.pluginType, listing.name)
     const host = yield* ActorHost
     const { state } = yield* host.send(ListingActor, listingId, new InstallListing({ listingId, orgId, ...listing }), meta)
+    ;(yield* Entitlements).drop(orgId)
     return listingOfState(state)
   })
 
@@ -276,8 +278,11 @@ export const installListings = defineCapability({
 
 const ListingRef = Schema.Struct({ listingId: ListingId })
 
+/** A change of a listing; this node's entitlement cache forgets the organization (a pack may have changed). */
 const sendToListing = <C extends { readonly _tag: string }>(invocation: Invocation, listingId: string, command: C) =>
-  Effect.flatMap(ActorHost, (host) => host.send(ListingActor, listingId, command as never, invocation.meta))
+  Effect.flatMap(ActorHost, (host) => host.send(ListingActor, listingId, command as never, invocation.meta)).pipe(
+    Effect.tap(() => Effect.map(Entitlements, (entitlements) => entitlements.drop(orgOf(invocation))))
+  )
 
 export const setListingEnabled = defineCapability({
   ...writes,

@@ -1,9 +1,18 @@
 /**
  * Capability packs end to end (spec 2.9, 4.5, 7.3): the pack registry browsed as catalog entries,
- * a pack installed by its plugin id (idempotently; a bad id refused) over REST and MCP.
+ * a pack installed by its plugin id (idempotently; a bad id refused) over REST and MCP, and the
+ * checkpoint's entitlement: a pack's capability refused with capability_not_installed on REST, MCP
+ * and the agent until its organization installs and enables the pack, and again once uninstalled;
+ * another organization unaffected.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { Effect, Runtime } from "effect"
+import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { OrgActor } from "../../actors/org/actor.ts"
+import { AddMember, CreateOrganization, CreateWorkspace, SetWorkspaceRole } from "../../actors/org/protocol.ts"
+import { streamChat } from "../support/chat.ts"
+import { addPerson, callWithCookie, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { type Caller, ok, overMcp, signInPluginPeople } from "../support/plugins.ts"
 import { expectError } from "./client.ts"
@@ -11,10 +20,32 @@ import { expectError } from "./client.ts"
 let node: TestNode
 let asOwner: Caller
 let ownerMcp: Client
+/** The Owner of a second organization, signed in. */
+let asOtherOwner: Caller
+
+/** A second organization made through the actors, as bootstrap makes the first, and its Owner signed in. */
+const otherOrganization = async (): Promise<Caller> => {
+  const suffix = randomUUID().slice(0, 8)
+  const orgId = `org_other_${suffix}`
+  const workspaceId = `wsp_other_${suffix}`
+  const owner = await addPerson(node, "other-owner")
+  const meta = () => ({ commandId: randomUUID(), at: new Date().toISOString(), actor: "system" })
+  await Runtime.runPromise(node.runtime)(
+    Effect.gen(function* () {
+      yield* node.host.send(OrgActor, orgId, new CreateOrganization({ orgId, slug: `other-${suffix}`, name: "Other" }), meta())
+      yield* node.host.send(OrgActor, orgId, new AddMember({ orgId, userId: owner.userId, role: "owner" }), meta())
+      yield* node.host.send(OrgActor, orgId, new CreateWorkspace({ orgId, workspaceId, slug: "main", name: "Main" }), meta())
+      yield* node.host.send(OrgActor, orgId, new SetWorkspaceRole({ orgId, workspaceId, userId: owner.userId, role: "admin" }), meta())
+    }) as Effect.Effect<void, unknown, never>
+  )
+  const { cookie } = await signIn(node.baseUrl, owner)
+  return (capability, input) => callWithCookie(node.baseUrl, cookie, `/v1/other-${suffix}/main/${capability.replaceAll(".", "/")}`, input)
+}
 
 beforeAll(async () => {
   node = await startTestNode()
   ;({ asOwner, ownerMcp } = await signInPluginPeople(node, "packs-e2e"))
+  asOtherOwner = await otherOrganization()
 }, 60_000)
 
 afterAll(async () => {
@@ -91,8 +122,57 @@ describe("plugin.org.install with pluginId (spec 4.5)", () => {
   })
 
   it("a pack listing is not enabled per workspace: 409 capability_listing", async () => {
-    const listing = ok(await asOwner("plugin.org.install", { pluginId: "svc/media-image" }))
+    const listing = ok(await asOwner("plugin.org.install", { pluginId: "svc/media-video" }))
     ok(await asOwner("plugin.org.set_enabled", { listingId: listing.listingId, enabled: true }))
     expectError(await asOwner("plugin.workspace.set_enabled", { listingId: listing.listingId, enabled: true }), 409, "conflict", "capability_listing")
+  })
+})
+
+describe("entitlement in the checkpoint (spec 7.3, 8)", () => {
+  const notInstalled = (reply: { status: number; body: any }) => {
+    expectError(reply, 403, "capability_not_installed", undefined)
+    expect(reply.body.error.message).toContain("svc/media-image")
+    expect(reply.body.error.message).toContain(`plugin.org.install {"pluginId":"svc/media-image"}`)
+  }
+  // agent.tools.list answers on POST agent/tools
+  const agentTools = async (caller: Caller) => ok(await caller("agent.tools", {})).tools.map((t: { capability: string | null }) => t.capability)
+  const agentCall = async () => (await streamChat(node, { content: `/tool image__list {}` })).events.find((e) => e.type === "tool-call-end")
+
+  it("a pack's capability is refused until installed and enabled, served then, refused again once uninstalled; another organization unaffected", async () => {
+    notInstalled(await asOwner("image.list", {}))
+    const mcpRefusal = await overMcp(ownerMcp, "image.list", {})
+    expect(mcpRefusal).toMatchObject({ refused: true, body: { error: { code: "capability_not_installed" } } })
+    expect(mcpRefusal.body.error.message).toContain("svc/media-image")
+    expect(await agentTools(asOwner)).not.toContain("image.list")
+    expect(await agentTools(asOwner)).toContain("document.list")
+    // not offered to the turn at all: the offline model asking for it anyway gets a failed call
+    expect(await agentCall()).toMatchObject({ status: "failed" })
+
+    // installed but not enabled: still refused
+    const listing = ok(await asOwner("plugin.org.install", { pluginId: "svc/media-image" }))
+    notInstalled(await asOwner("image.list", {}))
+
+    ok(await asOwner("plugin.org.set_enabled", { listingId: listing.listingId, enabled: true }))
+    expect(ok(await asOwner("image.list", {}))).toEqual({ images: [] })
+    expect(await overMcp(ownerMcp, "image.list", {})).toEqual({ refused: false, body: { images: [] } })
+    expect(await agentTools(asOwner)).toContain("image.list")
+    expect(await agentCall()).toMatchObject({ status: "completed", output: { images: [] } })
+    // the other organization installed nothing
+    notInstalled(await asOtherOwner("image.list", {}))
+    expect(await agentTools(asOtherOwner)).not.toContain("image.list")
+
+    ok(await asOwner("plugin.org.uninstall", { listingId: listing.listingId }))
+    notInstalled(await asOwner("image.list", {}))
+    expect(await overMcp(ownerMcp, "image.list", {})).toMatchObject({ refused: true, body: { error: { code: "capability_not_installed" } } })
+    expect(await agentTools(asOwner)).not.toContain("image.list")
+    // not offered to the turn at all: the offline model asking for it anyway gets a failed call
+    expect(await agentCall()).toMatchObject({ status: "failed" })
+  })
+
+  it("the other organization's install serves it there, not here", async () => {
+    const listing = ok(await asOtherOwner("plugin.org.install", { pluginId: "svc/media-image" }))
+    ok(await asOtherOwner("plugin.org.set_enabled", { listingId: listing.listingId, enabled: true }))
+    expect(ok(await asOtherOwner("image.list", {}))).toEqual({ images: [] })
+    notInstalled(await asOwner("image.list", {}))
   })
 })
