@@ -84,21 +84,12 @@ export interface PackRegistry {
 export class Packs extends Context.Tag("svc/Packs")<Packs, PackRegistry>() {}
 
 /**
- * Capabilities of the first-party packs still being built (issue 14, in parallel changes): a
- * contract naming one of them is not unknown while it is not registered yet. Once all are
- * registered this set changes nothing; it goes then (docs/decisions.md, "Pack registry").
- */
-export const AWAITED_CAPABILITIES: ReadonlySet<string> = new Set(firstPartyPacks.flatMap((pack) => pack.contracts))
-
-/**
  * What is wrong with the manifests against the capabilities registered, one sentence per fault
- * (empty when valid). `registered` lists every capability's name and claim; a contract naming an
- * `awaited` capability that is not registered is no fault.
+ * (empty when valid). `registered` lists every capability's name and claim.
  */
 export const packFaults = (
   manifests: ReadonlyArray<PackManifest>,
-  registered: ReadonlyArray<{ readonly name: string; readonly claimedBy: string }>,
-  awaited: ReadonlySet<string> = new Set()
+  registered: ReadonlyArray<{ readonly name: string; readonly claimedBy: string }>
 ): ReadonlyArray<string> => {
   const faults: Array<string> = []
   const claimOf = new Map(registered.map((c) => [c.name, c.claimedBy]))
@@ -115,9 +106,7 @@ export const packFaults = (
       if (other !== undefined) faults.push(`capability ${name} is claimed by both ${other} and ${pack.id}`)
       else claimant.set(name, pack.id)
       const claim = claimOf.get(name)
-      if (claim === undefined) {
-        if (!awaited.has(name)) faults.push(`pack ${pack.id} claims unknown capability ${name}`)
-      }
+      if (claim === undefined) faults.push(`pack ${pack.id} claims unknown capability ${name}`)
       else if (claim !== pack.id) faults.push(`pack ${pack.id} claims ${name}, but that capability says claimedBy ${claim}`)
     }
   }
@@ -128,20 +117,11 @@ export const packFaults = (
   return faults
 }
 
-/**
- * The packs this build offers: validated whole, then a pack none of whose capabilities is
- * registered yet (all awaited) is left out of browsing and install (docs/decisions.md, "Pack
- * registry"). Throws naming every fault: a node does not start on an invalid registry.
- */
-export const makePackRegistry = (
-  manifests: ReadonlyArray<PackManifest>,
-  capabilities: Pick<Registry, "all" | "byName">,
-  awaited: ReadonlySet<string> = AWAITED_CAPABILITIES
-): PackRegistry => {
-  const faults = packFaults(manifests, capabilities.all, awaited)
-  const offered = manifests.filter((pack) => pack.contracts.some((name) => capabilities.byName.has(name)))
+/** The pack registry, validated: throws naming every fault, so a node does not start on an invalid one. */
+export const makePackRegistry = (manifests: ReadonlyArray<PackManifest>, capabilities: Pick<Registry, "all">): PackRegistry => {
+  const faults = packFaults(manifests, capabilities.all)
   if (faults.length > 0) throw new Error(`invalid capability-pack registry: ${faults.join("; ")}`)
-  return { packs: offered, byId: new Map(offered.map((pack) => [pack.id, pack])) }
+  return { packs: manifests, byId: new Map(manifests.map((pack) => [pack.id, pack])) }
 }
 
 /** The node's pack registry, checked as the node starts. */
