@@ -141,29 +141,28 @@ const renderAndStore = (invocation: Invocation, input: typeof ImageInput.Type, s
     return { ...file, width: dimensions?.width ?? width, height: dimensions?.height ?? height }
   })
 
-export const generateImage = defineCapability({
-  name: "image.generate",
-  description: "Generate an image from a prompt (default 512×512; PNG offline) and store it as a gen_ file of the workspace.",
+/** What `image.generate` and `image.create` share: they differ in their default size. */
+const imageMaking = {
   scope: "workspace",
   input: ImageInput,
   output: ImageOutput,
   surfaces: everywhere,
   roles: writers,
   ...makes,
-  claimedBy: "svc/media-image",
+  claimedBy: "svc/media-image"
+} as const
+
+export const generateImage = defineCapability({
+  ...imageMaking,
+  name: "image.generate",
+  description: "Generate an image from a prompt (default 512×512; PNG offline) and store it as a gen_ file of the workspace.",
   handler: (invocation, input) => renderAndStore(invocation, input, 512)
 })
 
 export const createImage = defineCapability({
+  ...imageMaking,
   name: "image.create",
   description: "Create an image from a prompt at a given size (default 1024×1024; PNG offline) and store it as a gen_ file of the workspace.",
-  scope: "workspace",
-  input: ImageInput,
-  output: ImageOutput,
-  surfaces: everywhere,
-  roles: writers,
-  ...makes,
-  claimedBy: "svc/media-image",
   handler: (invocation, input) => renderAndStore(invocation, input, 1024)
 })
 
