@@ -106,6 +106,9 @@ export interface AssistantConfig {
   /** `IMAGE_MODEL`: the images model `image.generate`/`image.create` ask on the OpenAI-compatible
    * endpoint; unset: the offline renderer. */
   readonly imageModel?: string | undefined
+  /** `VISION_MODEL`: a vision-capable chat model on the OpenAI-compatible endpoint that
+   * `image.analyze` asks to describe an image; unset: the analysis reads the file alone. */
+  readonly visionModel?: string | undefined
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -228,7 +231,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       approvalTtlMs: int(env.APPROVAL_TTL_MS, 24 * 60 * 60 * 1000, "APPROVAL_TTL_MS"),
       maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES"),
       codegraphUrl: env.CODEGRAPH_URL || undefined,
-      imageModel: env.IMAGE_MODEL || undefined
+      imageModel: env.IMAGE_MODEL || undefined,
+      visionModel: env.VISION_MODEL || undefined
     },
     authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
     mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" },

@@ -176,9 +176,30 @@ const readPng = (bytes: Uint8Array) => {
   }
 }
 
+const DESCRIBE_PROMPT = "Describe what this image shows in two or three sentences."
+
+/** What the configured vision model sees in the image (one call, no tools). */
+const describeWithModel = (modelId: string, bytes: Uint8Array, mediaType: string) =>
+  Effect.gen(function* () {
+    const settings = yield* AssistantSettings
+    const model = createOpenAICompatible({ name: "openai", baseURL: settings.openaiBaseUrl, apiKey: settings.openaiApiKey }).chatModel(modelId)
+    const { text } = yield* Effect.tryPromise({
+      try: (signal) =>
+        generateText({
+          model,
+          messages: [{ role: "user", content: [{ type: "text", text: DESCRIBE_PROMPT }, { type: "image", image: bytes, mediaType }] }],
+          maxRetries: 0,
+          abortSignal: signal
+        }),
+      catch: (e) => new ImageProviderFailed({ message: `the vision model ${modelId} did not describe the image: ${e instanceof Error ? e.message : String(e)}` })
+    })
+    return text
+  })
+
 export const analyzeImage = defineCapability({
   name: "image.analyze",
-  description: "Describe an image file of the workspace: its format, size in bytes, dimensions (PNG, GIF, JPEG) and, for PNG, its dominant colours.",
+  description:
+    "Describe an image file of the workspace: its format, size in bytes, dimensions (PNG, GIF, JPEG), for PNG its dominant colours, and what a vision model sees in it when one is configured.",
   scope: "workspace",
   input: Schema.Struct({ fileId: Schema.String.pipe(Schema.maxLength(64)) }),
   output: Schema.Struct({
@@ -187,7 +208,9 @@ export const analyzeImage = defineCapability({
     size: Schema.Number,
     width: Schema.NullOr(Schema.Number),
     height: Schema.NullOr(Schema.Number),
-    dominantColours: Schema.Array(Schema.Struct({ hex: Schema.String, share: Schema.Number }))
+    dominantColours: Schema.Array(Schema.Struct({ hex: Schema.String, share: Schema.Number })),
+    /** What the configured vision model says the image shows; null without one. */
+    description: Schema.NullOr(Schema.String)
   }),
   surfaces: everywhere,
   roles: readers,
@@ -201,6 +224,7 @@ export const analyzeImage = defineCapability({
           () => new NotFound({ reason: "file_not_found", message: `no file ${input.fileId} in this workspace` })
         )
       )
+      const settings = yield* AssistantSettings
       const format = formatOf(file.bytes)
       const raster = format === "png" ? readPng(file.bytes) : null
       const dimensions = dimensionsOf(file.bytes, format)
@@ -210,7 +234,8 @@ export const analyzeImage = defineCapability({
         size: file.bytes.length,
         width: dimensions?.width ?? null,
         height: dimensions?.height ?? null,
-        dominantColours: raster === null ? [] : dominantColours(raster, 5)
+        dominantColours: raster === null ? [] : dominantColours(raster, 5),
+        description: settings.visionModel === undefined || format === "unknown" ? null : yield* describeWithModel(settings.visionModel, file.bytes, `image/${format}`)
       }
     })
 })

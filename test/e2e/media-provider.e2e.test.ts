@@ -2,7 +2,8 @@
  * `image.generate` with an images model configured (`IMAGE_MODEL` on the OpenAI-compatible
  * endpoint): a local endpoint stands in for the provider, answering `POST /images/generations`
  * with a PNG as `b64_json`. The stored file is the provider's image, its size read from it; an
- * endpoint that fails is 502 `image_provider_failed` and stores nothing.
+ * endpoint that fails is 502 `image_provider_failed` and stores nothing. With a vision model
+ * (`VISION_MODEL`), `image.analyze` sends it the image and answers its description.
  */
 import { createServer, type Server } from "node:http"
 import type { AddressInfo } from "node:net"
@@ -38,6 +39,17 @@ beforeAll(async () => {
         res.end(JSON.stringify({ error: { message: "prompt refused by policy", type: "invalid_request_error" } }))
         return
       }
+      if (req.url === "/v1/chat/completions") {
+        res.end(JSON.stringify({
+          id: "chatcmpl-1",
+          object: "chat.completion",
+          created: 1,
+          model: "test-vision-1",
+          choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "A small green rectangle." } }],
+          usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 }
+        }))
+        return
+      }
       res.end(JSON.stringify({ created: 1, data: [{ b64_json: providerPng.toString("base64") }] }))
     })
   })
@@ -47,7 +59,8 @@ beforeAll(async () => {
       ...loadConfig({}).assistant,
       openaiBaseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
       openaiApiKey: "sk-images",
-      imageModel: "test-image-1"
+      imageModel: "test-image-1",
+      visionModel: "test-vision-1"
     }
   })
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
@@ -81,5 +94,23 @@ describe("image.generate with an images model", () => {
     expectError(refused, 502, "bad_gateway", "image_provider_failed")
     expect(refused.body.error.message).toContain("prompt refused by policy")
     expect(await files()).toBe(before)
+  })
+})
+
+describe("image.analyze with a vision model", () => {
+  it("sends the stored image to the vision model and answers its description beside the file's own facts", async () => {
+    const made = ok(await asOwner("image.generate", { prompt: "a field to describe" }))
+    const analysed = ok(await asOwner("image.analyze", { fileId: made.fileId }))
+    expect(analysed).toMatchObject({ fileId: made.fileId, format: "png", width: 3, height: 2, description: "A small green rectangle." })
+    const asked = requests.at(-1)!
+    expect(asked).toMatchObject({ path: "/v1/chat/completions", authorization: "Bearer sk-images", body: { model: "test-vision-1" } })
+    const parts = asked.body.messages[0].content as Array<any>
+    expect(parts.find((p) => p.type === "image_url").image_url.url).toBe(`data:image/png;base64,${providerPng.toString("base64")}`)
+  })
+
+  it("a vision model that refuses is 502 image_provider_failed", async () => {
+    const made = ok(await asOwner("image.generate", { prompt: "another field" }))
+    failNext = true
+    expectError(await asOwner("image.analyze", { fileId: made.fileId }), 502, "bad_gateway", "image_provider_failed")
   })
 })
