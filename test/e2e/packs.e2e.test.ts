@@ -15,11 +15,12 @@ import { streamChat } from "../support/chat.ts"
 import { addPerson, callWithCookie, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { type Caller, ok, overMcp, signInPluginPeople } from "../support/plugins.ts"
-import { expectError } from "./client.ts"
+import { call, expectError } from "./client.ts"
 
 let node: TestNode
 let asOwner: Caller
 let ownerMcp: Client
+let ownerCli: string
 /** The Owner of a second organization, signed in. */
 let asOtherOwner: Caller
 
@@ -44,7 +45,7 @@ const otherOrganization = async (): Promise<Caller> => {
 
 beforeAll(async () => {
   node = await startTestNode()
-  ;({ asOwner, ownerMcp } = await signInPluginPeople(node, "packs-e2e"))
+  ;({ asOwner, ownerMcp, ownerCli } = await signInPluginPeople(node, "packs-e2e"))
   asOtherOwner = await otherOrganization()
 }, 60_000)
 
@@ -143,6 +144,8 @@ describe("entitlement in the checkpoint (spec 7.3, 8)", () => {
     const mcpRefusal = await overMcp(ownerMcp, "image.list", {})
     expect(mcpRefusal).toMatchObject({ refused: true, body: { error: { code: "capability_not_installed" } } })
     expect(mcpRefusal.body.error.message).toContain("svc/media-image")
+    // the CLI (a person's CLI login on the REST route) is told the same
+    notInstalled(await call(node, "image.list", {}, { key: ownerCli }))
     expect(await agentTools(asOwner)).not.toContain("image.list")
     expect(await agentTools(asOwner)).toContain("document.list")
     // not offered to the turn at all: the offline model asking for it anyway gets a failed call
@@ -155,6 +158,7 @@ describe("entitlement in the checkpoint (spec 7.3, 8)", () => {
     ok(await asOwner("plugin.org.set_enabled", { listingId: listing.listingId, enabled: true }))
     expect(ok(await asOwner("image.list", {}))).toEqual({ images: [] })
     expect(await overMcp(ownerMcp, "image.list", {})).toEqual({ refused: false, body: { images: [] } })
+    expect(ok(await call(node, "image.list", {}, { key: ownerCli }))).toEqual({ images: [] })
     expect(await agentTools(asOwner)).toContain("image.list")
     expect(await agentCall()).toMatchObject({ status: "completed", output: { images: [] } })
     // the other organization installed nothing

@@ -23,6 +23,8 @@ export interface PluginPeople {
   readonly asViewer: Caller
   /** The Owner's MCP client; the suite closes it. */
   readonly ownerMcp: Client
+  /** The Owner's CLI login (`cli_session_v1`), a bearer key as the CLI sends it. */
+  readonly ownerCli: string
 }
 
 export const asPerson = async (node: TestNode, person: Person): Promise<Caller> => {
@@ -39,7 +41,10 @@ export const signInPluginPeople = async (node: TestNode, mcpClientName: string):
     asAdmin: await asPerson(node, await addPerson(node, "admin", { org: "member", workspace: "admin" })),
     asMember: await asPerson(node, await addPerson(node, "member", { org: "member", workspace: "member" })),
     asViewer: await asPerson(node, await addPerson(node, "viewer", { org: "member", workspace: "viewer" })),
-    ownerMcp: await connectMcp(node.baseUrl, await cliLogin(node, owner), mcpClientName)
+    ...(await (async () => {
+      const ownerCli = await cliLogin(node, owner)
+      return { ownerCli, ownerMcp: await connectMcp(node.baseUrl, ownerCli, mcpClientName) }
+    })())
   }
 }
 
