@@ -179,4 +179,21 @@ describe("entitlement in the checkpoint (spec 7.3, 8)", () => {
     expect(ok(await asOtherOwner("image.list", {}))).toEqual({ images: [] })
     notInstalled(await asOwner("image.list", {}))
   })
+
+  it("uninstalling blocks new invocations only: a call already running finishes", async () => {
+    const listing = ok(await asOwner("plugin.org.install", { pluginId: "svc/documents" }))
+    ok(await asOwner("plugin.org.set_enabled", { listingId: listing.listingId, enabled: true }))
+    // the offline model writes this back a few words at a time, 400 ms apart: the call runs about 3 s
+    const words = Array.from({ length: 24 }, (_, i) => `word${i}`).join(" ")
+    let answered = false
+    const running = asOwner("documents.generate", { prompt: `/slow 400\n${words}`, title: "written while uninstalled" }).finally(() => (answered = true))
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    ok(await asOwner("plugin.org.uninstall", { listingId: listing.listingId }))
+    expect((await asOwner("documents.generate", { prompt: "too late" })).body.error.code).toBe("capability_not_installed")
+    // all this while the first call was still running
+    expect(answered).toBe(false)
+    const written = ok(await running)
+    expect(written).toMatchObject({ title: "written while uninstalled" })
+    expect(written.content).toContain("word23")
+  })
 })
