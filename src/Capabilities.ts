@@ -305,41 +305,69 @@ export const makeFence = (host: ActorHostService, positions: Map<number, number>
 
 const forbidden = (reason: string, message: string) => new Forbidden({ reason, message })
 
+/** How a credential's purpose decides a call (rules 8 and 9): refused outright, granted by a machine
+ * purpose itself (host and telemetry keys hold no role), or left to the caller's roles. */
+type PurposeDecision =
+  | { readonly _tag: "refused"; readonly error: Forbidden }
+  | { readonly _tag: "machine" }
+  | { readonly _tag: "roles" }
+
+const byRoles: PurposeDecision = { _tag: "roles" }
+
+const purposeDecision = (principal: Principal, capability: AnyCapability): PurposeDecision => {
+  const refused = (reason: string, message: string): PurposeDecision => ({ _tag: "refused", error: forbidden(reason, message) })
+  switch (principal.credential) {
+    case "unknown_purpose":
+      return refused("unknown_purpose", `credential purpose '${principal.purpose}' is not recognised`)
+    case "host_key":
+    case "telemetry_key": {
+      const machine = principal.credential === "host_key" ? "host" : "telemetry"
+      return capability.machines?.includes(machine) === true
+        ? { _tag: "machine" }
+        : refused("purpose_not_allowed", `a ${principal.purpose} credential may not invoke ${capability.name}`)
+    }
+    case "gateway_key":
+      return !capability.surfaces.includes("mcp") || capability.mutating || capability.sensitivity === "high"
+        ? refused("purpose_not_allowed", `a ${principal.purpose} credential may invoke only non-mutating MCP capabilities that are not high-sensitivity`)
+        : byRoles
+    case "api_key":
+      return capability.requiresPerson === true
+        ? refused("session_required", `${capability.name} needs a signed-in session or a CLI login; an API key cannot call it`)
+        : byRoles
+    case "session":
+    case "cli_login":
+    case "playbook":
+      return byRoles
+  }
+}
+
 /**
  * Rules 8 and 9, before any role is resolved: what a machine credential may call, whether the
  * capability needs a person, and no unknown purpose at all. True when a machine purpose itself
- * grants the call (host and telemetry keys hold no role).
+ * grants the call.
  */
-const checkPurpose = (principal: Principal, capability: AnyCapability) =>
-  Effect.gen(function* () {
-    switch (principal.credential) {
-      case "unknown_purpose":
-        return yield* forbidden("unknown_purpose", `credential purpose '${principal.purpose}' is not recognised`)
-      case "host_key":
-      case "telemetry_key": {
-        const machine = principal.credential === "host_key" ? "host" : "telemetry"
-        if (capability.machines?.includes(machine) !== true) {
-          return yield* forbidden("purpose_not_allowed", `a ${principal.purpose} credential may not invoke ${capability.name}`)
-        }
-        return true
-      }
-      case "gateway_key":
-        if (!capability.surfaces.includes("mcp") || capability.mutating || capability.sensitivity === "high") {
-          return yield* forbidden("purpose_not_allowed", `a ${principal.purpose} credential may invoke only non-mutating MCP capabilities that are not high-sensitivity`)
-        }
-        break
-      case "api_key":
-        if (capability.requiresPerson === true) {
-          return yield* forbidden("session_required", `${capability.name} needs a signed-in session or a CLI login; an API key cannot call it`)
-        }
-        break
-      case "session":
-      case "cli_login":
-      case "playbook":
-        break
-    }
-    return false
-  })
+const checkPurpose = (principal: Principal, capability: AnyCapability) => {
+  const decision = purposeDecision(principal, capability)
+  return decision._tag === "refused" ? Effect.fail(decision.error) : Effect.succeed(decision._tag === "machine")
+}
+
+/** A person acts with their live memberships: a session, a CLI login, or an automation's run as them. */
+const isPerson = (principal: Principal) =>
+  principal.credential === "session" || principal.credential === "cli_login" || principal.credential === "playbook"
+
+/** Whether the capability's grants include what the caller holds: `person` for a person, else one of the roles. */
+const rolesAllow = (principal: Principal, capability: AnyCapability, roles: ReadonlyArray<Role>): boolean =>
+  capability.roles.some((grant) => (grant === "person" ? isPerson(principal) : roles.includes(grant)))
+
+/**
+ * Whether the checkpoint admits the caller, holding `roles` where the capability acts, to the
+ * capability: the purpose rules, then the roles (the place and the entitlement of packs are checked
+ * apart). What `access.get` and the agent's tools are decided by.
+ */
+export const admits = (principal: Principal, capability: AnyCapability, roles: ReadonlyArray<Role>): boolean => {
+  const decision = purposeDecision(principal, capability)
+  return decision._tag === "machine" || (decision._tag === "roles" && rolesAllow(principal, capability, roles))
+}
 
 interface ResolvedPlace {
   /** Null only for a session calling a capability that acts on the caller itself. */
@@ -387,7 +415,7 @@ const authorize = (principal: Principal, capability: AnyCapability, place: Resol
       if (capability.scope === "principal" && principal.credential === "session" && capability.roles.includes("person")) return []
       return yield* new Forbidden({ message: `${capability.name} needs an organization` })
     }
-    const person = principal.credential === "session" || principal.credential === "cli_login" || principal.credential === "playbook"
+    const person = isPerson(principal)
     const { security, standing } = yield* accessFacts(place.orgId, place.workspaceId, principal.attributedTo, principal.sso?.providerId ?? null)
     // a CLI login's person is rechecked on every request: leaving the organization ends its use
     if (person && standing.orgRole === null) {
@@ -415,8 +443,7 @@ const authorize = (principal: Principal, capability: AnyCapability, place: Resol
       }
     }
     const roles = person ? personRoles(standing) : yield* keyRoles(principal, place, security)
-    if (capability.roles.includes("person") && person) return roles
-    if (!capability.roles.some((r) => roles.includes(r as Role))) {
+    if (!rolesAllow(principal, capability, roles)) {
       return yield* new Forbidden({ message: `this credential (role ${roles.join(", ") || "none"}) may not invoke ${capability.name}` })
     }
     return roles

@@ -4,7 +4,7 @@
  * here, so what a person sees listed is what the agent may call.
  */
 import { entitled } from "../packs/Entitlement.ts"
-import type { AnyCapability, Invocation, Registry } from "../Capabilities.ts"
+import { admits, type AnyCapability, type Invocation, type Registry } from "../Capabilities.ts"
 import { type JsonObject, objectSchemaOf } from "../ToolSchemas.ts"
 import type { RiskLevel } from "./ChatEvents.ts"
 
@@ -33,20 +33,16 @@ export interface AgentTool {
   readonly riskLevel: RiskLevel
 }
 
-const isPerson = (invocation: Invocation) =>
-  invocation.principal.credential === "session" || invocation.principal.credential === "cli_login"
-
 /** A capability an agent's turn can be offered: on the agent surface, acting in the turn's workspace. */
 export const isAgentCapability = (capability: AnyCapability): boolean => capability.surfaces.includes("agent") && capability.scope === "workspace"
 
-/** The capabilities the agent may call for this caller: on the agent surface, with a role the caller
- * holds, and builtin or of a pack the organization installed and enabled (`packs`). */
+/** The capabilities the agent may call for this caller: on the agent surface, admitted by the
+ * checkpoint's own rules for the caller's roles, and builtin or of a pack the organization installed
+ * and enabled (`packs`). */
 export const agentToolsFor = (registry: Registry, invocation: Invocation, packs: ReadonlySet<string>): ReadonlyArray<AgentTool> => {
   const tools: Array<AgentTool> = []
   for (const capability of registry.all) {
-    if (!isAgentCapability(capability) || !entitled(capability, packs)) continue
-    const allowed = capability.roles.some((grant) => (grant === "person" ? isPerson(invocation) : invocation.roles.includes(grant)))
-    if (!allowed) continue
+    if (!isAgentCapability(capability) || !entitled(capability, packs) || !admits(invocation.principal, capability, invocation.roles)) continue
     const inputSchema = objectSchemaOf(capability.input)
     if (inputSchema === undefined) continue
     tools.push({ capability, toolName: toolNameOf(capability.name), inputSchema, riskLevel: capability.sensitivity })
