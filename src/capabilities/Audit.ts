@@ -7,7 +7,7 @@ import { AuditLog } from "../AuditLog.ts"
 import { Effect, Schema } from "effect"
 import { type AnyCapability, defineCapability } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
+import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor, timeIdPage } from "./Paging.ts"
 
 const Entry = Schema.Struct({
   id: Schema.String,
@@ -26,9 +26,6 @@ const Entry = Schema.Struct({
   durationMs: Schema.NullOr(Schema.Number),
   detail: Schema.NullOr(Schema.Unknown)
 })
-
-/** An opaque position: the base64url of the last entry's time and id. */
-const Cursor = Schema.compose(Schema.StringFromBase64Url, Schema.parseJson(Schema.Tuple(Schema.String, Schema.String)))
 
 export const listAudit = defineCapability({
   name: "audit.list",
@@ -61,7 +58,7 @@ export const listAudit = defineCapability({
       // this node's own audit records are part of what the list must show
       yield* mustSee((yield* AuditLog).appended())
       const limit = input.limit ?? DEFAULT_PAGE_LIMIT
-      const after = yield* decodeCursor(Cursor, input.cursor)
+      const after = yield* decodeCursor(TimeIdCursor, input.cursor)
       const sql = db.sql
       const filter = (column: string, value: string | undefined) => (value === undefined ? sql`` : sql`and ${sql(column)} = ${value}`)
       const rows = yield* query("list audit", () => sql`
@@ -76,8 +73,7 @@ export const listAudit = defineCapability({
           ${input.until === undefined ? sql`` : sql`and at < ${new Date(input.until.epochMillis)}`}
           ${after === undefined ? sql`` : sql`and (at, invocation_id) < (${new Date(after[0])}, ${after[1]})`}
         order by at desc, invocation_id desc limit ${limit + 1}`)
-      const page = rows.slice(0, limit)
-      const last = page[page.length - 1]
+      const { page, nextCursor } = timeIdPage(rows, limit, (last) => [last.at as Date, last.invocation_id as string])
       return {
         entries: page.map((r) => ({
           id: r.invocation_id,
@@ -95,7 +91,7 @@ export const listAudit = defineCapability({
           durationMs: r.duration_ms,
           detail: r.detail
         })),
-        nextCursor: rows.length > limit ? Schema.encodeSync(Cursor)([(last.at as Date).toISOString(), last.invocation_id]) : null
+        nextCursor
       }
     })
 })
