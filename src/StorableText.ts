@@ -39,3 +39,11 @@ export const StorableJsonObject = Schema.Record({ key: Schema.String, value: Sch
     message: () => `data must nest at most ${MAX_JSON_DEPTH} levels and hold no NUL character or unpaired surrogate`
   })
 )
+
+/** `text` cut to at most `max` characters, the last of them `…` when it was cut; never between
+ * the two halves of a surrogate pair, so what is cut stays storable. */
+export const clipped = (text: string, max: number): string => {
+  if (text.length <= max) return text
+  const cut = text.slice(0, max - 1)
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`
+}

@@ -3,6 +3,7 @@
  * writer or the ask route's collector. Deltas are not log events; they go straight to the sink.
  */
 import type { Listener, Started } from "../Relay.ts"
+import { clipped } from "../StorableText.ts"
 
 export interface Usage {
   readonly promptTokens: number
@@ -90,7 +91,4 @@ export type StartedTurn = Started<ChatEvent, TurnOutcome>
 /** At most this many characters of a tool's input are shown in previews. */
 const PREVIEW_CHARS = 200
 
-export const previewOf = (input: unknown): string => {
-  const text = JSON.stringify(input) ?? ""
-  return text.length <= PREVIEW_CHARS ? text : `${text.slice(0, PREVIEW_CHARS - 1)}…`
-}
+export const previewOf = (input: unknown): string => clipped(JSON.stringify(input) ?? "", PREVIEW_CHARS)

@@ -9,6 +9,7 @@ import { storeFiles } from "../assistant/Files.ts"
 import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { type AnyCapability, defineCapability, type Role } from "../Capabilities.ts"
 import { renderPdf } from "../documents/Pdf.ts"
+import { clipped } from "../StorableText.ts"
 import { uploaderOf } from "./Attachments.ts"
 import { createDocument, DocumentVersion, Markdown, readDocument, reviseDocument, Title } from "./Documents.ts"
 
@@ -70,7 +71,7 @@ export const titleOf = (markdown: string, prompt: string): string => {
   const heading = /^#{1,6}[ \t]+(.+?)[ \t#]*$/m.exec(markdown)?.[1]?.trim()
   const fallback = prompt.replace(/\s+/g, " ").trim()
   const title = heading !== undefined && heading !== "" ? heading : fallback === "" ? "Untitled" : fallback
-  return title.length > 80 ? `${title.slice(0, 79)}\u2026` : title
+  return clipped(title, 80)
 }
 
 export const documentsGenerate = defineCapability({
