@@ -3,6 +3,9 @@
  * data directory; with no KAFKA_BROKERS it runs the embedded log.
  */
 import { Effect, Exit } from "effect"
+import { existsSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { loadConfig } from "../src/Config.ts"
 import { causeFields, makeNodeLog } from "../src/Logging.ts"
 import { startNode } from "./node.ts"
@@ -11,7 +14,16 @@ const config = loadConfig()
 // the node's own lines, in its format, beside those the node writes
 const log = makeNodeLog({ ...config.logging, node: config.nodeId })
 
+/** A fresh checkout has no app build: make it once (a few seconds) rather than serve no app. */
+const buildAppWhenMissing = Effect.promise(async () => {
+  if (process.env.APP_DIR || existsSync(join(config.appDir, "index.html"))) return
+  log.info("building the web app", { into: config.appDir })
+  const { build } = await import("vite")
+  await build({ configFile: fileURLToPath(new URL("../app/vite.config.ts", import.meta.url)), logLevel: "warn" })
+})
+
 const program = Effect.gen(function* () {
+  yield* buildAppWhenMissing
   const node = yield* startNode(config)
   const { bootstrap: data } = node
   log.info("listening", { address: `${config.host}:${node.port}`, eventLog: node.log.mode, database: config.databaseUrl ? "postgres" : "embedded postgres" })

@@ -83,6 +83,7 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
           registry,
           secureCookies: config.secureCookies,
           corsOrigins: config.corsOrigins,
+          appDir: config.appDir,
           metrics,
           log: nodeLog,
           maxAttachmentBytes: config.assistant.maxAttachmentBytes,

@@ -10,6 +10,7 @@ import { AuditSigner, publicKeyDocument } from "../streams/Checkpoints.ts"
 import type { NodeLog } from "../src/Logging.ts"
 
 import { a2aRoutes } from "./a2a.ts"
+import { appRoutes, loadApp } from "./app.ts"
 import { authRoutes } from "./auth.ts"
 import { chatRoutes } from "./chat.ts"
 import { type CorsRoute, makeCors } from "./cors.ts"
@@ -51,6 +52,8 @@ export interface GatewayOptions {
   readonly metrics: MetricsRegistry
   /** The node's log: a line per request. */
   readonly log: NodeLog
+  /** The built web app (app/dist), served at `/`; undefined serves none. */
+  readonly appDir?: string | undefined
 }
 
 /**
@@ -165,6 +168,8 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     return Exit.isSuccess(exit) ? { status: 200, json: exit.value } : jsonError(404, "not_found", "this node signs no checkpoints", "route_not_found")
   })
 
+  // the web app answers every other GET; any other method on an unknown path is a JSON 404
+  appRoutes(app, options.appDir === undefined ? undefined : loadApp(options.appDir))
   route(app, "any", "/*", async (req) => jsonError(404, "not_found", `no route ${req.method} ${req.url}`, "route_not_found"))
 
   return new Promise((resolve, reject) => {

@@ -22,4 +22,7 @@ fi
 echo "test.sh: DATABASE_URL=$DATABASE_URL KAFKA_BROKERS=$KAFKA_BROKERS" >&2
 
 npx tsc --noEmit
+npx tsc --noEmit -p app
+# the browser suites (test/app/) load the app the gateway serves from app/dist
+npm run --silent build:app
 exec npx vitest run "$@"

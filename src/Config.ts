@@ -3,6 +3,7 @@
  * default, in the README's configuration table.
  */
 import { randomUUID } from "node:crypto"
+import { fileURLToPath } from "node:url"
 import { GITHUB_RAW_URL, normalizeBaseUrl, OFFICIAL_REGISTRY_URL, type RegistrySettingsService } from "./marketplace/RegistrySettings.ts"
 import { hostname } from "node:os"
 import { parseDenylist, type PluginSettingsService } from "./marketplace/PluginSettings.ts"
@@ -49,6 +50,8 @@ export interface AppConfig {
   readonly lockout: LockoutConfig
   /** Origins whose pages may call MCP, A2A and the discovery documents; `*` opens the documents only. */
   readonly corsOrigins: ReadonlyArray<string>
+  /** The built web app the gateway serves at `/` (`npm run build:app` writes it). */
+  readonly appDir: string
   /** Where `GET /metrics` listens, apart from the API; unset: nowhere. */
   readonly metrics: { readonly host: string; readonly port: number } | undefined
   /** What the node logs, and how: JSON lines, or readable ones. */
@@ -206,6 +209,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       lockMs: int(env.LOCKOUT_SECONDS, 60, "LOCKOUT_SECONDS") * 1000,
       maxLockMs: int(env.LOCKOUT_MAX_SECONDS, 900, "LOCKOUT_MAX_SECONDS") * 1000
     },
+    appDir: env.APP_DIR || fileURLToPath(new URL("../app/dist", import.meta.url)),
     corsOrigins: (env.CORS_ORIGINS ?? "").split(",").map((o) => o.trim()).filter((o) => o !== "").map(corsOrigin),
     metrics: env.METRICS_PORT ? { host: env.METRICS_HOST || "127.0.0.1", port: portNumber(env.METRICS_PORT, "METRICS_PORT") } : undefined,
     logging: { level: logLevel(env.LOG_LEVEL), format: logFormat(env.LOG_FORMAT) },
