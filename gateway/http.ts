@@ -56,6 +56,8 @@ export interface HttpReply {
   readonly headers?: Record<string, string>
   readonly json?: unknown
   readonly text?: string
+  /** A binary body (a static file), sent as is with the reply's `content-type`. */
+  readonly body?: Buffer
   /** What went wrong on the server's side (a 5xx): on the request's log line, never in the answer. */
   readonly failure?: LoggedError
 }
@@ -99,6 +101,7 @@ export const readJson = async (req: HttpRequest): Promise<unknown> => {
 
 const JSON_TYPE = "application/json"
 const TEXT_TYPE = "text/plain; charset=utf-8"
+const OCTET_TYPE = "application/octet-stream"
 const INTERNAL_BODY = JSON.stringify(jsonError(500, "internal", "Internal error").json)
 const EMPTY = Buffer.alloc(0)
 const NO_PARAMS: ReadonlyArray<string> = Object.freeze([])
@@ -136,7 +139,7 @@ const writeResponse = (
   routeHeaders: ResponseHeaders | undefined,
   headers: Record<string, string> | undefined,
   contentType: string,
-  body: string,
+  body: string | Buffer,
   closeConnection: boolean
 ): number => {
   res.writeStatus(statusLine(status))
@@ -158,6 +161,32 @@ const writeResponse = (
 const writeTooLarge = (res: uWS.HttpResponse, requestId: string, routeHeaders: ResponseHeaders | undefined, limit: number): number => {
   const body = JSON.stringify(jsonError(413, "payload_too_large", `Request body exceeds ${limit} bytes`).json)
   return writeResponse(res, 413, requestId, routeHeaders, undefined, JSON_TYPE, body, true)
+}
+
+const writeCrossSiteRefused = (res: uWS.HttpResponse, requestId: string): number => {
+  const reply = jsonError(403, "forbidden", "a page of another site may not make this request; use the app at this address, or a key from a server", "cross_site_request")
+  return writeResponse(res, 403, requestId, undefined, undefined, JSON_TYPE, JSON.stringify(reply.json), true)
+}
+
+const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"])
+
+/**
+ * Cross-site request forgery: a write on a route without a CORS policy (the cookie-authenticated
+ * ones) sent by a page of another site. The browser says so in `Sec-Fetch-Site`, or in an `Origin`
+ * whose host is not the one the request was sent to; callers that are not browsers send neither.
+ * The SameSite=Lax cookie already stays home on such a request; this refuses it even when it is
+ * authenticated some other way a browser attaches by itself.
+ */
+const crossSite = (method: string, headers: Readonly<Record<string, string>>): boolean => {
+  if (SAFE_METHODS.has(method)) return false
+  if (headers["sec-fetch-site"] === "cross-site") return true
+  const origin = headers.origin
+  if (origin === undefined) return false
+  try {
+    return new URL(origin).host !== headers.host
+  } catch {
+    return true
+  }
 }
 
 // Closes the connection for the same reason: the refused request's body is not worth reading.
@@ -373,7 +402,7 @@ class Exchange implements HttpRequest {
     return true
   }
 
-  send(status: number, headers: Record<string, string> | undefined, contentType: string, body: string, failure?: LoggedError): void {
+  send(status: number, headers: Record<string, string> | undefined, contentType: string, body: string | Buffer, failure?: LoggedError): void {
     if (this.aborted || this.committed) return
     this.committed = true
     let bytes = 0
@@ -392,6 +421,7 @@ const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
     if (reply === Streaming) return
     // Serialised here, inside the try, so that a reply JSON.stringify rejects becomes a 500.
     if (reply.json !== undefined) ex.send(reply.status, reply.headers, JSON_TYPE, JSON.stringify(reply.json), reply.failure)
+    else if (reply.body !== undefined) ex.send(reply.status, reply.headers, OCTET_TYPE, reply.body, reply.failure)
     else ex.send(reply.status, reply.headers, TEXT_TYPE, reply.text ?? "", reply.failure)
     return
   } catch (cause) {
@@ -449,6 +479,10 @@ export const route = (
     const routeHeaders = cors?.responseHeaders(url, headers.origin)
     if (routeHeaders === OriginRefused) {
       answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 403, started, writeOriginRefused(res, requestId, headers.origin))
+      return
+    }
+    if (routeHeaders === undefined && crossSite(req.getMethod().toUpperCase(), headers)) {
+      answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 403, started, writeCrossSiteRefused(res, requestId))
       return
     }
     const declared = headers["content-length"]

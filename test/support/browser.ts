@@ -1,0 +1,64 @@
+/**
+ * A real headless Chromium (Debian's `chromium` package, or CHROMIUM_PATH) driven by
+ * playwright-core, for the app's end-to-end suites: nothing is downloaded, and the flags keep it
+ * off the network it could not reach anyway.
+ */
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core"
+import type { Person } from "./people.ts"
+
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium"
+
+const CHROMIUM_FLAGS = ["--no-sandbox", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"]
+
+/** The app must be built for the gateway to serve it (`npm test` builds it first). */
+export const assertAppBuilt = () => {
+  const index = fileURLToPath(new URL("../../app/dist/index.html", import.meta.url))
+  if (!existsSync(index)) throw new Error(`the web app is not built (${index} is missing): run \`npm run build:app\``)
+}
+
+export const launchBrowser = async (): Promise<Browser> => {
+  assertAppBuilt()
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`no Chromium at ${CHROMIUM_PATH}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`)
+  }
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_FLAGS, headless: true })
+}
+
+/** A fresh browser profile (its own cookies) on `baseUrl`; `phone` gives a 390px-wide screen. */
+export const newContext = (browser: Browser, baseUrl: string, options: { phone?: boolean } = {}): Promise<BrowserContext> =>
+  browser.newContext({
+    baseURL: baseUrl,
+    viewport: options.phone ? { width: 390, height: 844 } : { width: 1280, height: 860 },
+    ...(options.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
+    permissions: ["clipboard-read", "clipboard-write"]
+  })
+
+/**
+ * Signs `person` in through the sign-in page, as a person would, and waits for the app to leave
+ * it. `code` answers the two-factor step when the server asks for it.
+ */
+export const signInThroughPage = async (page: Page, person: Pick<Person, "email" | "password">, options: { next?: string; code?: () => string } = {}) => {
+  await page.goto(options.next === undefined ? "/sign-in" : `/sign-in?next=${encodeURIComponent(options.next)}`)
+  await page.getByLabel("Email").fill(person.email)
+  await page.getByLabel("Password").fill(person.password)
+  await page.getByRole("button", { name: "Sign in" }).click()
+  if (options.code !== undefined) {
+    const code = page.getByLabel("Two-factor code")
+    await code.waitFor()
+    await code.fill(options.code())
+    await page.getByRole("button", { name: "Verify and sign in" }).click()
+  }
+  await page.waitForURL((url) => url.pathname !== "/sign-in")
+}
+
+/** Fails the test on any uncaught error in the page, and on a console error the test did not expect. */
+export const watchForPageErrors = (page: Page, allow: ReadonlyArray<RegExp> = []) => {
+  const errors: Array<string> = []
+  page.on("pageerror", (error) => errors.push(`pageerror: ${error.message}`))
+  page.on("console", (message) => {
+    if (message.type() === "error" && !allow.some((pattern) => pattern.test(message.text()))) errors.push(`console: ${message.text()}`)
+  })
+  return errors
+}
