@@ -157,19 +157,40 @@ describe("cookie routes", () => {
       expect(corsHeadersOf(response)).toEqual({})
     }
 
+    // a page of another site (a listed origin too) cannot sign in, nor out, nor write with the cookie
     const person = await addPerson(node, "cors", { org: "member", workspace: "member" })
     const signedIn = await fetch(`${node.baseUrl}/v1/auth/sign-in`, {
       method: "POST",
       headers: { "content-type": "application/json", origin: INSPECTOR },
       body: JSON.stringify({ email: person.email, password: person.password })
     })
-    expect(signedIn.status).toBe(200)
+    expect(signedIn.status).toBe(403)
+    expect(signedIn.headers.get("set-cookie")).toBeNull()
     expect(corsHeadersOf(signedIn)).toEqual({})
+    expect(((await signedIn.json()) as any).error).toMatchObject({ code: "forbidden", reason: "cross_site_request" })
 
     const { cookie } = await signIn(node.baseUrl, person)
+    const write = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/node/create`
+    const forged = await fetch(`${node.baseUrl}${write}`, {
+      method: "POST",
+      headers: { cookie, "content-type": "text/plain", origin: STRANGER },
+      body: JSON.stringify({ label: "Note", properties: { title: "forged" } })
+    })
+    expect(forged.status).toBe(403)
     const signedOut = await fetch(`${node.baseUrl}/v1/auth/sign-out`, { method: "POST", headers: { cookie, origin: INSPECTOR } })
-    expect(signedOut.status).toBe(200)
+    expect(signedOut.status).toBe(403)
     expect(corsHeadersOf(signedOut)).toEqual({})
+    // the session is untouched, and the app's own page (same origin) may sign out
+    const own = new URL(node.baseUrl).origin
+    const listed = await fetch(`${node.baseUrl}/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/node/list`, {
+      method: "POST",
+      headers: { cookie, "content-type": "application/json", origin: own, "sec-fetch-site": "same-origin" },
+      body: "{}"
+    })
+    expect(listed.status).toBe(200)
+    expect(((await listed.json()) as any).nodes.some((n: any) => n.properties?.title === "forged")).toBe(false)
+    const ownSignOut = await fetch(`${node.baseUrl}/v1/auth/sign-out`, { method: "POST", headers: { cookie, origin: own } })
+    expect(ownSignOut.status).toBe(200)
   })
 
   it("a session cookie does not authenticate at the CORS routes", async () => {

@@ -374,8 +374,10 @@ describe("an organization key (spec 5, rule 3)", () => {
 })
 
 describe("routes that do not exist", () => {
-  it("answers GET /nope with 404 in the JSON error shape", async () => {
-    expectError(await send(node, "/nope"), 404, "not_found", "route_not_found")
+  it("answers an unknown API path, or a method the app does not serve, with 404 in the JSON error shape", async () => {
+    expectError(await send(node, "/v1/nope"), 404, "not_found", "route_not_found")
+    expectError(await send(node, "/api/nope"), 404, "not_found", "route_not_found")
+    expectError(await send(node, "/nope", { method: "POST", body: "{}" }), 404, "not_found", "route_not_found")
   })
 
   it("answers a path with a malformed percent-escape with a 4xx JSON error, writing nothing", async () => {

@@ -440,10 +440,17 @@ describe("serveCors", () => {
     expect(corsHeadersOf(response)).toEqual({ "access-control-allow-origin": "*", "access-control-allow-methods": "GET", "access-control-max-age": "600" })
   })
 
-  it("adds nothing to a route without a policy, whatever the origin", async () => {
-    const response = await fetch(`${corsBase}/session`, { method: "POST", headers: { origin: ALLOWED }, body: "{}" })
-    expect(response.status).toBe(200)
-    expect(response.headers.get("set-cookie")).toBe("s=1; HttpOnly")
-    expect(corsHeadersOf(response)).toEqual({})
+  it("adds nothing to a route without a policy, and refuses a write from any other site, a listed origin included", async () => {
+    const own = await fetch(`${corsBase}/session`, { method: "POST", headers: { origin: corsBase }, body: "{}" })
+    expect(own.status).toBe(200)
+    expect(own.headers.get("set-cookie")).toBe("s=1; HttpOnly")
+    expect(corsHeadersOf(own)).toEqual({})
+    for (const headers of [{ origin: ALLOWED }, { origin: "null" }, { "sec-fetch-site": "cross-site" }]) {
+      const refused = await fetch(`${corsBase}/session`, { method: "POST", headers, body: "{}" })
+      expect(refused.status).toBe(403)
+      expect(refused.headers.get("set-cookie")).toBeNull()
+      expect(corsHeadersOf(refused)).toEqual({})
+      expect(((await refused.json()) as any).error).toMatchObject({ code: "forbidden", reason: "cross_site_request" })
+    }
   })
 })
