@@ -8,6 +8,7 @@ import { type ReactNode, useEffect, useRef, useState } from "react"
 import { invoke, type Place } from "./api.ts"
 import { Link, navigate, useLocation } from "./router.tsx"
 import { useAccess, useAccount, useSignOut } from "./session.tsx"
+import { ErrorNote } from "./ui.tsx"
 
 interface NavEntry {
   readonly path: string
@@ -71,6 +72,17 @@ const WorkspaceSwitcher = ({ place }: { place: Place | undefined }) => {
   )
 }
 
+/** The workspace cannot be entered (not a member, no such workspace, two-factor or SSO required): said once, for every page. */
+const PlaceRefused = ({ error }: { error: unknown }) => (
+  <>
+    <h1>This workspace cannot be opened</h1>
+    <ErrorNote error={error} />
+    <p>
+      <Link to="/">Go to your workspaces</Link>
+    </p>
+  </>
+)
+
 export const Layout = ({ place, children }: { place: Place | undefined; children: ReactNode }) => {
   const location = useLocation()
   const signOut = useSignOut()
@@ -132,7 +144,7 @@ export const Layout = ({ place, children }: { place: Place | undefined; children
           </nav>
         )}
         <main id="main" ref={main}>
-          {children}
+          {place !== undefined && access.isError ? <PlaceRefused error={access.error} /> : children}
         </main>
       </div>
     </div>
