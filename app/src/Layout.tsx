@@ -87,7 +87,7 @@ export const Layout = ({ place, children }: { place: Place | undefined; children
   const location = useLocation()
   const signOut = useSignOut()
   const account = useAccount()
-  const access = useAccess(place ?? { org: "", ws: "" })
+  const access = useAccess(place)
   const [menuOpen, setMenuOpen] = useState(false)
   const main = useRef<HTMLElement>(null)
 

@@ -55,10 +55,11 @@ export const useAccount = () =>
   })
 
 /** What the person may invoke in `place`; `can(name)` is false until it is known. */
-export const useAccess = (place: Place) => {
+export const useAccess = (place: Place | undefined) => {
   const query = useQuery({
-    queryKey: ["access", place.org, place.ws],
-    queryFn: () => invoke<Access>(place, "access.get"),
+    queryKey: ["access", place?.org, place?.ws],
+    queryFn: () => invoke<Access>(place!, "access.get"),
+    enabled: place !== undefined,
     staleTime: 60_000,
     retry: false
   })
