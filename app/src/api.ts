@@ -22,7 +22,8 @@ export interface Place {
   readonly ws: string
 }
 
-const readError = async (response: Response): Promise<ApiError> => {
+/** The ApiError a failed response stands for (its JSON error body, or the status in words). */
+export const readError = async (response: Response): Promise<ApiError> => {
   const text = await response.text().catch(() => "")
   try {
     const body = JSON.parse(text) as { error?: { code?: string; reason?: string; message?: string } | string }
