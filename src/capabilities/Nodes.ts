@@ -7,6 +7,7 @@ import { NodeActor } from "../../actors/node/actor.ts"
 import { CreateNode, DeleteNode, UpdateNode } from "../../actors/node/protocol.ts"
 import { SchemaActor } from "../../actors/schema/actor.ts"
 import { LabelDefinition, Properties, PropertiesInput, PropertyDefinitions, PropertySpec } from "../../actors/schema/definition.ts"
+import { Operator, operatorsFor } from "../../actors/schema/operators.ts"
 import { DefineLabel } from "../../actors/schema/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
@@ -24,8 +25,18 @@ const writes = { ...common, roles: writers, mutating: true, changesAccess: false
 const Label = Schema.Struct({
   label: Schema.String,
   properties: PropertyDefinitions,
+  /** Per property, the condition operators its data type admits (what automations' conditions may use). */
+  operators: Schema.Record({ key: Schema.String, value: Schema.Array(Operator) }),
   version: Schema.Int,
   updatedAt: Schema.String
+})
+
+const labelOf = (label: string, properties: PropertyDefinitions, version: number, updatedAt: string): typeof Label.Type => ({
+  label,
+  properties,
+  operators: Object.fromEntries(Object.entries(properties).map(([name, definition]) => [name, operatorsFor(definition.type)])),
+  version,
+  updatedAt
 })
 
 const Node = Schema.Struct({
@@ -56,7 +67,7 @@ export const defineLabel = defineCapability({
       const workspaceId = workspaceOf(invocation)
       const { state } = yield* host.send(SchemaActor, workspaceId, new DefineLabel({ workspaceId, ...input }), invocation.meta)
       const defined = state.labels[input.label]
-      return { label: input.label, properties: defined.properties, version: defined.version, updatedAt: invocation.at }
+      return labelOf(input.label, defined.properties, defined.version, invocation.at)
     })
 })
 
@@ -71,7 +82,7 @@ const labelRows = (workspaceId: string, label: string | undefined) =>
 export const getSchema = defineCapability({
   ...reads,
   name: "schema.get",
-  description: "The workspace's label definitions, or one label's.",
+  description: "The workspace's label definitions, or one label's, with the condition operators each property admits.",
   input: Schema.Struct({ label: Schema.optional(Schema.String) }),
   output: Schema.Struct({ labels: Schema.Array(Label) }),
   handler: (invocation, input) =>
@@ -81,7 +92,7 @@ export const getSchema = defineCapability({
         return yield* new NotFound({ reason: "label_not_found", message: `no label ${input.label} in this workspace` })
       }
       return {
-        labels: rows.map((r) => ({ label: r.label, properties: r.properties, version: r.version, updatedAt: iso(r.updated_at) }))
+        labels: rows.map((r) => labelOf(r.label, r.properties, r.version, iso(r.updated_at)))
       }
     })
 })

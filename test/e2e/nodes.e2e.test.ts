@@ -38,6 +38,15 @@ const taskDefinition = {
   status: { type: "enum", values: ["todo", "doing", "done"], required: false }
 }
 
+/** The condition operators each property's type admits (spec 2.8), as the registry states them. */
+const taskOperators = {
+  title: ["eq", "neq", "changed", "exists", "not_exists", "contains", "in", "not_in"],
+  estimate: ["eq", "neq", "changed", "exists", "not_exists", "gt", "gte", "lt", "lte", "in", "not_in"],
+  done: ["eq", "neq", "changed", "exists", "not_exists"],
+  due: ["eq", "neq", "changed", "exists", "not_exists", "before", "after"],
+  status: ["eq", "neq", "changed", "exists", "not_exists", "in", "not_in"]
+}
+
 const createNode = async (label: string, properties: Record<string, unknown>) => {
   const reply = await call(node, "node.create", { label, properties })
   expect(reply.status).toBe(200)
@@ -67,15 +76,20 @@ const listAll = async (input: { label?: string; limit: number }) => {
 const byId = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 describe("the schema registry", () => {
-  it("defines a label with every property type, reads it back, and versions each redefinition", async () => {
+  it("defines a label with every property type, reads it back with each property's operators, and versions each redefinition", async () => {
     const defined = await defineLabel("Task", taskProperties)
-    expect(defined).toEqual({ label: "Task", properties: taskDefinition, version: 1, updatedAt: expect.stringMatching(ISO) })
+    expect(defined).toEqual({ label: "Task", properties: taskDefinition, operators: taskOperators, version: 1, updatedAt: expect.stringMatching(ISO) })
 
     const got = await call(node, "schema.get", { label: "Task" })
     expect(got).toEqual({ status: 200, body: { labels: [defined] } })
 
     const redefined = await defineLabel("Task", { ...taskProperties, points: { type: "number" } })
-    expect(redefined).toMatchObject({ label: "Task", version: 2, properties: { ...taskDefinition, points: { type: "number", required: false } } })
+    expect(redefined).toMatchObject({
+      label: "Task",
+      version: 2,
+      properties: { ...taskDefinition, points: { type: "number", required: false } },
+      operators: { ...taskOperators, points: taskOperators.estimate }
+    })
 
     const all = await call(node, "schema.get", {})
     expect(all.status).toBe(200)
