@@ -66,6 +66,9 @@ const Run = Schema.Struct({
   endedAt: Schema.NullOr(Schema.String)
 })
 
+/** An automation's latest run, as its list shows it. */
+const LastRun = Schema.Struct({ runId: Schema.String, status: Run.fields.status, createdAt: Schema.String, endedAt: Schema.NullOr(Schema.String) })
+
 const Automation = Schema.Struct({
   automationId: Schema.String,
   name: Schema.String,
@@ -313,20 +316,34 @@ const Cursor = Schema.compose(Schema.StringFromBase64Url, AutomationId)
 export const listAutomations = defineCapability({
   ...reads,
   name: "automation.list",
-  description: "List the workspace's automations in pages ordered by id, optionally only enabled or disabled ones.",
+  description: "List the workspace's automations in pages ordered by id, each with its latest run, optionally only enabled or disabled ones.",
   input: Schema.Struct({ enabled: Schema.optional(Schema.Boolean), limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }),
-  output: Schema.Struct({ automations: Schema.Array(Automation), nextCursor: Schema.NullOr(Schema.String) }),
+  output: Schema.Struct({
+    automations: Schema.Array(Schema.Struct({ ...Automation.fields, lastRun: Schema.NullOr(LastRun) })),
+    nextCursor: Schema.NullOr(Schema.String)
+  }),
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
       const limit = input.limit ?? DEFAULT_PAGE_LIMIT
       const after = yield* decodeCursor(Cursor, input.cursor)
       const rows = yield* query("list automations", () => db.sql`
-        select * from ${db.table("automations")} where workspace_id = ${workspaceOf(invocation)}
-          ${input.enabled === undefined ? db.sql`` : db.sql`and enabled = ${input.enabled}`}
-          ${after === undefined ? db.sql`` : db.sql`and automation_id > ${after}`}
-        order by automation_id limit ${limit + 1}`)
-      const page = rows.slice(0, limit).map(toAutomation)
+        select a.*, r.run_id as last_run_id, r.status as last_run_status, r.created_at as last_run_created_at, r.ended_at as last_run_ended_at
+        from ${db.table("automations")} a
+        left join lateral (
+          select run_id, status, created_at, ended_at from ${db.table("automation_runs")} r
+          where r.automation_id = a.automation_id order by created_at desc, run_id desc limit 1
+        ) r on true
+        where a.workspace_id = ${workspaceOf(invocation)}
+          ${input.enabled === undefined ? db.sql`` : db.sql`and a.enabled = ${input.enabled}`}
+          ${after === undefined ? db.sql`` : db.sql`and a.automation_id > ${after}`}
+        order by a.automation_id limit ${limit + 1}`)
+      const page = rows.slice(0, limit).map((row) => ({
+        ...toAutomation(row),
+        lastRun: row.last_run_id === null
+          ? null
+          : { runId: row.last_run_id, status: row.last_run_status, createdAt: iso(row.last_run_created_at)!, endedAt: iso(row.last_run_ended_at) }
+      }))
       return { automations: page, nextCursor: rows.length > limit ? Schema.encodeSync(Cursor)(page[page.length - 1].automationId) : null }
     })
 })

@@ -537,8 +537,10 @@ describe("on one node", () => {
       expect((await d.asOwner("automation.get_run", { runId: fired.runId })).body).toMatchObject({ status: "succeeded", steps: [], error: null })
     })
 
-    it("automation.get shows recent runs newest first", async () => {
+    it("automation.get shows recent runs newest first; automation.list each one's latest", async () => {
       const { automationId } = created(await d.asOwner("automation.create", { name: "history", trigger: { type: "api" }, steps: [ping()], enabled: true }))
+      const listedOne = async () => (await d.asOwner("automation.list", { limit: 100 })).body.automations.find((a: any) => a.automationId === automationId)
+      expect((await listedOne()).lastRun).toBeNull()
       const first = (await fire(d, automationId, { n: 1 })).runId
       await endedRun(d, first)
       const second = (await fire(d, automationId, { n: 2 })).runId
@@ -546,6 +548,7 @@ describe("on one node", () => {
       const runs = (await d.asOwner("automation.get", { automationId })).body.recentRuns
       expect(runs.map((r: any) => [r.runId, r.status, r.trigger.payload])).toEqual([[second, "succeeded", { n: 2 }], [first, "succeeded", { n: 1 }]])
       expect(runs[0].steps).toEqual([expect.objectContaining({ name: "ping", status: "succeeded", output: { pong: true }, startedAt: expect.any(String), endedAt: expect.any(String) })])
+      expect((await listedOne()).lastRun).toEqual({ runId: second, status: "succeeded", createdAt: runs[0].createdAt, endedAt: runs[0].endedAt })
     })
 
     it("update replaces the trigger: an event automation becomes one fired over the API", async () => {
