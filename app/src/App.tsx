@@ -80,7 +80,9 @@ export const App = () => {
     if (params !== undefined) {
       return (
         <Layout place={place}>
-          <Page key={pattern} place={place} params={params} />
+          {/* keyed by the component, so one routed under two patterns (the chat: /chat, then
+              /chat/cnv_… once its first turn made the conversation) keeps its state across them */}
+          <Page key={PAGES.findIndex((entry) => entry[1] === Page)} place={place} params={params} />
         </Layout>
       )
     }
