@@ -34,6 +34,7 @@ const PAGES: ReadonlyArray<readonly [string, ComponentType<PageProps>]> = [
   ["/automations", AutomationsPage],
   ["/automations/new", NewAutomationPage],
   ["/automations/:automationId", AutomationPage],
+  ["/automations/:automationId/runs/:runId", AutomationPage],
   ["/marketplace", MarketplacePage],
   ["/marketplace/:serverId", ServerPage],
   ["/notifications", NotificationsPage],
