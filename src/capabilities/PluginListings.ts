@@ -314,7 +314,7 @@ export const listListings = defineCapability({
   ...reads,
   name: "plugin.org.list",
   description:
-    "List the organization's allow-list in pages ordered by id, with whether the path's workspace enabled each; filters: pluginType, enabled; includeDeleted shows uninstalled listings too.",
+    "List the organization's allow-list in pages ordered by id, with whether the path's workspace enabled each and the state of its credential there (never a secret); filters: pluginType, enabled; includeDeleted shows uninstalled listings too.",
   input: Schema.Struct({
     pluginType: Schema.optional(PluginType),
     enabled: Schema.optional(Schema.Boolean),
@@ -328,6 +328,15 @@ export const listListings = defineCapability({
         ...Listing.fields,
         workspace: Schema.NullOr(
           Schema.Struct({ enabled: Schema.Boolean, healthStatus: Schema.String, lastHealthCheckAt: Schema.NullOr(Schema.String), healthError: Schema.NullOr(Schema.String) })
+        ),
+        /** The path's workspace's credential for it (spec 2.9), null until a secret is entered or OAuth connected. */
+        credential: Schema.NullOr(
+          Schema.Struct({
+            status: Schema.Literal("active", "needs_reauth", "revoked"),
+            expiresAt: Schema.NullOr(Schema.String),
+            lastRefreshedAt: Schema.NullOr(Schema.String),
+            updatedAt: Schema.String
+          })
         )
       })
     ),
@@ -339,9 +348,11 @@ export const listListings = defineCapability({
       const limit = input.limit ?? DEFAULT_PAGE_LIMIT
       const after = yield* decodeCursor(Cursor, input.cursor)
       const rows = yield* query("list listings", () => db.sql`
-        select l.*, w.enabled as ws_enabled, w.health_status, w.last_health_check_at, w.health_error
+        select l.*, w.enabled as ws_enabled, w.health_status, w.last_health_check_at, w.health_error,
+          c.status as credential_status, c.expires_at as credential_expires_at, c.last_refreshed_at as credential_refreshed_at, c.updated_at as credential_updated_at
         from ${db.table("plugin_listings")} l
         left join ${db.table("plugin_workspace_installs")} w on w.listing_id = l.listing_id and w.workspace_id = ${invocation.workspaceId}
+        left join ${db.table("plugin_credentials")} c on c.listing_id = l.listing_id and c.workspace_id = ${invocation.workspaceId}
         where l.org_id = ${orgOf(invocation)}
           ${input.includeDeleted === true ? db.sql`` : db.sql`and l.deleted_at is null`}
           ${input.pluginType === undefined ? db.sql`` : db.sql`and l.plugin_type = ${input.pluginType}`}
@@ -353,7 +364,16 @@ export const listListings = defineCapability({
         workspace:
           row.ws_enabled === null
             ? null
-            : { enabled: row.ws_enabled, healthStatus: row.health_status, lastHealthCheckAt: iso(row.last_health_check_at), healthError: row.health_error }
+            : { enabled: row.ws_enabled, healthStatus: row.health_status, lastHealthCheckAt: iso(row.last_health_check_at), healthError: row.health_error },
+        credential:
+          row.credential_status === null
+            ? null
+            : {
+                status: row.credential_status,
+                expiresAt: iso(row.credential_expires_at),
+                lastRefreshedAt: iso(row.credential_refreshed_at),
+                updatedAt: iso(row.credential_updated_at)!
+              }
       }))
       return { listings: page, nextCursor: rows.length > limit ? Schema.encodeSync(Cursor)(page[page.length - 1].listingId) : null }
     })

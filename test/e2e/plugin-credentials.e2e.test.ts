@@ -55,6 +55,7 @@ afterAll(async () => {
 describe("plugin.credential.set_secret (spec 3.5: secret entry -> active)", () => {
   it("stores the secret sealed; connecting sends it in the declared header and the server lets the platform in", async () => {
     const listingId = await listed("com.test/keyed", keyed.mcpUrl, { authKind: "secret", authConfig: { header: "X-Api-Key", valuePrefix: "" } })
+    expect(ok(await asAdmin("plugin.org.list", { limit: 200 })).listings.find((l: any) => l.listingId === listingId).credential).toBeNull()
     const before = ok(await asAdmin("plugin.workspace.set_enabled", { listingId, enabled: true }))
     expect(before).toMatchObject({ enabled: true, healthStatus: "unhealthy" })
     expect(before.healthError).toContain("plugin.credential.set_secret")
@@ -65,6 +66,10 @@ describe("plugin.credential.set_secret (spec 3.5: secret entry -> active)", () =
     const [row] = await node.db.sql`select * from ${node.db.sql(node.db.schema)}.plugin_credentials where credential_id = ${credential.credentialId}`
     expect(row).toMatchObject({ auth_kind: "secret", status: "active", token_kms_key_id: "mcp_cred_v1", access_token_enc: null })
     expect(row.secret_enc).toMatch(/^v1\./)
+    // the allow-list shows the workspace's credential by its state, never its secret
+    const inList = ok(await asAdmin("plugin.org.list", { limit: 200 })).listings.find((l: any) => l.listingId === listingId)
+    expect(inList.credential).toEqual({ status: "active", expiresAt: null, lastRefreshedAt: null, updatedAt: credential.updatedAt })
+    expect(JSON.stringify(inList)).not.toContain(API_KEY)
 
     const after = ok(await asAdmin("plugin.workspace.check_health", { listingId }))
     expect(after).toMatchObject({ healthStatus: "healthy", healthError: null, tools: [...TEST_SERVER_TOOLS] })
