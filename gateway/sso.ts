@@ -60,7 +60,8 @@ const PendingLogin = Schema.parseJson(Schema.Struct({
   expires: Schema.Number
 }))
 
-const cookieValue = (header: string | undefined, name: string): string | undefined => {
+/** The value of cookie `name` in a `Cookie` header. */
+export const cookieValue = (header: string | undefined, name: string): string | undefined => {
   if (header === undefined) return undefined
   for (const part of header.split(";")) {
     const eq = part.indexOf("=")

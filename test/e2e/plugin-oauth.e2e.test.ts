@@ -10,6 +10,7 @@
  */
 import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { OAUTH_RETURN_COOKIE } from "../../gateway/pluginOAuth.ts"
 import { OAUTH_CALLBACK_PATH } from "../../src/marketplace/OAuth.ts"
 import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { introspectingAdmit, type McpTestServer, startMcpTestServer, TEST_SERVER_TOOLS } from "../support/mcpServer.ts"
@@ -164,6 +165,25 @@ describe("OAuth connect, refresh, revoke, needs_reauth, notification, email, rea
     expect(response.status).toBe(302)
     expect(response.headers.get("location")).toBe(`/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/settings/integrations?connected=${listingId}`)
     expect(new URL(started.authorizationUrl).searchParams.get("client_id")).toBe(clientId)
+    expect(response.headers.get("set-cookie")).toContain(`${OAUTH_RETURN_COOKIE}=;`)
+  })
+
+  it("a browser returns to the app page it left (named in the return cookie), if it is one of the credential's workspace", async () => {
+    const integrations = `/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/settings/integrations`
+    const landing = async (returnTo: string) => {
+      const started = ok(await asOwner("plugin.oauth.start", { listingId }))
+      const redirect = await authServer.login(started.authorizationUrl, ALICE.email)
+      const response = await fetch(`${node.baseUrl}${OAUTH_CALLBACK_PATH}${new URL(redirect).search}`, {
+        headers: { cookie: `${ownerCookie}; ${OAUTH_RETURN_COOKIE}=${encodeURIComponent(returnTo)}` },
+        redirect: "manual"
+      })
+      expect(response.status).toBe(302)
+      return response.headers.get("location")
+    }
+    expect(await landing(`${integrations}/reauth/${listingId}`)).toBe(`${integrations}/reauth/${listingId}?connected=${listingId}`)
+    // another workspace's page, or anything but an integrations page, is not followed
+    expect(await landing(`/${node.bootstrap.orgSlug}/elsewhere/settings/integrations`)).toBe(`${integrations}?connected=${listingId}`)
+    expect(await landing("https://evil.example/settings/integrations")).toBe(`${integrations}?connected=${listingId}`)
   })
 
   it("the refresh watcher refreshes before expires_at, and the new token is accepted", async () => {
@@ -181,6 +201,8 @@ describe("OAuth connect, refresh, revoke, needs_reauth, notification, email, rea
     expect(await authServer.revokeAllTokens()).toBeGreaterThan(0)
     const row = await eventually(credentialRow, (r) => r.status === "needs_reauth", 15_000)
     expect(row.status).toBe("needs_reauth")
+    const listed = ok(await asAdmin("plugin.org.list", { limit: 200 })).listings.find((l: any) => l.listingId === listingId)
+    expect(listed.credential).toMatchObject({ status: "needs_reauth", lastRefreshedAt: row.last_refreshed_at.toISOString() })
     const deepLink = `/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/settings/integrations/reauth/${listingId}`
     for (const [who, as] of [["owner", asOwner], ["admin", asAdmin]] as const) {
       const notices = await eventually(
@@ -241,6 +263,22 @@ describe("refusals", () => {
     expect(new URL(redirect).searchParams.get("error")).toBe("access_denied")
     expectError(await callback(redirect, ownerCookie), 400, "bad_request", "oauth_denied")
     expectError(await callback(redirect, ownerCookie), 400, "bad_request", "oauth_state_invalid")
+  })
+
+  it("a browser whose authorization failed lands on the page it left, told why", async () => {
+    const fresh = ok(await asOwner("plugin.org.install", { name: "com.test/oauth-declined", endpointUrl: mcp.mcpUrl, transport: "streamable-http", authKind: "oauth" }))
+    const started = ok(await asOwner("plugin.oauth.start", { listingId: fresh.listingId }))
+    const redirect = await authServer.login(started.authorizationUrl, "nobody@as.test")
+    const integrations = `/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/settings/integrations`
+    const browser = (cookie: string) => fetch(`${node.baseUrl}${OAUTH_CALLBACK_PATH}${new URL(redirect).search}`, { headers: { cookie }, redirect: "manual" })
+    const declined = await browser(`${ownerCookie}; ${OAUTH_RETURN_COOKIE}=${encodeURIComponent(integrations)}`)
+    expect(declined.status).toBe(302)
+    expect(declined.headers.get("location")).toBe(`${integrations}?oauth_error=oauth_denied`)
+    expect(declined.headers.get("set-cookie")).toContain(`${OAUTH_RETURN_COOKIE}=;`)
+    const again = await browser(`${ownerCookie}; ${OAUTH_RETURN_COOKIE}=${encodeURIComponent(integrations)}`)
+    expect(again.headers.get("location")).toBe(`${integrations}?oauth_error=oauth_state_invalid`)
+    // with no page to return to, the failure is answered as it is
+    expect((await browser(ownerCookie)).status).toBe(400)
   })
 
   it("oauth.start is on the API only and needs a person; reauth is on MCP too", async () => {
