@@ -151,6 +151,8 @@ const table: Readonly<Record<string, Row>> = {
   DocumentNotFound: notFound("document_not_found", (e) => `no document ${e.documentId} in this workspace`),
   DocumentAlreadyExists: conflict("document_exists", (e) => `document ${e.documentId} already exists`),
   DocumentModelFailed: { status: 502, code: "bad_gateway", reason: "document_model_failed", message: (e) => e.message },
+  // assistant runs
+  RunSummaryFailed: { status: 502, code: "bad_gateway", reason: "run_summary_failed", message: (e) => e.message },
   // assistant models
   ModelTierNotFound: notFound("model_tier_not_found", (e) => `no model tier '${e.slug}' in this organization`),
   ModelTierKeyMissing: conflict("model_tier_key_missing", (e) => `model tier '${e.slug}' pays with the organization's own ${e.family} key, and none is set`),

@@ -113,6 +113,10 @@ const readBilling = (orgId: string, workspaceId: string | null, now: Date) =>
 export const readAccount = (orgId: string, now: Date): Effect.Effect<BillingAccount, DbError, Db> =>
   Effect.map(readBilling(orgId, null, now), ({ account }) => account)
 
+/** A workspace's monthly budget (null: none) and what it spent in the month of `now`. */
+export const readWorkspaceBudget = (orgId: string, workspaceId: string, now: Date) =>
+  Effect.map(readBilling(orgId, workspaceId, now), ({ workspaceBudget, workspaceSpentThisMonth }) => ({ budget: workspaceBudget, spent: workspaceSpentThisMonth }))
+
 export interface SpendCheck {
   readonly orgId: string
   readonly workspaceId: string
@@ -166,7 +170,7 @@ export interface TurnCharge {
 
 /** One credit per token (docs/decisions.md). A provider that reports no usable total costs
  * nothing rather than failing the metering of a turn that has already answered. */
-const creditsFor = (usage: { readonly totalTokens: number }): number =>
+export const creditsFor = (usage: { readonly totalTokens: number }): number =>
   Number.isFinite(usage.totalTokens) ? Math.max(0, Math.ceil(usage.totalTokens)) : 0
 
 /** At most this many turns in one charge: well within the runs the actor remembers for retries. */

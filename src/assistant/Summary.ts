@@ -13,6 +13,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { type ChatMessage, loadHistory, olderMessages } from "./ChatQueries.ts"
 import type { ResolvedModel } from "./models/resolve.ts"
+import type { Transcript } from "./Transcripts.ts"
 
 /** Spec 8: the model reads the last 50 messages word for word, this turn's own message included. */
 export const VERBATIM_MESSAGES = 50
@@ -49,3 +50,41 @@ export const rewriteSummaryIfDue = (model: ResolvedModel, finished: Signal<RunFi
       { ...meta, commandId: `summary_${runId}` }
     )
   })
+
+const RUN_SUMMARY_PROMPT =
+  "[summarise] Summarise the assistant run below in at most 80 words: what the person asked, which tools were called and how each ended, what was answered, and anything left open."
+
+/** A run's record as the model reads it: one message, line by line. */
+const runText = (run: Transcript): string =>
+  [
+    ...(run.userMessage === null ? [] : [`Request: ${run.userMessage.content}`]),
+    ...run.toolCalls.map((call) => `Tool call: ${call.toolName} (${call.outcome})`),
+    ...run.approvals.map((approval) => `Approval: ${approval.capability} ${approval.inputPreview} (${approval.status})`),
+    ...run.questions.map((question) => `Question: ${question.question} (${question.answer === null ? question.status : `answered: ${question.answer}`})`),
+    ...(run.execution === null ? [] : [`Approved call: ${run.execution.status}${run.execution.reason === undefined ? "" : ` (${run.execution.reason})`}`]),
+    ...(run.reply === null || run.reply === "" ? [] : [`Reply: ${run.reply}`]),
+    ...(run.error === null ? [] : [`Error: ${run.error.message}`]),
+    `Status: ${run.status}`
+  ].join("\n")
+
+/** A short summary of one run written by the model, and the tokens it took. */
+export const writeRunSummary = (model: ResolvedModel, run: Transcript) =>
+  Effect.map(
+    Effect.tryPromise({
+      try: (signal) =>
+        generateText({
+          model: model.model,
+          system: RUN_SUMMARY_PROMPT,
+          messages: [{ role: "user", content: runText(run) }],
+          providerOptions: model.providerOptions,
+          abortSignal: signal,
+          maxRetries: 0
+        }),
+      catch: (error) => error
+    }),
+    (written) => {
+      const promptTokens = written.usage.inputTokens ?? 0
+      const completionTokens = written.usage.outputTokens ?? 0
+      return { text: written.text, usage: { promptTokens, completionTokens, totalTokens: promptTokens + completionTokens } }
+    }
+  )

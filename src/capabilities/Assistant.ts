@@ -29,7 +29,8 @@ import { findAgent } from "../assistant/WorkspaceAgents.ts"
 import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 
-const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
+/** The workspace's people: its Admins, Members and Viewers, and the organization's Owners. */
+export const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
 /** Spec 5 rule 6: the roles `ask_assistant` grants. */
 export const askers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
 
@@ -85,7 +86,7 @@ const noPrincipal = new Forbidden({
 
 /** The person a turn belongs to: the signed-in person, or the key's creator while still a member
  * (the checkpoint checks a key's own role, never its creator's standing). */
-const personOf = (invocation: Invocation) =>
+export const personOf = (invocation: Invocation) =>
   Effect.gen(function* () {
     const { attributedTo, credential } = invocation.principal
     if (attributedTo === null || attributedTo === OPERATOR) return yield* noPrincipal

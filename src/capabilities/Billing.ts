@@ -10,9 +10,10 @@ import { Credits } from "../../actors/billing/events.ts"
 import { SetSpendCaps, SetWorkspaceBudget } from "../../actors/billing/protocol.ts"
 import { dayOf, monthOf } from "../../actors/billing/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { readAccount } from "../assistant/Billing.ts"
+import { creditsFor, readAccount, readWorkspaceBudget } from "../assistant/Billing.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
+import { askers } from "./Assistant.ts"
 
 const common = { needsApproval: false, claimedBy: "builtin", destructive: false, surfaces: ["api", "mcp"] } as const
 /** Limits are set by a signed-in person: the roles allowed (Owner, workspace Admin) are never a key's. */
@@ -121,4 +122,95 @@ export const setWorkspaceBudget = defineCapability({
     })
 })
 
-export const billingCapabilities: ReadonlyArray<AnyCapability> = [getBilling, setSpendCaps, setWorkspaceBudget]
+/** What runs spent: how many, their tokens and the credits those cost. */
+const RunSpend = {
+  runs: Schema.NonNegativeInt,
+  promptTokens: Schema.NonNegativeInt,
+  completionTokens: Schema.NonNegativeInt,
+  totalTokens: Schema.NonNegativeInt,
+  credits: Credits
+}
+type RunSpend = { -readonly [K in keyof typeof RunSpend]: number }
+
+const noSpend = (): RunSpend => ({ runs: 0, promptTokens: 0, completionTokens: 0, totalTokens: 0, credits: 0 })
+
+const addSpend = (into: RunSpend, row: Record<string, any>) => {
+  into.runs += row.runs
+  into.promptTokens += row.prompt_tokens
+  into.completionTokens += row.completion_tokens
+  into.totalTokens += row.total_tokens
+  into.credits += creditsFor({ totalTokens: row.total_tokens })
+}
+
+/** `rows` summed per `keyOf(row)`, in the rows' order of first appearance. */
+const spendBy = (rows: ReadonlyArray<Record<string, any>>, keyOf: (row: Record<string, any>) => string) => {
+  const sums = new Map<string, RunSpend>()
+  for (const row of rows) {
+    const key = keyOf(row)
+    const sum = sums.get(key) ?? noSpend()
+    addSpend(sum, row)
+    sums.set(key, sum)
+  }
+  return [...sums]
+}
+
+export const getSpend = defineCapability({
+  ...common,
+  name: "spend.get",
+  description:
+    "This workspace's assistant spend this month (UTC), in credits (one per model token): what its budget counts (turns and run summaries), the monthly budget and what is left of it, and its runs' tokens by day (the day each ended) and by model.",
+  scope: "workspace",
+  roles: askers,
+  surfaces: ["api", "mcp", "agent"],
+  sensitivity: "medium",
+  mutating: false,
+  input: Schema.Struct({}),
+  output: Schema.Struct({
+    /** `YYYY-MM`. */
+    month: Schema.String,
+    /** What the workspace's budget counts this month. */
+    spent: Credits,
+    /** Null: no budget. */
+    budget: Schema.NullOr(Credits),
+    /** What is left of the budget (never below 0); null without a budget. */
+    remaining: Schema.NullOr(Credits),
+    /** The runs that ended this month. */
+    ...RunSpend,
+    byDay: Schema.Array(Schema.Struct({ day: Schema.String, ...RunSpend })),
+    byModel: Schema.Array(Schema.Struct({ model: Schema.String, ...RunSpend }))
+  }),
+  handler: (invocation) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const now = new Date(invocation.at)
+      const month = monthOf(now)
+      const start = new Date(`${month}-01T00:00:00.000Z`)
+      const end = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + 1, 1))
+      const { budget, spent } = yield* readWorkspaceBudget(orgOf(invocation), invocation.workspaceId!, now)
+      // float8: a sum of bigints would come back as a string
+      const rows = yield* query("workspace run spend", () => db.sql`
+        select to_char(ended_at at time zone 'UTC', 'YYYY-MM-DD') as day, model, count(*)::int as runs,
+          sum((usage->>'promptTokens')::bigint)::float8 as prompt_tokens,
+          sum((usage->>'completionTokens')::bigint)::float8 as completion_tokens,
+          sum((usage->>'totalTokens')::bigint)::float8 as total_tokens
+        from ${db.table("runs")}
+        where workspace_id = ${invocation.workspaceId} and ended_at >= ${start} and ended_at < ${end}
+          and (usage->>'totalTokens')::bigint > 0
+        group by 1, 2 order by 1, 2`)
+      const total = noSpend()
+      for (const row of rows) addSpend(total, row)
+      return {
+        month,
+        spent,
+        budget,
+        remaining: budget === null ? null : Math.max(0, budget - spent),
+        ...total,
+        byDay: spendBy(rows, (row) => row.day).map(([day, sum]) => ({ day, ...sum })),
+        byModel: spendBy(rows, (row) => row.model)
+          .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+          .map(([model, sum]) => ({ model, ...sum }))
+      }
+    })
+})
+
+export const billingCapabilities: ReadonlyArray<AnyCapability> = [getBilling, setSpendCaps, setWorkspaceBudget, getSpend]
