@@ -8,14 +8,14 @@ import { ApiError, invoke, invokeOwn, type Place, request } from "./api.ts"
 import { navigate } from "./router.tsx"
 
 export interface WorkspaceMembership {
-  readonly id: string
+  readonly workspaceId: string
   readonly slug: string
   readonly name: string
   readonly role: string | null
 }
 
 export interface OrgMembership {
-  readonly id: string
+  readonly orgId: string
   readonly slug: string
   readonly name: string
   readonly role: string | null
