@@ -12,7 +12,7 @@ import { type Automation, DraftProblem, type Label } from "./model.ts"
 import { StepsEditor } from "./StepsEditor.tsx"
 import { TriggerEditor } from "./TriggerEditor.tsx"
 
-export const labelsKey = (place: Place) => ["schema", place.org, place.ws] as const
+const labelsKey = (place: Place) => ["schema", place.org, place.ws] as const
 export const listKey = (place: Place) => ["automations", place.org, place.ws] as const
 
 interface FormProps {

@@ -14,7 +14,7 @@ import { duration, EVENT_WORDS, isActive, type Run, type RunStatus, type RunTrig
 export const automationKey = (place: Place, automationId: string) => ["automation", place.org, place.ws, automationId] as const
 const runKey = (place: Place, runId: string) => ["automation-run", place.org, place.ws, runId] as const
 
-export const STATUS_WORDS: Readonly<Record<RunStatus | StepRecord["status"], string>> = {
+const STATUS_WORDS: Readonly<Record<RunStatus | StepRecord["status"], string>> = {
   running: "Running",
   waiting: "Waiting for a person",
   succeeded: "Succeeded",

@@ -18,7 +18,7 @@ import {
   treeOf
 } from "./model.ts"
 
-export interface HeaderDraft {
+interface HeaderDraft {
   readonly key: number
   readonly name: string
   readonly value: string
@@ -76,7 +76,7 @@ export const newStep = (stepType: StepType, name: string): StepDraft => ({
   conditions: emptyGroup()
 })
 
-export const stepDraftOf = (step: Step): StepDraft => {
+const stepDraftOf = (step: Step): StepDraft => {
   const c = step.config
   const fields: Record<string, string> = {}
   for (const key of ["agentSlug", "prompt", "capability", "else", "url", "method", "assignee"]) fields[key] = text(c[key])

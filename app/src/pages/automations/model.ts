@@ -39,15 +39,15 @@ export const OPERATOR_WORDS: Readonly<Record<Operator, string>> = {
   exists: "is set",
   not_exists: "is not set"
 }
-export const ALL_OPERATORS = Object.keys(OPERATOR_WORDS) as ReadonlyArray<Operator>
+const ALL_OPERATORS = Object.keys(OPERATOR_WORDS) as ReadonlyArray<Operator>
 
 /** `exists`, `not_exists` and `changed` compare with nothing; `in` and `not_in` with a list. */
-export const takesNoValue = (operator: Operator) => operator === "exists" || operator === "not_exists" || operator === "changed"
+const takesNoValue = (operator: Operator) => operator === "exists" || operator === "not_exists" || operator === "changed"
 export const takesList = (operator: Operator) => operator === "in" || operator === "not_in"
 
 export type PropertyType = "string" | "number" | "boolean" | "datetime" | "enum"
 
-export interface PropertyDefinition {
+interface PropertyDefinition {
   readonly type: PropertyType
   readonly values?: ReadonlyArray<string>
   readonly required: boolean
@@ -61,7 +61,7 @@ export interface Label {
 }
 
 type Scalar = string | number | boolean
-export type ConditionValue = null | Scalar | ReadonlyArray<Scalar>
+type ConditionValue = null | Scalar | ReadonlyArray<Scalar>
 
 export interface Condition {
   readonly kind: "condition"
@@ -294,7 +294,7 @@ export const inputKind = (operator: Operator, kind: ValueKind): "none" | "list" 
   return kind === "string" ? "text" : kind
 }
 
-export const conditionDraftOf = (node: Condition, kind: ValueKind): ConditionDraft => {
+const conditionDraftOf = (node: Condition, kind: ValueKind): ConditionDraft => {
   const draft = newCondition(node.id, node.property, node.operator)
   const value = node.value
   if (value === undefined || value === null) return draft
@@ -341,7 +341,7 @@ const oneValue = (text: string, input: ReturnType<typeof inputKind>, where: stri
   }
 }
 
-export const conditionOf = (draft: ConditionDraft, kind: ValueKind): Condition => {
+const conditionOf = (draft: ConditionDraft, kind: ValueKind): Condition => {
   const where = `Condition ${draft.id}`
   if (draft.property.trim() === "") throw new DraftProblem(`${where}: choose a property`)
   const base = { kind: "condition" as const, id: draft.id, property: draft.property.trim(), operator: draft.operator }
