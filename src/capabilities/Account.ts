@@ -1,6 +1,7 @@
 /**
- * A signed-in person's own two-factor set-up: enrol (a new TOTP secret, shown once, stored only
- * sealed) and confirm with a code from it. Sign-in asks for a code from then on.
+ * A signed-in person's own account: who they are and where they belong (what the web app starts
+ * from), and their two-factor set-up: enrol (a new TOTP secret, shown once, stored only sealed)
+ * and confirm with a code from it. Sign-in asks for a code from then on.
  */
 import { Clock, Effect, Schema } from "effect"
 import * as OTPAuth from "otpauth"
@@ -82,4 +83,65 @@ export const confirmMfa = defineCapability({
     })
 })
 
-export const accountCapabilities: ReadonlyArray<AnyCapability> = [enrolMfa, confirmMfa]
+const EnterableWorkspace = Schema.Struct({
+  workspaceId: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  /** Null: an Owner's way in, without a role of the workspace's own. */
+  role: Schema.NullOr(Schema.Literal("admin", "member", "viewer"))
+})
+
+const Membership = Schema.Struct({
+  orgId: Schema.String,
+  slug: Schema.String,
+  name: Schema.String,
+  role: Schema.Literal("owner", "member"),
+  /** The workspaces the person may enter: those they hold a role in, and for an Owner every one. */
+  workspaces: Schema.Array(EnterableWorkspace)
+})
+
+export const getAccount = defineCapability({
+  ...own,
+  name: "account.get",
+  description:
+    "Your account: user id, email, name, whether two-factor is on, and your organizations (your role in each) with the workspaces you may enter (your role in each). A CLI login sees its own organization only.",
+  mutating: false,
+  sensitivity: "low",
+  input: Schema.Struct({}),
+  output: Schema.Struct({ userId: Schema.String, email: Schema.String, name: Schema.String, mfaEnabled: Schema.Boolean, memberships: Schema.Array(Membership) }),
+  handler: (invocation) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const { principal } = invocation
+      const userId = principal.attributedTo
+      const [user] = yield* query("account", () => db.sql`
+        select u.user_id, u.email, u.name, coalesce(c.mfa_enabled_at is not null, false) as mfa
+        from ${db.table("users")} u left join ${db.table("user_credentials")} c using (user_id)
+        where u.user_id = ${userId}`)
+      if (user === undefined) return yield* Effect.dieMessage(`the signed-in person ${userId} has no account row`)
+      // a session belongs to the person; a CLI login was authorized for one organization
+      const onlyOrg = principal.credential === "cli_login" ? principal.orgId : null
+      const rows = yield* query("account memberships", () => db.sql`
+        select o.org_id, o.slug, o.name, m.role, w.workspace_id, w.slug as workspace_slug, w.name as workspace_name, w.role as workspace_role
+        from ${db.table("org_members")} m join ${db.table("organizations")} o using (org_id)
+        left join lateral (
+          select w.workspace_id, w.slug, w.name, wm.role from ${db.table("workspaces")} w
+          left join ${db.table("workspace_members")} wm on wm.workspace_id = w.workspace_id and wm.user_id = m.user_id
+          where w.org_id = m.org_id and (m.role = 'owner' or wm.role is not null)
+        ) w on true
+        where m.user_id = ${userId} ${onlyOrg === null ? db.sql`` : db.sql`and m.org_id = ${onlyOrg}`}
+        order by o.slug, o.org_id, w.slug`)
+      type Entry = Omit<typeof Membership.Type, "workspaces"> & { readonly workspaces: Array<typeof EnterableWorkspace.Type> }
+      const memberships = new Map<string, Entry>()
+      for (const row of rows) {
+        const membership: Entry = memberships.get(row.org_id) ?? { orgId: row.org_id, slug: row.slug, name: row.name, role: row.role, workspaces: [] }
+        memberships.set(row.org_id, membership)
+        if (row.workspace_id !== null) {
+          membership.workspaces.push({ workspaceId: row.workspace_id, slug: row.workspace_slug, name: row.workspace_name, role: row.workspace_role })
+        }
+      }
+      return { userId: user.user_id, email: user.email, name: user.name, mfaEnabled: user.mfa, memberships: [...memberships.values()] }
+    })
+})
+
+export const accountCapabilities: ReadonlyArray<AnyCapability> = [getAccount, enrolMfa, confirmMfa]

@@ -1,10 +1,11 @@
 /**
- * Capabilities about the caller's own identity. (Key management, sessions and SSO come with the
- * identity issue.)
+ * Capabilities about the caller's own identity: who the credential is, and what it may do in a
+ * workspace.
  */
 import { Effect, Schema } from "effect"
-import { type AnyCapability, defineCapability } from "../Capabilities.ts"
+import { admits, type AnyCapability, Capabilities, defineCapability, offeredOn, type Role } from "../Capabilities.ts"
 import { Unauthorized } from "../Errors.ts"
+import { entitled, packsOf } from "../packs/Entitlement.ts"
 
 export const whoami = defineCapability({
   name: "auth.whoami",
@@ -38,4 +39,45 @@ export const whoami = defineCapability({
         })
 })
 
-export const identityCapabilities: ReadonlyArray<AnyCapability> = [whoami]
+/** The part of a role after its scope (`workspace:admin` -> `admin`), of the first role of that scope held. */
+const roleIn = <S extends string>(roles: ReadonlyArray<Role>, scope: "org" | "workspace") => {
+  const role = roles.find((r) => r.startsWith(`${scope}:`))
+  return role === undefined ? null : (role.slice(scope.length + 1) as S)
+}
+
+export const getAccess = defineCapability({
+  name: "access.get",
+  description:
+    "What you may do in this workspace: the names of the capabilities you may invoke here over the API (by the checkpoint's own rules: your roles, your credential's kind, the packs the organization enabled), and your workspace and organization roles.",
+  scope: "workspace",
+  input: Schema.Struct({}),
+  output: Schema.Struct({
+    capabilities: Schema.Array(Schema.String),
+    workspaceRole: Schema.NullOr(Schema.Literal("admin", "member", "viewer")),
+    orgRole: Schema.NullOr(Schema.Literal("owner", "member"))
+  }),
+  surfaces: ["api"],
+  roles: ["org:owner", "org:member", "workspace:admin", "workspace:member", "workspace:viewer"],
+  sensitivity: "low",
+  mutating: false,
+  destructive: false,
+  needsApproval: false,
+  claimedBy: "builtin",
+  handler: (invocation) =>
+    Effect.gen(function* () {
+      const registry = yield* Capabilities
+      const packs = yield* packsOf(invocation.orgId)
+      // the roles resolved for this workspace are the ones any capability acting here (or on its organization) is resolved with
+      const capabilities = registry.all
+        .filter((c) => c.scope !== "principal" && offeredOn(c, "api") && entitled(c, packs) && admits(invocation.principal, c, invocation.roles))
+        .map((c) => c.name)
+        .sort()
+      return {
+        capabilities,
+        workspaceRole: roleIn<"admin" | "member" | "viewer">(invocation.roles, "workspace"),
+        orgRole: roleIn<"owner" | "member">(invocation.roles, "org")
+      }
+    })
+})
+
+export const identityCapabilities: ReadonlyArray<AnyCapability> = [whoami, getAccess]
