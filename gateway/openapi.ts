@@ -349,6 +349,18 @@ const handDescribed = (registry: Registry, schemas: SchemaComponents): Record<st
         }
       }
     },
+    "/v1/auth/sso/providers": {
+      get: {
+        operationId: "auth.sso.providers",
+        summary: "The organization's verified OIDC providers, for a sign-in page to offer; an unknown organization has none.",
+        security: PUBLIC,
+        parameters: [{ name: "org", in: "query", required: true, schema: str }],
+        responses: {
+          "200": { description: "The providers, oldest first.", content: json(object({ providers: { type: "array", items: object({ id: str, name: str }) } })) },
+          ...errors("BadRequest", "Unavailable")
+        }
+      }
+    },
     "/v1/auth/sso/start": {
       get: {
         operationId: "auth.sso.start",

@@ -1,6 +1,9 @@
 /**
  * Organization single sign-on over OpenID Connect (authorization code + PKCE), the browser side:
  *
+ * - `GET /v1/auth/sso/providers?org=<orgSlug>`: the organization's verified providers, `{providers:
+ *   [{id, name}]}`, for the sign-in page to offer; an organization that does not exist has none, so
+ *   the answer tells nothing of which organizations do.
  * - `GET /v1/auth/sso/start?org=<orgSlug>&provider=<providerId>`: the provider must belong to the
  *   organization and be verified; answers 302 to the provider's authorization URL and sets
  *   `svc_sso`, a short-lived cookie sealed with the platform key that holds the pending login
@@ -126,6 +129,19 @@ export const ssoRoutes = (app: uWS.TemplatedApp, options: GatewayOptions) => {
       return provider
     })
 
+  const providers = (req: HttpRequest) =>
+    Effect.gen(function* () {
+      const orgSlug = new URLSearchParams(req.query).get("org")
+      if (orgSlug === null || orgSlug === "") return yield* new BadRequest({ reason: "invalid_input", message: "expected ?org=<organization slug>" })
+      const db = yield* Db
+      const rows = yield* query("verified sso providers", () => db.sql`
+        select provider_id, name from ${db.table("sso_providers")}
+        where status = 'verified'
+          and org_id = (select org_id from ${db.table("organizations")} where slug = ${orgSlug} order by org_id limit 1)
+        order by created_at, provider_id`)
+      return { providers: rows.map((row) => ({ id: row.provider_id as string, name: row.name as string })) }
+    })
+
   const start = (req: HttpRequest) =>
     Effect.gen(function* () {
       const params = new URLSearchParams(req.query)
@@ -217,6 +233,11 @@ export const ssoRoutes = (app: uWS.TemplatedApp, options: GatewayOptions) => {
     })
 
   const clearSso = ssoCookie(null, options.secureCookies)
+
+  route(app, "get", `${SSO_COOKIE_PATH}/providers`, async (req) => {
+    const exit = await options.run(providers(req))
+    return exit._tag === "Failure" ? replyForFailure(exit.cause) : { status: 200, json: exit.value, headers: { "cache-control": "no-store" } }
+  })
 
   route(app, "get", `${SSO_COOKIE_PATH}/start`, async (req) => {
     const exit = await options.run(start(req))
