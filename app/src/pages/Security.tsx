@@ -33,16 +33,17 @@ const ConfirmEnrolment = ({ enrolment, onConfirmed }: { enrolment: Enrolment; on
   }
   return (
     <section className="card" aria-labelledby="enrol-heading">
-      <h2 id="enrol-heading" ref={heading} tabIndex={-1}>
+      <h3 id="enrol-heading" ref={heading} tabIndex={-1}>
         Add this account to your authenticator app
-      </h2>
+      </h3>
       <ol className="enrol-steps">
         <li>
           <p>In your authenticator app, add an account with this secret key (time-based, 6 digits, every 30 seconds):</p>
           <div className="row">
-            <code className="totp-secret" aria-label="Secret key">
-              {grouped(enrolment.secret)}
-            </code>
+            <label htmlFor="totp-secret" className="visually-hidden">
+              Secret key
+            </label>
+            <input id="totp-secret" className="totp-secret" readOnly value={grouped(enrolment.secret)} onFocus={(event) => event.target.select()} />
             <CopyButton text={enrolment.secret} label="Copy secret key" />
           </div>
           <p>
@@ -50,9 +51,7 @@ const ConfirmEnrolment = ({ enrolment, onConfirmed }: { enrolment: Enrolment; on
           </p>
           <details>
             <summary>Show the setup link</summary>
-            <code className="otpauth-uri" aria-label="Setup link">
-              {enrolment.otpauthUri}
-            </code>
+            <code className="otpauth-uri">{enrolment.otpauthUri}</code>
           </details>
           <p className="warn-note">This secret is shown only now. If you leave the page before confirming, start again.</p>
         </li>
