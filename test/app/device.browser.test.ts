@@ -91,6 +91,20 @@ describe("approving a CLI login", () => {
     await context.close()
   })
 
+  it("approves a CLI login at organization level: its token names no workspace", async () => {
+    const cli = await startCliLogin("org tooling")
+    const { page, errors } = await signedInPage()
+    await page.goto(onThisNode(cli.verification_uri_complete))
+    await page.getByLabel("The CLI acts").selectOption({ label: "At organization level (Acme), with your organization role" })
+    await page.getByRole("button", { name: "Approve" }).click()
+    await expect.poll(() => page.getByRole("status").textContent()).toContain("is signed in as you at organization level in Acme")
+    const token = await pollToken(cli.device_code)
+    const who = await fetch(`${node.baseUrl}/v1/auth/whoami`, { headers: { authorization: `Bearer ${token.body.access_token}` } })
+    expect(await who.json()).toMatchObject({ userId: person.userId, workspaceId: null })
+    expect(errors).toEqual([])
+    await page.context().close()
+  })
+
   it("denies a CLI login: its next poll is told access_denied", async () => {
     const cli = await startCliLogin("unexpected tool")
     const { page, errors } = await signedInPage()
