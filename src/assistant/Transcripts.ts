@@ -7,6 +7,7 @@
 import { Effect, Schema } from "effect"
 import { RunError, Usage } from "../../actors/conversation/events.ts"
 import { Db, type DbService, query } from "../../streams/Db.ts"
+import { Execution } from "../capabilities/Assistant.ts"
 import { timeIdPage } from "../capabilities/Paging.ts"
 import { clipped } from "../StorableText.ts"
 
@@ -15,7 +16,7 @@ const iso = (value: Date) => value.toISOString()
 const isoOrNull = (value: Date | null) => (value === null ? null : value.toISOString())
 
 /** How long a conversation's title is at most: its first message on one line, cut. */
-export const TITLE_CHARS = 80
+const TITLE_CHARS = 80
 
 const titleOf = (firstMessage: string | null) => clipped((firstMessage ?? "").replace(/\s+/g, " ").trim(), TITLE_CHARS)
 
@@ -63,12 +64,6 @@ const ToolCall = Schema.Struct({
 })
 
 const ParkedCard = Schema.Struct({ approvalId: Schema.String, capability: Schema.String, expiresAt: Iso })
-
-const Execution = Schema.Struct({
-  status: Schema.String,
-  runId: Schema.optional(Schema.String),
-  reason: Schema.optional(Schema.String)
-})
 
 /** A parked call of a run, and what became of it. */
 export const ApprovalEntry = Schema.Struct({
@@ -161,7 +156,9 @@ type Row = Record<string, any>
 const conversationColumns = (db: DbService) => db.sql`
   c.conversation_id, c.public_id, c.message_count, c.created_at, l.last_at, f.content as first_content
   from ${db.table("conversations")} c
-  left join lateral (select coalesce(max(created_at), c.created_at) as last_at from ${db.table("messages")} where conversation_id = c.conversation_id) l on true
+  left join lateral (
+    select coalesce(max(created_at), c.created_at) as last_at from ${db.table("messages")} where conversation_id = c.conversation_id
+  ) l on true
   left join lateral (
     select content from ${db.table("messages")} where conversation_id = c.conversation_id and role = 'user' order by position limit 1
   ) f on true`
@@ -191,8 +188,9 @@ export const conversationsOf = (workspaceId: string, userId: string, after: read
 // runs
 
 const runColumns = (db: DbService) => db.sql`
-  r.run_id, r.conversation_id, c.public_id as conversation_public_id, r.kind, r.status, r.turn_id, r.model, r.tier, r.effort, r.started_at,
-  r.ended_at, r.usage, r.error, r.result, r.user_id, r.reply, r.carried_summary, a.public_id as approval_public_id
+  r.run_id, r.conversation_id, c.public_id as conversation_public_id, r.kind, r.status, r.turn_id, r.model, r.tier,
+  r.effort, r.started_at, r.ended_at, r.usage, r.error, r.result, r.user_id, r.reply, r.carried_summary,
+  a.public_id as approval_public_id
   from ${db.table("runs")} r
   join ${db.table("conversations")} c using (conversation_id)
   left join ${db.table("approvals")} a on a.approval_id = r.approval_id`

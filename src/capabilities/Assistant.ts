@@ -185,7 +185,8 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
     return prepared
   })
 
-const Execution = Schema.Struct({
+/** Spec 2.4: what became of an approved (or denied) call. */
+export const Execution = Schema.Struct({
   status: Schema.Literal("succeeded", "dispatched", "failed", "indeterminate", "queued", "denied", "expired"),
   runId: Schema.optional(Schema.String),
   reason: Schema.optional(Schema.String)
