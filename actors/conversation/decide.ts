@@ -68,7 +68,8 @@ export const decide = (state: ConversationState, command: ConversationCommand, m
 const startTurn = (state: ConversationState, command: StartTurn, meta: CommandMeta): Decision => {
   const { conversationId, workspaceId, userId, runId } = command
   const absent = state._tag === "Absent"
-  if ((absent && !command.create) || (!absent && state.workspaceId !== workspaceId)) {
+  // another person's conversation is not there for this one: its history would reach their model
+  if ((absent && !command.create) || (!absent && (state.workspaceId !== workspaceId || state.createdBy !== userId))) {
     return Either.left(new ConversationNotFound({ conversationId }))
   }
   if (!absent && command.turnId !== null && Object.values(state.runs).some((run) => run.kind === "turn" && run.turnId === command.turnId)) {

@@ -123,7 +123,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
     let create = false
     if (turn.conversationRef !== null) {
       const found = yield* findConversation(workspaceId, turn.conversationRef)
-      if (found === undefined) {
+      if (found === undefined || found.createdBy !== turn.userId) {
         return sink.done({ failure: failure("conversation_not_found", `no conversation ${turn.conversationRef} in this workspace`) })
       }
       conversationId = found.conversationId

@@ -171,7 +171,8 @@ describe("starting a turn", () =>
     ],
     ["a conversation that does not exist, without create", [], new StartTurn({ ...turn, create: false }), T0, new ConversationNotFound({ conversationId })],
     ["a conversation of another workspace", opened, new StartTurn({ ...turn, workspaceId: "wsp_2", create: false }), T1, new ConversationNotFound({ conversationId })],
-    ["a conversation of another workspace, even with create", opened, new StartTurn({ ...turn, workspaceId: "wsp_2" }), T1, new ConversationNotFound({ conversationId })]
+    ["a conversation of another workspace, even with create", opened, new StartTurn({ ...turn, workspaceId: "wsp_2" }), T1, new ConversationNotFound({ conversationId })],
+    ["another person's conversation in the same workspace", opened, new StartTurn({ ...turn, userId: "usr_someone_else", create: false }), T1, new ConversationNotFound({ conversationId })]
   ]))
 
 describe("parking a tool call", () =>

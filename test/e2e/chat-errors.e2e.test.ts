@@ -520,7 +520,15 @@ describe("7.2 conversation_not_found: conversationId names no conversation in th
     { name: "an unknown cnv_ id", conversationId: async () => `cnv_${"0".repeat(32)}` },
     { name: "an unknown UUID", conversationId: async () => randomUUID() },
     { name: "neither form", conversationId: async () => "my-conversation" },
-    { name: "a conversation of another workspace", conversationId: async () => (await chat({ content: "ours" }, other.chat)).conversationPublicId }
+    { name: "a conversation of another workspace", conversationId: async () => (await chat({ content: "ours" }, other.chat)).conversationPublicId },
+    {
+      // the workspace key acts for the bootstrap Owner: a Member's conversation is not theirs to continue (its history would reach their turn)
+      name: "another person's conversation in this workspace",
+      conversationId: async () => {
+        const member = await addPerson(node, "someone", { org: "member", workspace: "member" })
+        return (await chat({ content: "mine alone" }, { cookie: (await signIn(node.baseUrl, member)).cookie })).conversationPublicId
+      }
+    }
   ]
 
   it.each(rows)("$name", async ({ conversationId }) => {
