@@ -22,6 +22,15 @@ afterAll(async () => {
   await node?.stop()
 })
 
+// what the functions given to page.evaluate read, in the page (the tests' own types have no DOM)
+declare const document: { readonly cookie: string; readonly activeElement: { readonly tagName: string } | null; readonly documentElement: { readonly scrollWidth: number } }
+interface ResourceTiming {
+  readonly name: string
+  readonly initiatorType: string
+  readonly encodedBodySize: number
+  readonly decodedBodySize: number
+}
+
 const { orgSlug, workspaceSlug } = { orgSlug: "acme", workspaceSlug: "main" }
 
 const openPage = async (options: { phone?: boolean } = {}): Promise<{ page: Page; errors: Array<string> }> => {
@@ -37,10 +46,9 @@ describe("the app's frame", () => {
     await page.goto("/sign-in")
     await page.getByRole("heading", { name: "Sign in" }).waitFor()
     const scripts = await page.evaluate(() =>
-      performance
-        .getEntriesByType("resource")
-        .filter((entry) => (entry as PerformanceResourceTiming).initiatorType === "script" || entry.name.endsWith(".js"))
-        .map((entry) => ({ name: entry.name, encoded: (entry as PerformanceResourceTiming).encodedBodySize, decoded: (entry as PerformanceResourceTiming).decodedBodySize }))
+      (performance.getEntriesByType("resource") as unknown as ReadonlyArray<ResourceTiming>)
+        .filter((entry) => entry.initiatorType === "script" || entry.name.endsWith(".js"))
+        .map((entry) => ({ name: entry.name, encoded: entry.encodedBodySize, decoded: entry.decodedBodySize }))
     )
     const encoded = scripts.reduce((sum, script) => sum + script.encoded, 0)
     const decoded = scripts.reduce((sum, script) => sum + script.decoded, 0)
@@ -87,7 +95,7 @@ describe("the app's frame", () => {
     await signInThroughPage(page, admin, { next: `/${orgSlug}/${workspaceSlug}/approvals` })
     await page.keyboard.press("Tab")
     const skip = page.getByRole("link", { name: "Skip to content" })
-    await expect.poll(() => skip.evaluate((element) => element === document.activeElement)).toBe(true)
+    await expect.poll(() => skip.evaluate((element) => (element as unknown) === document.activeElement)).toBe(true)
     // following a navigation link moves focus to the new page's heading, as a page load would
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Automations" }).click()
     await page.waitForURL((url) => url.pathname.endsWith("/automations"))

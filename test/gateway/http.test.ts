@@ -445,7 +445,7 @@ describe("serveCors", () => {
     expect(own.status).toBe(200)
     expect(own.headers.get("set-cookie")).toBe("s=1; HttpOnly")
     expect(corsHeadersOf(own)).toEqual({})
-    for (const headers of [{ origin: ALLOWED }, { origin: "null" }, { "sec-fetch-site": "cross-site" }]) {
+    for (const headers of [{ origin: ALLOWED }, { origin: "null" }, { "sec-fetch-site": "cross-site" }] as ReadonlyArray<Record<string, string>>) {
       const refused = await fetch(`${corsBase}/session`, { method: "POST", headers, body: "{}" })
       expect(refused.status).toBe(403)
       expect(refused.headers.get("set-cookie")).toBeNull()
