@@ -202,8 +202,53 @@ describe("the chat page", () => {
     await expect.poll(() => card.getByRole("status").textContent()).toContain("Answered: blue")
     await expect.poll(() => replyText(page)).toContain('"answer":"blue"')
     expect(await card.getByRole("button", { name: "red" }).isDisabled()).toBe(true)
+
+    // a question without options is answered in the person's own words
+    await send(page, "/ask What should the report be called?")
+    const open = thread(page).getByRole("region", { name: "The assistant asks: What should the report be called?" })
+    await open.getByLabel("Your answer").fill("Quarterly numbers")
+    await open.getByRole("button", { name: "Answer", exact: true }).click()
+    await expect.poll(() => replyText(page)).toContain('"answer":"Quarterly numbers"')
+    expect(await open.getByRole("status").textContent()).toContain("Answered: Quarterly numbers")
     expect(errors).toEqual([])
     await page.close()
+  })
+
+  it("shows each tool call with its outcome: a result to unfold, or why it failed", async () => {
+    const { page, errors } = await openChat()
+    await send(page, "/tool system__ping {}")
+    const ping = lastReply(page).getByRole("group", { name: "Tool call system.ping" })
+    await expect.poll(() => ping.textContent()).toContain("done")
+    await ping.getByText("Result").click()
+    expect(await ping.locator("pre").textContent()).toContain('"pong": true')
+
+    await send(page, '/tool node__get {"nodeId":"nod_missing"}')
+    const missing = lastReply(page).getByRole("group", { name: "Tool call node.get" })
+    await expect.poll(() => missing.textContent()).toContain("Failed: node_not_found")
+    expect(await missing.textContent()).toContain('{"nodeId":"nod_missing"}')
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("is usable on a 390 px wide screen: the conversations fold behind a button, nothing scrolls sideways", async () => {
+    const phone = await newContext(browser, node.baseUrl, { phone: true })
+    const page = await phone.newPage()
+    const errors = watchForPageErrors(page, [/status of 401/])
+    await signInThroughPage(page, person, { next: chatPath })
+    await send(page, "hello from a phone")
+    await expect.poll(() => replyText(page)).toBe("You said: hello from a phone")
+    await page.waitForURL(/\/chat\/cnv_/)
+    const list = page.getByRole("complementary")
+    expect(await list.isVisible()).toBe(false)
+    await page.getByRole("button", { name: "Conversations" }).click()
+    await list.getByRole("link", { name: /hello from a phone/ }).waitFor()
+    expect(await page.evaluate("document.scrollingElement.scrollWidth")).toBeLessThanOrEqual(390)
+    // picking one folds the list again
+    await list.getByRole("link", { name: "+ New chat" }).click()
+    await page.waitForURL((url) => url.pathname === chatPath)
+    expect(await list.isVisible()).toBe(false)
+    expect(errors).toEqual([])
+    await phone.close()
   })
 
   it("stops a turn: the partial reply stays, also after a reload", async () => {

@@ -234,7 +234,7 @@ export const QuestionCard = ({ place, question }: { place: Place; question: Ques
         <label htmlFor={inputId}>Your answer</label>
         <input id={inputId} value={draft} maxLength={4000} disabled={locked} onChange={(event) => setDraft(event.target.value)} />
         <button type="submit" disabled={locked || draft.trim() === ""}>
-          Send answer
+          Answer
         </button>
       </form>
       <div role="status">
