@@ -120,7 +120,8 @@ export const ChatPage = ({ place, params }: PageProps) => {
       if (state.request.conversationId !== null) return
       const conversation = made
       setSession((now) => (now.turns.includes(turn) ? { ...now, conversationId: conversation } : now))
-      if (current.current === undefined) {
+      // only while the person is still at the new chat it started from (not on another page since)
+      if (window.location.pathname === placePath(place, "chat")) {
         const refocus = document.activeElement?.id === COMPOSER_ID
         navigate(placePath(place, `chat/${conversation}`), { replace: true })
         // the frame moves focus to the heading on a new address; this is the same conversation
