@@ -8,8 +8,6 @@
  * SSO redirect URI) is the address the test and the provider really use.
  */
 import { randomUUID } from "node:crypto"
-import { createServer } from "node:net"
-import type { AddressInfo } from "node:net"
 import { Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { OrgActor } from "../../actors/org/actor.ts"
@@ -22,7 +20,7 @@ import type { ActorHost } from "../../streams/ActorHost.ts"
 import { newTotp } from "../../src/Sessions.ts"
 import { startOidcServer, type OidcServer } from "../support/oidcServer.ts"
 import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
-import { startTestNode, type TestNode } from "../support/platform.ts"
+import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
 import { call, eventsOf, eventually, expectError, type Reply } from "./client.ts"
 
 let node: TestNode
@@ -40,16 +38,6 @@ let providerId: string
 let bogusProviderId: string
 /** A workspace key created by Wendy, a workspace Admin who is not an Owner. */
 let wendysKey: string
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once("error", reject)
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as AddressInfo
-      server.close(() => resolve(port))
-    })
-  })
 
 beforeAll(async () => {
   const port = await freePort()

@@ -4,6 +4,7 @@
  */
 import { Effect, Exit, Scope } from "effect"
 import { mkdtemp } from "node:fs/promises"
+import { type AddressInfo, createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { type AppConfig, loadConfig } from "../../src/Config.ts"
@@ -68,3 +69,17 @@ export const startTestNode = async (overrides: Partial<AppConfig> = {}, options:
     stop: () => Effect.runPromise(Scope.close(scope, Exit.void))
   }
 }
+
+/**
+ * A port free right now, for a node that must know its own URL before it starts (`baseUrl`: the
+ * redirect URI an OpenID or OAuth server sends a browser back to).
+ */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const server = createServer()
+    server.once("error", reject)
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as AddressInfo
+      server.close(() => resolve(port))
+    })
+  })
