@@ -1,0 +1,307 @@
+/**
+ * The marketplace and integrations pages in a real Chromium against real peers: a local registry
+ * serving the public seed (one server given a remote on a real MCP SDK server that wants an API
+ * key, and a README with a script in it), a second MCP server protected by a real OAuth 2.1
+ * authorization server (oidc-provider: dynamic registration, PKCE, refresh, revocation), and an
+ * SMTP server for the re-authentication email. A workspace Admin finds the server in the catalog,
+ * installs it to the organization, enables it there and in the workspace and enters its secret;
+ * installs a capability pack; connects the OAuth server through the provider's own pages; when
+ * its tokens are revoked at the server and the refresh watcher marks it `needs_reauth`, the bell
+ * counts the notification, which leads to the re-authentication page, where Reconnect makes it
+ * active again. A Member is shown none of it.
+ */
+import { randomBytes } from "node:crypto"
+import type { Browser, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
+import { eventually } from "../e2e/client.ts"
+import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
+import { introspectingAdmit, type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
+import { type OidcServer, startOidcServer } from "../support/oidcServer.ts"
+import { addPerson, type Person } from "../support/people.ts"
+import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
+import { asPerson, type Caller, localSeedMarketplace, ok } from "../support/plugins.ts"
+import { type RegistryServer, startRegistryServer } from "../support/registryServer.ts"
+import { type SmtpSink, startSmtpSink } from "../support/smtpSink.ts"
+
+const API_KEY = `sk-browser-${randomBytes(12).toString("hex")}`
+const RESOURCE_SERVER = { id: "mcp-resource-server", secret: randomBytes(16).toString("hex") }
+const ALICE = { sub: "alice", email: "alice@as.test" }
+/** The seed server given a remote on the keyed MCP server. */
+const KEYED = "io.github.azure/azure-mcp"
+
+let node: TestNode
+let browser: Browser
+let upstream: RegistryServer
+let keyed: McpTestServer
+let authServer: OidcServer
+let oauthMcp: McpTestServer
+let sink: SmtpSink
+let admin: Person
+let member: Person
+let asAdmin: Caller
+let oauthListingId: string
+
+const WS = "/acme/main"
+
+beforeAll(async () => {
+  keyed = await startMcpTestServer({ admit: (headers) => headers["x-api-key"] === API_KEY })
+  authServer = await startOidcServer({
+    accounts: [ALICE],
+    clients: [{ client_id: RESOURCE_SERVER.id, client_secret: RESOURCE_SERVER.secret, redirect_uris: ["http://127.0.0.1/unused"] }],
+    oauth: { scopes: ["mcp:tools"], accessTokenTtlSeconds: 4 }
+  })
+  oauthMcp = await startMcpTestServer({
+    authorizationServer: authServer.issuer,
+    scopes: ["mcp:tools"],
+    admit: introspectingAdmit(authServer.issuer, RESOURCE_SERVER.id, RESOURCE_SERVER.secret)
+  })
+  upstream = await startRegistryServer()
+  upstream.change(KEYED, {
+    title: "Keyed Notes",
+    remotes: [{ type: "streamable-http", url: keyed.mcpUrl, headers: [{ name: "X-Api-Key", isSecret: true, value: "{api_key}" }] }]
+  })
+  upstream.setReadme("Azure/azure-mcp", "# Keyed Notes guide\n\nKeep your **API key** safe.\n\n<script>window.readmeRan = true</script>\n")
+  sink = await startSmtpSink()
+  // the authorization server sends the browser back to the node's own URL: known before it starts
+  const port = await freePort()
+  node = await startTestNode({
+    port,
+    baseUrl: `http://127.0.0.1:${port}`,
+    outboundAllow: parseOutboundAllow("127.0.0.1"),
+    authTokenEncryptionKey: randomBytes(32),
+    marketplace: localSeedMarketplace(upstream),
+    mail: { smtpUrl: sink.url, from: "Alerts <alerts@svc.test>" },
+    plugins: { denylist: [], refreshLeadSeconds: 2, refreshCheckSeconds: 1 }
+  })
+  browser = await launchBrowser()
+  admin = await addPerson(node, "marketadmin", { org: "member", workspace: "admin" })
+  member = await addPerson(node, "marketmember", { org: "member", workspace: "member" })
+  asAdmin = await asPerson(node, admin)
+  ok(await asAdmin("plugin.registry.sync", { registryId: DEFAULT_SEED_REGISTRY_ID, wait: true }))
+  // the catalog never says OAuth (it is found at connect time): the OAuth server is a custom listing
+  oauthListingId = ok(await asAdmin("plugin.org.install", { name: "com.test/oauth-notes", title: "OAuth Notes", endpointUrl: oauthMcp.mcpUrl, transport: "streamable-http", authKind: "oauth" })).listingId
+}, 90_000)
+
+afterAll(async () => {
+  await browser?.close()
+  await node?.stop()
+  await Promise.all([keyed?.close(), oauthMcp?.close(), authServer?.close(), upstream?.close(), sink?.close()])
+})
+
+const openAs = async (person: Person, next: string, options: { phone?: boolean } = {}) => {
+  const context = await newContext(browser, node.baseUrl, options)
+  // the authorization server's pages have no icon: the browser's request for one is not the app's failure
+  await context.route(`${authServer.issuer}/favicon.ico`, (route) => route.fulfill({ status: 204 }))
+  const page = await context.newPage()
+  // before signing in, the app asks who is signed in and is answered 401
+  const errors = watchForPageErrors(page, [/status of 401/])
+  await signInThroughPage(page, person, { next })
+  return { page, errors }
+}
+
+const listingCard = (page: Page, name: string) => page.getByRole("article", { name })
+
+/**
+ * Signs in at the authorization server's own pages as `email` and consents, as the person would (a
+ * session the provider remembers may skip both), until the browser is back in the app with the
+ * outcome (`connected` or `oauth_error`).
+ */
+const authorizeAtProvider = async (page: Page, email = ALICE.email) => {
+  const provider = new URL(authServer.issuer).host
+  const signIn = page.getByRole("button", { name: "Sign in" })
+  const consent = page.getByRole("button", { name: "Continue" })
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    const url = new URL(page.url())
+    if (url.host !== provider && (url.searchParams.has("connected") || url.searchParams.has("oauth_error"))) return url
+    if (url.host === provider && (await signIn.isVisible())) {
+      await page.getByRole("textbox").fill(email)
+      await signIn.click()
+    } else if (url.host === provider && (await consent.isVisible())) {
+      await consent.click()
+    } else {
+      await page.waitForTimeout(100)
+    }
+  }
+  throw new Error(`the browser did not come back from the authorization server (at ${page.url()})`)
+}
+
+const listingOf = async (listingId: string) => (ok(await asAdmin("plugin.org.list", { limit: 200 })).listings as Array<any>).find((l) => l.listingId === listingId)
+
+describe("marketplace and integrations", () => {
+  let page: Page
+  let errors: Array<string>
+
+  beforeAll(async () => {
+    ;({ page, errors } = await openAs(admin, `${WS}/chat`))
+  })
+
+  it("finds a server in the catalog, reads its sanitized README and installs it to the organization", async () => {
+    const nav = page.getByRole("navigation", { name: "Main" })
+    await nav.getByRole("link", { name: "Marketplace" }).click()
+    await page.getByRole("heading", { name: "Marketplace", level: 1 }).waitFor()
+    // servers and capability packs side by side
+    const packs = page.getByRole("region", { name: "Capability packs" })
+    await packs.getByRole("heading", { name: "Documents" }).waitFor()
+
+    await page.getByRole("searchbox", { name: "Search" }).fill("keyed notes")
+    await page.getByRole("button", { name: "Search", exact: true }).click()
+    await page.waitForURL((url) => url.searchParams.get("search") === "keyed notes")
+    const servers = page.getByRole("region", { name: "MCP servers" })
+    const card = servers.getByRole("listitem").filter({ has: page.getByRole("link", { name: "Keyed Notes" }) })
+    await card.waitFor()
+    expect(await card.textContent()).toContain("API key or secret")
+    expect(await card.textContent()).toContain("Streamable HTTP")
+    expect(await card.textContent()).toContain(KEYED)
+    // a filter that excludes it
+    await page.getByLabel("Sign-in").selectOption("oauth")
+    await servers.getByText("No server matches").waitFor()
+    await page.getByLabel("Sign-in").selectOption("")
+    await card.getByRole("link", { name: "Keyed Notes" }).click()
+
+    await page.getByRole("heading", { name: "Keyed Notes", level: 1, exact: true }).waitFor()
+    const readme = page.getByRole("region", { name: "README" })
+    // its headings sit under the page's own (the README's first level is the page's third)
+    await readme.getByRole("heading", { name: "Keyed Notes guide", level: 3 }).waitFor()
+    expect(await readme.locator("strong").textContent()).toBe("API key")
+    expect(await readme.locator("script").count()).toBe(0)
+    expect(await page.evaluate("window.readmeRan === undefined")).toBe(true)
+    expect(await page.getByRole("region", { name: "Remotes" }).textContent()).toContain("needs a secret in the X-Api-Key header")
+    expect(await page.getByRole("region", { name: "Versions" }).getByRole("row").count()).toBeGreaterThan(1)
+
+    await page.getByRole("button", { name: "Install to organization" }).click()
+    await page.getByRole("status").filter({ hasText: "Keyed Notes is installed to the organization, disabled." }).waitFor()
+    expect(await page.getByRole("button", { name: "Install to organization" }).count()).toBe(0)
+    await page.getByRole("link", { name: "Enable it in Integrations" }).click()
+    await page.getByRole("heading", { name: "Integrations", level: 1 }).waitFor()
+  })
+
+  it("enables the server for the organization and the workspace, and enters its secret, which is never shown again", async () => {
+    const listing = listingCard(page, "Keyed Notes")
+    await listing.getByText("Disabled for the organization").waitFor()
+    expect(await listing.textContent()).toContain("No secret entered")
+    await listing.getByRole("button", { name: "Enable Keyed Notes for the organization" }).click()
+    await page.getByRole("status").filter({ hasText: "Keyed Notes is enabled for the organization." }).waitFor()
+
+    await listing.getByRole("button", { name: "Enable Keyed Notes in this workspace" }).click()
+    // no secret yet: the server refuses the platform
+    await page.getByRole("status").filter({ hasText: "Keyed Notes is enabled in this workspace; the server is unhealthy." }).waitFor()
+    await listing.getByText("plugin.credential.set_secret").waitFor()
+
+    const secret = listing.getByLabel("Secret for Keyed Notes")
+    expect(await secret.getAttribute("type")).toBe("password")
+    await secret.fill(API_KEY)
+    await listing.getByRole("button", { name: "Save secret" }).click()
+    await page.getByRole("status").filter({ hasText: "The secret for Keyed Notes is saved; the server is healthy." }).waitFor()
+    expect(await secret.inputValue()).toBe("")
+    await listing.getByText("Active", { exact: true }).waitFor()
+    expect(keyed.requests.some((r) => r.headers["x-api-key"] === API_KEY)).toBe(true)
+    // never echoed back: not in the page, nor after a reload
+    expect(await page.content()).not.toContain(API_KEY)
+    await page.reload()
+    await listingCard(page, "Keyed Notes").getByText("healthy", { exact: true }).waitFor()
+    expect(await page.content()).not.toContain(API_KEY)
+    expect(await listingCard(page, "Keyed Notes").getByRole("button", { name: "Replace secret" }).count()).toBe(1)
+  })
+
+  it("installs a capability pack from the marketplace", async () => {
+    await page.getByRole("link", { name: "Find more in the marketplace" }).click()
+    const packs = page.getByRole("region", { name: "Capability packs" })
+    await packs.getByRole("button", { name: "Install Documents to the organization" }).click()
+    await packs.getByRole("status").filter({ hasText: "Documents is installed to the organization, disabled." }).waitFor()
+    await packs.getByRole("link", { name: "Enable it in Integrations" }).click()
+    const pack = listingCard(page, "Documents")
+    await pack.getByRole("button", { name: "Enable Documents for the organization" }).click()
+    await pack.getByText("Enabled for the organization").waitFor()
+    expect(await page.getByRole("region", { name: "Capability packs" }).getByRole("article").count()).toBe(1)
+  })
+
+  it("connects an OAuth server through the authorization server's pages", async () => {
+    const listing = listingCard(page, "OAuth Notes")
+    await listing.getByRole("button", { name: "Enable OAuth Notes for the organization" }).click()
+    await listing.getByText("Enabled for the organization").waitFor()
+    expect(await listing.textContent()).toContain("Not connected")
+    await listing.getByRole("button", { name: "Connect OAuth Notes" }).click()
+    await authorizeAtProvider(page)
+    await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations` && url.searchParams.get("connected") === oauthListingId)
+    await page.getByRole("status").filter({ hasText: "Connected OAuth Notes: its credential is active." }).waitFor()
+    const connected = listingCard(page, "OAuth Notes")
+    await connected.getByText("Active", { exact: true }).waitFor()
+    await connected.getByRole("button", { name: "Enable OAuth Notes in this workspace" }).click()
+    await page.getByRole("status").filter({ hasText: "OAuth Notes is enabled in this workspace; the server is healthy." }).waitFor()
+  })
+
+  it("tokens revoked at the server: the bell counts the notice, which leads to the re-authentication page, where Reconnect makes it active again", async () => {
+    expect(await authServer.revokeAllTokens()).toBeGreaterThan(0)
+    await eventually(() => listingOf(oauthListingId), (l) => l.credential?.status === "needs_reauth", 20_000)
+    const bell = page.getByRole("link", { name: /^Notifications, \d+ unread$/ })
+    // the bell polls; a reload shows it at once
+    await page.reload()
+    await bell.waitFor()
+    expect(await bell.getAttribute("aria-label")).toBe("Notifications, 1 unread")
+    await listingCard(page, "OAuth Notes").getByText("Needs re-authentication").waitFor()
+
+    await bell.click()
+    await page.getByRole("heading", { name: "Notifications", level: 1 }).waitFor()
+    const notice = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: "OAuth Notes needs you to sign in again" }) })
+    expect(await notice.textContent()).toContain("Unread")
+    await notice.getByRole("link", { name: "OAuth Notes needs you to sign in again" }).click()
+
+    await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations/reauth/${oauthListingId}`)
+    await page.getByRole("heading", { name: "Re-authenticate", level: 1 }).waitFor()
+    const panel = page.getByRole("region", { name: "OAuth Notes" })
+    await panel.getByText("Needs re-authentication").waitFor()
+    // following it marked it read
+    await page.getByRole("link", { name: "Notifications, none unread" }).waitFor()
+
+    await panel.getByRole("button", { name: "Reconnect OAuth Notes" }).click()
+    await authorizeAtProvider(page)
+    await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations/reauth/${oauthListingId}` && url.searchParams.get("connected") === oauthListingId)
+    await page.getByRole("status").filter({ hasText: "Connected OAuth Notes: its credential is active." }).waitFor()
+    const again = page.getByRole("region", { name: "OAuth Notes" })
+    await again.getByText("Active", { exact: true }).waitFor()
+    await again.getByText("The connection works").waitFor()
+    expect((await listingOf(oauthListingId)).credential.status).toBe("active")
+    expect(errors).toEqual([])
+  })
+
+  it("a declined authorization comes back to the page it left, told why, and changes nothing", async () => {
+    // a browser the authorization server does not know yet: its sign-in page is shown
+    const fresh = await openAs(admin, `${WS}/settings/integrations/reauth/${oauthListingId}`)
+    await fresh.page.getByRole("button", { name: "Reconnect OAuth Notes" }).click()
+    const back = await authorizeAtProvider(fresh.page, "nobody@as.test")
+    expect(back.pathname).toBe(`${WS}/settings/integrations/reauth/${oauthListingId}`)
+    await fresh.page.getByRole("alert").filter({ hasText: "The connection was not made: the authorization server did not grant access" }).waitFor()
+    await fresh.page.getByRole("region", { name: "OAuth Notes" }).getByText("Active", { exact: true }).waitFor()
+    expect(fresh.errors).toEqual([])
+  })
+})
+
+describe("those who may not manage plugins", () => {
+  it("a Member sees no marketplace, no integrations and no install button, and is told so at their addresses", async () => {
+    const { page, errors } = await openAs(member, `${WS}/chat`)
+    const nav = page.getByRole("navigation", { name: "Main" })
+    await nav.getByRole("link", { name: "Chat" }).waitFor()
+    expect(await nav.getByRole("link", { name: "Marketplace" }).count()).toBe(0)
+    expect(await nav.getByRole("link", { name: "Integrations" }).count()).toBe(0)
+    for (const path of ["marketplace", "settings/integrations", `settings/integrations/reauth/${oauthListingId}`]) {
+      await page.goto(`${WS}/${path}`)
+      await page.getByRole("note").filter({ hasText: "Only organization Owners and workspace Admins manage plugins and integrations." }).waitFor()
+      expect(await page.getByRole("button", { name: /Install|Enable|Connect|Reconnect|Uninstall/ }).count()).toBe(0)
+    }
+    expect(errors).toEqual([])
+  })
+})
+
+describe("on a phone", () => {
+  it("the marketplace and the integrations fit a 390 px screen", async () => {
+    const { page } = await openAs(admin, `${WS}/marketplace`, { phone: true })
+    await page.getByRole("region", { name: "Capability packs" }).getByRole("heading", { name: "Documents" }).waitFor()
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390)
+    await page.goto(`${WS}/settings/integrations`)
+    await listingCard(page, "Keyed Notes").waitFor()
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390)
+  })
+})
