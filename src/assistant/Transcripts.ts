@@ -92,6 +92,8 @@ export const ThreadRun = Schema.Struct({
   stopped: Schema.Boolean,
   /** An approval run's outcome (spec 2.4); null for a turn. */
   execution: Schema.NullOr(Execution),
+  /** What an approval run's call answered, as recorded; null for a turn, and for a call that failed or is still running. */
+  output: Schema.Unknown,
   approvals: Schema.Array(ApprovalEntry)
 })
 type ThreadRun = typeof ThreadRun.Type
@@ -233,6 +235,7 @@ const threadRunOf = (row: Row, approvals: ReadonlyArray<ApprovalEntry>): ThreadR
     parkedCards: result.parkedCards ?? [],
     stopped: result.stopped === true,
     execution: row.kind === "approval" ? result.execution ?? null : null,
+    output: row.kind === "approval" ? result.output ?? null : null,
     approvals
   }
 }
@@ -346,6 +349,8 @@ export const PendingApproval = Schema.Struct({
   inputPreview: Schema.String,
   /** The asking person's user id. */
   requestedBy: Schema.String,
+  /** The asking person's name, or their email when they gave no name. */
+  requestedByName: Schema.String,
   /** The conversation's `cnv_`. */
   conversationId: Schema.String,
   /** The run (`tse_`) that parked the call. */
@@ -363,8 +368,9 @@ export const pendingApprovalsOf = (workspaceId: string, userId: string, now: Dat
     const sql = db.sql
     const rows = yield* query("pending approvals", () => sql`
       select a.approval_id, a.public_id, a.capability, a.input_preview, a.user_id, c.public_id as conversation_public_id,
-        a.run_id, a.parked_at, a.expires_at
+        a.run_id, a.parked_at, a.expires_at, coalesce(nullif(u.name, ''), u.email, a.user_id) as user_name
       from ${db.table("approvals")} a join ${db.table("conversations")} c using (conversation_id)
+        left join ${db.table("users")} u on u.user_id = a.user_id
       where a.workspace_id = ${workspaceId} and a.status = 'parked' and a.expires_at > ${now}
         ${after === undefined ? sql`` : sql`and (a.parked_at, a.approval_id) < (${new Date(after[0])}, ${after[1]})`}
       order by a.parked_at desc, a.approval_id desc limit ${limit + 1}`)
@@ -375,6 +381,7 @@ export const pendingApprovalsOf = (workspaceId: string, userId: string, now: Dat
         capability: a.capability,
         inputPreview: a.input_preview,
         requestedBy: a.user_id,
+        requestedByName: a.user_name,
         conversationId: a.conversation_public_id,
         runId: a.run_id,
         parkedAt: iso(a.parked_at),

@@ -150,6 +150,7 @@ describe("a conversation rebuilt after a reload", () => {
       parkedCards: [],
       stopped: false,
       execution: null,
+      output: null,
       approvals: [],
       error: null
     })
@@ -208,6 +209,8 @@ describe("runs and their transcripts", () => {
       toolCalls: result.toolCalls,
       parkedCards: [],
       stopped: false,
+      execution: null,
+      output: null,
       approvals: [],
       questions: [],
       usage,
@@ -267,6 +270,7 @@ describe("approvals: the inbox and the thread", () => {
       capability: "node.delete",
       inputPreview: `{"nodeId":"${nodeId}"}`,
       requestedBy: alice.userId,
+      requestedByName: "alice",
       conversationId: result.conversationPublicId,
       runId: result.runId,
       parkedAt: expect.any(String),
@@ -290,9 +294,21 @@ describe("approvals: the inbox and the thread", () => {
     const thread = ok(await as(aliceCookie, "conversation.get", { conversationId: result.conversationPublicId }))
     const parkingRun = thread.runs.find((r: any) => r.runId === result.runId)
     expect(parkingRun.approvals).toEqual([expect.objectContaining({ approvalId: card.approvalId, status: "approved", note: "go", executionRunId, resolvedAt: expect.any(String) })])
-    // the approved call ran as a run of its own, in the same thread
-    expect(thread.runs.find((r: any) => r.runId === executionRunId)).toMatchObject({ kind: "approval", status: "finished", execution: { status: "succeeded", runId: executionRunId }, toolCalls: [] })
-    expect(ok(await as(aliceCookie, "run.get", { runId: executionRunId }))).toMatchObject({ kind: "approval", approvalId: card.approvalId, userMessage: null })
+    // the approved call ran as a run of its own, in the same thread, with what the call answered
+    expect(thread.runs.find((r: any) => r.runId === executionRunId)).toMatchObject({
+      kind: "approval",
+      status: "finished",
+      execution: { status: "succeeded", runId: executionRunId },
+      output: { nodeId, deleted: true },
+      toolCalls: []
+    })
+    expect(parkingRun.output).toBeNull()
+    expect(ok(await as(aliceCookie, "run.get", { runId: executionRunId }))).toMatchObject({
+      kind: "approval",
+      approvalId: card.approvalId,
+      userMessage: null,
+      output: { nodeId, deleted: true }
+    })
   })
 })
 
