@@ -1,6 +1,6 @@
 /**
  * The approvals inbox in a real Chromium: the workspace's parked calls, each with its capability,
- * input, who asked and its expiry; the person's own ones answered from there (and a link to their
+ * input, who asked (by name) and its expiry; the person's own ones answered from there (and a link to their
  * conversation), another person's shown read-only with why, and one answered elsewhere meanwhile
  * refused in words; and nothing waiting said as such. Calls are parked by offline-model turns (`/tool node__delete ...`) over the API.
  */
@@ -67,8 +67,9 @@ describe("the approvals inbox", () => {
     const link = entry.getByRole("link", { name: "open its conversation" })
     expect(await link.getAttribute("href")).toBe(`/acme/main/chat/${own.conversationId}`)
 
-    // another person's call: no buttons, and why
+    // another person's call: who asked, no buttons, and why
     const foreign = entryFor(page, theirs)
+    expect(await foreign.textContent()).toMatch(/Asked by colleague at /)
     expect(await foreign.textContent()).toContain("Read-only: only the person who asked may answer this call.")
     expect(await foreign.getByRole("button").count()).toBe(0)
     expect(await foreign.getByRole("link").count()).toBe(0)

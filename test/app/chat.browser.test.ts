@@ -7,7 +7,7 @@
  * in the same conversation, attaches files (one refused, said in words), and every text event is
  * painted within 50 ms of its arrival (User Timing marks read back from the page).
  */
-import type { Browser, BrowserContext, Page } from "playwright-core"
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/Config.ts"
 import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
@@ -164,7 +164,7 @@ describe("the chat page", () => {
     await page.close()
   })
 
-  it("parks a call for approval; approving it runs it and says so", async () => {
+  it("parks a call for approval; approving it runs it and says so, with what the call answered", async () => {
     await call(node, "schema.define_label", { label: "Note", properties: {} })
     const created = await call(node, "node.create", { label: "Note", properties: {} })
     const nodeId = created.body.nodeId as string
@@ -181,11 +181,17 @@ describe("the chat page", () => {
     await card.getByRole("button", { name: "Approve" }).click()
     await expect.poll(() => card.getByRole("status").textContent()).toBe("Approved: the call ran and succeeded.")
     expect((await call(node, "node.get", { nodeId })).status).toBe(404)
+    // node.delete's answer, under the outcome
+    const answered = (region: Locator) => region.getByRole("figure", { name: "Result" }).locator("pre").textContent()
+    await expect.poll(() => answered(card)).toContain(`"nodeId": "${nodeId}"`)
+    expect(await answered(card)).toContain('"deleted": true')
 
     // after a reload the history tells the same, with nothing left to answer
     await page.reload()
     const recorded = thread(page).getByRole("region", { name: "Approval requested: node.delete" })
     await expect.poll(() => recorded.getByRole("status").textContent()).toBe("Approved: the call ran and succeeded.")
+    expect(await answered(recorded)).toContain(`"nodeId": "${nodeId}"`)
+    expect(await answered(recorded)).toContain('"deleted": true')
     expect(await recorded.getByRole("button", { name: "Approve" }).count()).toBe(0)
     // answering again is refused in words
     expect(errors).toEqual([])

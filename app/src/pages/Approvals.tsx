@@ -59,7 +59,7 @@ export const ApprovalsPage = ({ place }: PageProps) => {
           onAnswered={(words) => setAnswered((now) => [...now, { approvalId: approval.approvalId, capability: approval.capability, words }])}
         >
           <p className="small">
-            Asked by {approval.canAnswer ? "you" : <code>{approval.requestedBy}</code>} at <Time at={approval.parkedAt} />
+            Asked by {approval.canAnswer ? "you" : approval.requestedByName} at <Time at={approval.parkedAt} />
             {approval.canAnswer && (
               <>
                 {" "}

@@ -3,11 +3,11 @@
  * a tool call and its outcome, an approval with Approve and Deny, the agent's question with its
  * countdown, a failure with Retry, and the tokens a turn used.
  */
-import { useMutation, useQueryClient } from "@tanstack/react-query"
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, memo, type ReactNode, useEffect, useId, useState } from "react"
 import { ApiError, invoke, type Place } from "../../api.ts"
 import { ErrorNote, Time } from "../../ui.tsx"
-import { APPROVALS_KEY, type Execution } from "./data.ts"
+import { APPROVALS_KEY, type Execution, RUN_KEY, type ThreadRun } from "./data.ts"
 import type { Usage } from "./stream.ts"
 
 // ---------------------------------------------------------------------------------------------
@@ -25,9 +25,21 @@ const TOOL_STATE_WORDS: Readonly<Record<ToolState, string>> = {
 
 const PREVIEW_CHARS = 2000
 
-const preview = (value: unknown) => {
+/** What a call answered, as JSON: its first characters, and the rest behind Show all. */
+const CallOutput = ({ value }: { value: unknown }) => {
+  const [whole, setWhole] = useState(false)
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2) ?? String(value)
-  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS)}…` : text
+  const long = text.length > PREVIEW_CHARS
+  return (
+    <>
+      <pre>{long && !whole ? `${text.slice(0, PREVIEW_CHARS)}…` : text}</pre>
+      {long && (
+        <button type="button" className="link-button" aria-expanded={whole} onClick={() => setWhole(!whole)}>
+          {whole ? "Show less" : `Show all (${text.length.toLocaleString()} characters)`}
+        </button>
+      )}
+    </>
+  )
 }
 
 export const ToolCall = memo(
@@ -51,7 +63,7 @@ export const ToolCall = memo(
       {output !== undefined && (
         <details>
           <summary>Result</summary>
-          <pre>{preview(output)}</pre>
+          <CallOutput value={output} />
         </details>
       )}
     </div>
@@ -96,13 +108,15 @@ const EXPIRED_REFUSAL = "This approval has expired or was already answered."
 const isExpiredRefusal = (error: unknown) => error instanceof ApiError && error.status === 409 && error.reason === "approval_expired"
 
 /**
- * A parked call. `outcome` is what became of it already (from the history); while it is pending,
- * `readOnly` names why this person may not answer it, else Approve and Deny answer it.
+ * A parked call. `outcome` is what became of it already (from the history), and `output` what the
+ * approved call answered; while it is pending, `readOnly` names why this person may not answer it,
+ * else Approve and Deny answer it, and an approved call's answer is read from its run.
  */
-export const ApprovalCard = ({ place, approval, outcome, readOnly, onAnswered, children }: {
+export const ApprovalCard = ({ place, approval, outcome, output, readOnly, onAnswered, children }: {
   place: Place
   approval: ApprovalView
   outcome?: string
+  output?: unknown
   readOnly?: string
   /** Told what became of the call once this person answered it. */
   onAnswered?: (words: string) => void
@@ -118,8 +132,15 @@ export const ApprovalCard = ({ place, approval, outcome, readOnly, onAnswered, c
     },
     onSettled: afterResolve
   })
+  const ranRunId = resolve.data?.execution.status === "succeeded" ? resolve.data.execution.runId : undefined
+  const ran = useQuery({
+    queryKey: RUN_KEY(place, ranRunId ?? ""),
+    queryFn: () => invoke<Pick<ThreadRun, "output">>(place, "run.get", { runId: ranRunId }),
+    enabled: ranRunId !== undefined
+  })
   const headingId = useId()
   const answered = resolve.data === undefined ? outcome : executionWords(resolve.data.execution)
+  const answer = resolve.data === undefined ? output : ran.data?.output
   const expired = isExpiredRefusal(resolve.error)
   return (
     <section className="card approval" aria-labelledby={headingId}>
@@ -156,7 +177,14 @@ export const ApprovalCard = ({ place, approval, outcome, readOnly, onAnswered, c
           )}
         </div>
       )}
+      {answer !== undefined && answer !== null && (
+        <figure className="call-output">
+          <figcaption className="small muted">Result</figcaption>
+          <CallOutput value={answer} />
+        </figure>
+      )}
       {!expired && <ErrorNote error={resolve.error} title="The approval was not answered" />}
+      <ErrorNote error={ran.error} title="The approved call's result could not be loaded" />
     </section>
   )
 }

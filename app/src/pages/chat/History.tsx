@@ -6,7 +6,7 @@
 import { memo, type ReactNode } from "react"
 import type { Place } from "../../api.ts"
 import { ApprovalCard, executionWords, ToolCall, type ToolState, TurnFailure, UsageLine } from "./Cards.tsx"
-import type { ApprovalEntry, Execution, Thread, ThreadMessage, ThreadRun } from "./data.ts"
+import type { ApprovalEntry, Thread, ThreadMessage, ThreadRun } from "./data.ts"
 
 export const UserMessage = ({ content, files }: { content: string; files: ReadonlyArray<string> | number }) => {
   const count = typeof files === "number" ? files : files.length
@@ -32,14 +32,13 @@ export const AssistantMessage = ({ children, busy }: { children: ReactNode; busy
 
 const OUTCOME_STATE: Readonly<Record<string, ToolState>> = { completed: "completed", failed: "failed", denied: "denied", cancelled: "cancelled" }
 
-const approvalOutcome = (approval: ApprovalEntry, executions: ReadonlyMap<string, Execution | null>): string | undefined => {
+/** What became of a parked call; `ran` is the run that executed it once approved. */
+const approvalOutcome = (approval: ApprovalEntry, ran: ThreadRun | undefined): string | undefined => {
   switch (approval.status) {
     case "pending":
       return undefined
-    case "approved": {
-      const execution = approval.executionRunId === null ? undefined : executions.get(approval.executionRunId)
-      return execution === undefined || execution === null ? "Approved: the call is running." : executionWords(execution)
-    }
+    case "approved":
+      return ran === undefined || ran.execution === null ? "Approved: the call is running." : executionWords(ran.execution)
     case "denied":
       return executionWords({ status: "denied" })
     case "expired":
@@ -47,11 +46,12 @@ const approvalOutcome = (approval: ApprovalEntry, executions: ReadonlyMap<string
   }
 }
 
-const HistoryTurn = ({ place, run, messages, executions, onRetry }: {
+const HistoryTurn = ({ place, run, messages, approvalRuns, onRetry }: {
   place: Place
   run: ThreadRun
   messages: ReadonlyArray<ThreadMessage>
-  executions: ReadonlyMap<string, Execution | null>
+  /** The thread's approval runs by id. */
+  approvalRuns: ReadonlyMap<string, ThreadRun>
   onRetry: (() => void) | undefined
 }) => {
   const user = messages.filter((m) => m.role === "user")
@@ -67,9 +67,10 @@ const HistoryTurn = ({ place, run, messages, executions, onRetry }: {
           .map((call) => (
             <ToolCall key={call.toolCallId} capability={call.toolName} state={OUTCOME_STATE[call.outcome] ?? "completed"} durationMs={call.durationMs} />
           ))}
-        {run.approvals.map((approval) => (
-          <ApprovalCard key={approval.approvalId} place={place} approval={approval} outcome={approvalOutcome(approval, executions)} />
-        ))}
+        {run.approvals.map((approval) => {
+          const ran = approval.executionRunId === null ? undefined : approvalRuns.get(approval.executionRunId)
+          return <ApprovalCard key={approval.approvalId} place={place} approval={approval} outcome={approvalOutcome(approval, ran)} output={ran?.output} />
+        })}
         {replies.map((message) => (
           <p key={message.messageId} className="message-text">
             {message.content}
@@ -108,7 +109,7 @@ export const History = memo(({ place, thread, hidden, onRetry }: {
 }) => {
   const messagesByRun = new Map<string, Array<ThreadMessage>>()
   for (const message of thread.messages) messagesByRun.set(message.runId, [...(messagesByRun.get(message.runId) ?? []), message])
-  const executions = new Map(thread.runs.filter((run) => run.kind === "approval").map((run) => [run.runId, run.execution] as const))
+  const approvalRuns = new Map(thread.runs.filter((run) => run.kind === "approval").map((run) => [run.runId, run] as const))
   const turns = thread.runs.filter((run) => run.kind === "turn")
   const last = turns.at(-1)
   return (
@@ -121,7 +122,7 @@ export const History = memo(({ place, thread, hidden, onRetry }: {
           const retry = run === last && run.status === "failed" && asked !== undefined && onRetry !== undefined
             ? () => onRetry({ content: asked.content, attachments: asked.attachments, tier: run.tier ?? undefined, effort: run.effort ?? undefined })
             : undefined
-          return <HistoryTurn key={run.runId} place={place} run={run} messages={messages} executions={executions} onRetry={retry} />
+          return <HistoryTurn key={run.runId} place={place} run={run} messages={messages} approvalRuns={approvalRuns} onRetry={retry} />
         })}
     </>
   )

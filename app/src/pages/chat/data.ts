@@ -50,6 +50,8 @@ export interface ThreadRun {
   readonly toolCalls: ReadonlyArray<{ readonly toolCallId: string; readonly toolName: string; readonly outcome: string; readonly durationMs: number }>
   readonly stopped: boolean
   readonly execution: Execution | null
+  /** What an approval run's call answered; null for a turn, a failed call or one still running. */
+  readonly output: unknown
   readonly approvals: ReadonlyArray<ApprovalEntry>
 }
 
@@ -73,6 +75,8 @@ export interface PendingApproval {
   readonly capability: string
   readonly inputPreview: string
   readonly requestedBy: string
+  /** The asking person's name, or their email. */
+  readonly requestedByName: string
   readonly conversationId: string
   readonly parkedAt: string
   readonly expiresAt: string
@@ -88,6 +92,7 @@ export interface TierList {
 
 export const CONVERSATIONS_KEY = (place: Place) => ["chat", place.org, place.ws, "conversations"] as const
 export const THREAD_KEY = (place: Place, conversationId: string) => ["chat", place.org, place.ws, "thread", conversationId] as const
+export const RUN_KEY = (place: Place, runId: string) => ["chat", place.org, place.ws, "run", runId] as const
 export const APPROVALS_KEY = (place: Place) => ["approvals", place.org, place.ws] as const
 
 /** An uploaded file (`gen_` id) ready to attach. */
