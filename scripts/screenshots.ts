@@ -168,7 +168,10 @@ const ticketLabel = {
   properties: { title: { type: "string" }, status: { type: "enum", values: ["open", "closed"] }, priority: { type: "number" } }
 }
 
-/** A conversation: a reply written after a tool call, then a call to delete a ticket parked for approval. */
+/**
+ * A conversation: a reply written after a tool call, then a call to delete a ticket parked for
+ * approval; and a colleague's call parked too (the Owner sees it read-only in the inbox).
+ */
 const seedConversation = async (node: TestNode, peers: Peers, cookie: string, as: Caller): Promise<string> => {
   await as("schema.define_label", ticketLabel)
   await as("schema.define_label", { label: "Note", properties: { title: { type: "string" } } })
@@ -176,7 +179,7 @@ const seedConversation = async (node: TestNode, peers: Peers, cookie: string, as
     (await as("node.create", { label: "Ticket", properties: { title, status, priority } })).nodeId as string
   await ticket("Billing export fails for March", "open", 1)
   const darkMode = await ticket("Dark mode for the dashboard", "open", 3)
-  await ticket("Invoice PDF shows the wrong VAT", "closed", 2)
+  const vat = await ticket("Invoice PDF shows the wrong VAT", "closed", 2)
 
   peers.model.script(
     { kind: "tool", name: "node__list", arguments: { label: "Ticket" } },
@@ -196,6 +199,14 @@ const seedConversation = async (node: TestNode, peers: Peers, cookie: string, as
   )
   const second = await streamChat(node, { content: "Delete the dark mode ticket, it duplicates one in the design backlog.", conversationId }, { cookie })
   if (!second.events.some((event) => event.type === "approval-required")) throw new Error("seeding: the delete was not parked for approval")
+
+  const colleague = await addPerson(node, "grace", { org: "member", workspace: "member" })
+  peers.model.script(
+    { kind: "tool", name: "node__delete", arguments: { nodeId: vat } },
+    { kind: "text", text: "Deleting a ticket needs your approval: approve the request above and \"Invoice PDF shows the wrong VAT\" is deleted." }
+  )
+  const theirs = await streamChat(node, { content: "The VAT ticket is fixed and closed; delete it." }, { cookie: (await signIn(node.baseUrl, colleague)).cookie })
+  if (!theirs.events.some((event) => event.type === "approval-required")) throw new Error("seeding: the colleague's delete was not parked for approval")
   return conversationId
 }
 
