@@ -49,7 +49,10 @@ const readBody = (req: HttpRequest) =>
     })
   )
 
-export const deviceRoutes = (app: uWS.TemplatedApp, options: GatewayOptions & { readonly limits: { readonly maxBodyBytes: number } }) => {
+export const deviceRoutes = (
+  app: uWS.TemplatedApp,
+  options: Pick<GatewayOptions, "run"> & { readonly limits: { readonly maxBodyBytes: number }; readonly baseUrl: () => string }
+) => {
   // when each device last polled this node, for slow_down
   const polls = new PollTracker()
 
@@ -77,7 +80,7 @@ export const deviceRoutes = (app: uWS.TemplatedApp, options: GatewayOptions & { 
               Effect.mapError(() => new BadRequest({ reason: "invalid_input", message: "expected { clientName? }: a printable name of 1 to 100 characters" }))
             )
           ),
-          Effect.flatMap((input) => requestDeviceCode({ clientName: input.clientName ?? "CLI", baseUrl: options.baseUrl }))
+          Effect.flatMap((input) => requestDeviceCode({ clientName: input.clientName ?? "CLI", baseUrl: options.baseUrl() }))
         ),
         (code) => ({ status: 200, json: code, headers: NO_STORE })
       ),

@@ -143,14 +143,14 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
       written
     )
   }
+  // a node told to listen on any port (0) names itself by the port it got
+  let publicBase = options.baseUrl
   authRoutes(app, { ...options, limits })
-  deviceRoutes(app, { ...options, limits })
+  deviceRoutes(app, { run: options.run, limits, baseUrl: () => publicBase })
   uploadRoutes(app, options)
   ssoRoutes(app, options)
   pluginOAuthRoutes(app, options)
   chatRoutes(app, { run: options.run, limits })
-  // a node told to listen on any port (0) names itself by the port it got
-  let publicBase = options.baseUrl
   a2aRoutes(app, { run: options.run, baseUrl: () => publicBase, limits })
   route(app, "post", "/v1/*", capabilityRoute("post"), limits)
   route(app, "del", "/v1/*", capabilityRoute("del"), limits)

@@ -38,9 +38,10 @@ const startCliLogin = async (clientName: string) => {
 
 const pollToken = (deviceCode: string) => post("/v1/auth/device/token", { device_code: deviceCode })
 
-/** The path and query of an address the node names by its configured base URL. */
+/** The path and query of the CLI's link, which names this node's own address. */
 const onThisNode = (address: string) => {
   const url = new URL(address)
+  expect(url.origin).toBe(node.baseUrl)
   return `${url.pathname}${url.search}`
 }
 

@@ -97,8 +97,8 @@ describe("the code route", () => {
     expect(code).toEqual({
       device_code: expect.stringMatching(/^dvc_[A-Za-z0-9_-]{64}$/),
       user_code: expect.stringMatching(USER_CODE),
-      verification_uri: `${node.config.baseUrl}/device`,
-      verification_uri_complete: `${node.config.baseUrl}/device?user_code=${code.user_code}`,
+      verification_uri: `${node.baseUrl}/device`,
+      verification_uri_complete: `${node.baseUrl}/device?user_code=${code.user_code}`,
       expires_in: 600,
       interval: 5
     })
