@@ -8,7 +8,7 @@ import { type ReactNode, useEffect, useRef, useState } from "react"
 import { invoke, type Place } from "./api.ts"
 import { Link, navigate, useLocation } from "./router.tsx"
 import { useAccess, useAccount, useSignOut } from "./session.tsx"
-import { ErrorNote } from "./ui.tsx"
+import { ErrorNote, Icon } from "./ui.tsx"
 
 interface NavEntry {
   readonly path: string
@@ -42,11 +42,7 @@ const Bell = ({ place }: { place: Place }) => {
   const count = unread.data?.notifications.length ?? 0
   return (
     <Link to={placePath(place, "notifications")} className="bell" aria-label={count === 0 ? "Notifications, none unread" : `Notifications, ${count} unread`}>
-      {/* drawn, not an emoji: a machine without an emoji font shows a box */}
-      <svg aria-hidden="true" focusable="false" width="22" height="22" viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round">
-        <path d="M18 8a6 6 0 0 0-12 0c0 7-3 9-3 9h18s-3-2-3-9" />
-        <path d="M13.73 21a2 2 0 0 1-3.46 0" />
-      </svg>
+      <Icon name="bell" size={22} />
       {count > 0 && (
         <span className="badge" aria-hidden="true">
           {count > 99 ? "99+" : count}

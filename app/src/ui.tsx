@@ -63,3 +63,18 @@ export const PageTitle = ({ children, actions }: { children: ReactNode; actions?
 /** A time in the person's locale, with the exact instant on hover. */
 export const Time = ({ at }: { at: string | null | undefined }) =>
   at === null || at === undefined ? <span className="muted">—</span> : <time dateTime={at} title={at}>{new Date(at).toLocaleString()}</time>
+
+/** Drawn icons, not emoji (a machine without an emoji font shows a box); decorative, so hidden from screen readers. */
+const ICON_PATHS = {
+  bell: ["M18 8a6 6 0 0 0-12 0c0 7-3 9-3 9h18s-3-2-3-9", "M13.73 21a2 2 0 0 1-3.46 0"],
+  tool: ["M14.7 6.3a1 1 0 0 0 0 1.4l1.6 1.6a1 1 0 0 0 1.4 0l3.77-3.77a6 6 0 0 1-7.94 7.94l-6.91 6.91a2.12 2.12 0 0 1-3-3l6.91-6.91a6 6 0 0 1 7.94-7.94l-3.76 3.76z"],
+  attach: ["M21.44 11.05l-9.19 9.19a6 6 0 0 1-8.49-8.49l9.19-9.19a4 4 0 0 1 5.66 5.66l-9.2 9.19a2 2 0 0 1-2.83-2.83l8.49-8.48"]
+} as const
+
+export const Icon = ({ name, size = 16 }: { name: keyof typeof ICON_PATHS; size?: number }) => (
+  <svg aria-hidden="true" focusable="false" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" strokeWidth="2" strokeLinecap="round" strokeLinejoin="round" className="icon">
+    {ICON_PATHS[name].map((d) => (
+      <path key={d} d={d} />
+    ))}
+  </svg>
+)

@@ -6,7 +6,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
 import { type FormEvent, memo, type ReactNode, useEffect, useId, useState } from "react"
 import { ApiError, invoke, type Place } from "../../api.ts"
-import { ErrorNote, Time } from "../../ui.tsx"
+import { ErrorNote, Icon, Time } from "../../ui.tsx"
 import { APPROVALS_KEY, type Execution, RUN_KEY, type ThreadRun } from "./data.ts"
 import type { Usage } from "./stream.ts"
 
@@ -53,7 +53,7 @@ export const ToolCall = memo(
   }) => (
     <div className={`tool-call tool-${state}`} role="group" aria-label={`Tool call ${capability}`}>
       <div className="row">
-        <span aria-hidden="true">🔧</span>
+        <Icon name="tool" />
         <code>{capability}</code>
         <span className="badge-pill">{TOOL_STATE_WORDS[state]}</span>
         {durationMs !== undefined && <small className="muted">{Math.round(durationMs)} ms</small>}

@@ -4,6 +4,7 @@
  * re-renders per chunk, the history only when the thread itself changes.
  */
 import { memo, type ReactNode } from "react"
+import { Icon } from "../../ui.tsx"
 import type { Place } from "../../api.ts"
 import { ApprovalCard, executionWords, ToolCall, type ToolState, TurnFailure, UsageLine } from "./Cards.tsx"
 import type { ApprovalEntry, Thread, ThreadMessage, ThreadRun } from "./data.ts"
@@ -15,7 +16,7 @@ export const UserMessage = ({ content, files }: { content: string; files: Readon
       <p className="message-text">{content}</p>
       {count > 0 && (
         <p className="muted small">
-          <span aria-hidden="true">📎 </span>
+          <Icon name="attach" />{" "}
           {typeof files === "number" ? `${count} attached file${count === 1 ? "" : "s"}` : `Attached: ${files.join(", ")}`}
         </p>
       )}
