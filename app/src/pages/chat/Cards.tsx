@@ -9,6 +9,7 @@ import { ApiError, invoke, type Place } from "../../api.ts"
 import { ErrorNote, Icon, Time } from "../../ui.tsx"
 import { APPROVALS_KEY, type Execution, RUN_KEY, type ThreadRun } from "./data.ts"
 import type { Usage } from "./stream.ts"
+import type { Part } from "./turn.ts"
 
 // ---------------------------------------------------------------------------------------------
 // tool calls
@@ -210,14 +211,8 @@ const clock = (ms: number) => {
   return `${Math.floor(seconds / 60)}:${String(seconds % 60).padStart(2, "0")}`
 }
 
-export interface QuestionView {
-  readonly id: string
-  readonly question: string
-  readonly options: ReadonlyArray<string>
-  readonly askedAt: number
-  readonly status: "waiting" | "answered" | "closed"
-  readonly reason?: "timeout" | "ended"
-}
+/** A question of the turn, as its part holds it. */
+export type QuestionView = Omit<Extract<Part, { kind: "question" }>, "kind">
 
 const CLOSED_WORDS = {
   timeout: "No answer came within five minutes; the agent went on with its own assumption.",
