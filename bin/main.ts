@@ -3,7 +3,7 @@
  * data directory; with no KAFKA_BROKERS it runs the embedded log.
  */
 import { Effect, Exit } from "effect"
-import { existsSync } from "node:fs"
+import { existsSync, renameSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { loadConfig } from "../src/Config.ts"
@@ -14,12 +14,24 @@ const config = loadConfig()
 // the node's own lines, in its format, beside those the node writes
 const log = makeNodeLog({ ...config.logging, node: config.nodeId })
 
-/** A fresh checkout has no app build: make it once (a few seconds) rather than serve no app. */
+/**
+ * A fresh checkout has no app build: make it once (a few seconds) rather than serve no app. It is
+ * built beside the folder and renamed into place, so nodes starting together never serve, or
+ * build over, a half-written one.
+ */
 const buildAppWhenMissing = Effect.promise(async () => {
   if (process.env.APP_DIR || existsSync(join(config.appDir, "index.html"))) return
   log.info("building the web app", { into: config.appDir })
   const { build } = await import("vite")
-  await build({ configFile: fileURLToPath(new URL("../app/vite.config.ts", import.meta.url)), logLevel: "warn" })
+  const outDir = `${config.appDir}.${process.pid}.tmp`
+  await build({ configFile: fileURLToPath(new URL("../app/vite.config.ts", import.meta.url)), logLevel: "warn", build: { outDir, emptyOutDir: true } })
+  try {
+    // fails when another node's build is already there (a folder that is not empty)
+    renameSync(outDir, config.appDir)
+  } catch {
+    // another node put its build in place first: serve that one
+    rmSync(outDir, { recursive: true, force: true })
+  }
 })
 
 const program = Effect.gen(function* () {
