@@ -67,8 +67,8 @@ const send = async (page: Page, content: string) => {
 const thread = (page: Page) => page.getByRole("log")
 /** The assistant's side of the latest turn. */
 const lastReply = (page: Page) => thread(page).getByRole("article", { name: "Assistant" }).last()
-/** The reply's text paragraphs (not the reasoning folded away, nor the status lines). */
-const replyText = async (page: Page) => (await lastReply(page).locator(":scope > p.message-text").allTextContents()).join("")
+/** The reply as it reads (line breaks included), not the reasoning folded away, nor the status lines. */
+const replyText = async (page: Page) => (await lastReply(page).locator(":scope > .markdown").allInnerTexts()).join("")
 
 /** Resolves once no turn streams: the Stop button is gone. */
 const turnEnded = (page: Page) => page.getByRole("button", { name: /^Stop/ }).waitFor({ state: "detached" })
@@ -216,6 +216,46 @@ describe("the chat page", () => {
     await open.getByRole("button", { name: "Answer", exact: true }).click()
     await expect.poll(() => replyText(page)).toContain('"answer":"Quarterly numbers"')
     expect(await open.getByRole("status").textContent()).toContain("Answered: Quarterly numbers")
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
+  it("renders a reply's Markdown, and nothing the model wrote runs or loads: raw HTML shown as text, only web and mail links", async () => {
+    const { page, errors } = await openChat()
+    let dialogs = 0
+    page.on("dialog", (dialog) => {
+      dialogs++
+      void dialog.dismiss()
+    })
+    const imageRequests: Array<string> = []
+    page.on("request", (request) => {
+      if (request.resourceType() === "image") imageRequests.push(request.url())
+    })
+    await send(
+      page,
+      'a **bold** word, `code`, [docs](https://example.com/docs) [bad](javascript:alert(1)) ![pixel](https://tracker.example/p.png) <img src=x onerror=alert(1)> <script>alert(2)</script>'
+    )
+    await turnEnded(page)
+    const reply = lastReply(page).locator(".markdown").last()
+    expect(await reply.locator("strong").textContent()).toBe("bold")
+    expect(await reply.locator("code").textContent()).toBe("code")
+    const docs = reply.getByRole("link", { name: "docs" })
+    expect(await docs.getAttribute("href")).toBe("https://example.com/docs")
+    expect(await docs.getAttribute("target")).toBe("_blank")
+    expect(await docs.getAttribute("rel")).toContain("noreferrer")
+    // the javascript: link is its text alone; the image a link, never loaded; the HTML text
+    expect(await reply.locator('a[href^="javascript"]').count()).toBe(0)
+    expect(await reply.getByRole("link", { name: "pixel" }).getAttribute("href")).toBe("https://tracker.example/p.png")
+    expect(await reply.locator("img, script").count()).toBe(0)
+    expect(await reply.textContent()).toContain("<img src=x onerror=alert(1)>")
+    expect(await reply.textContent()).toContain("<script>alert(2)</script>")
+    // and the same after a reload, from the history
+    await page.reload()
+    const recorded = lastReply(page).locator(".markdown").last()
+    await expect.poll(() => recorded.locator("strong").textContent()).toBe("bold")
+    expect(await recorded.locator("img, script").count()).toBe(0)
+    expect(dialogs).toBe(0)
+    expect(imageRequests).toEqual([])
     expect(errors).toEqual([])
     await page.close()
   })

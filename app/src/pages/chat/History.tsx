@@ -7,6 +7,7 @@ import { memo, type ReactNode } from "react"
 import { Icon } from "../../ui.tsx"
 import type { Place } from "../../api.ts"
 import { ApprovalCard, executionWords, ToolCall, type ToolState, TurnFailure, UsageLine } from "./Cards.tsx"
+import { MarkdownText } from "./Markdown.tsx"
 import type { ApprovalEntry, Thread, ThreadMessage, ThreadRun } from "./data.ts"
 
 export const UserMessage = ({ content, files }: { content: string; files: ReadonlyArray<string> | number }) => {
@@ -73,9 +74,7 @@ const HistoryTurn = ({ place, run, messages, approvalRuns, onRetry }: {
           return <ApprovalCard key={approval.approvalId} place={place} approval={approval} outcome={approvalOutcome(approval, ran)} output={ran?.output} />
         })}
         {replies.map((message) => (
-          <p key={message.messageId} className="message-text">
-            {message.content}
-          </p>
+          <MarkdownText key={message.messageId} text={message.content} />
         ))}
         {run.status === "running" && (
           <p className="muted" role="status">

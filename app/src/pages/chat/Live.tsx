@@ -8,6 +8,7 @@ import { memo, useLayoutEffect, useRef, useSyncExternalStore } from "react"
 import type { Place } from "../../api.ts"
 import { ApprovalCard, QuestionCard, ToolCall, TurnFailure, UsageLine } from "./Cards.tsx"
 import { AssistantMessage, UserMessage } from "./History.tsx"
+import { MarkdownText } from "./Markdown.tsx"
 import { type LiveTurn, type Part, TEXT_PAINTED } from "./turn.ts"
 
 /** Runs `callback` once the frame holding the current DOM has been painted. */
@@ -27,7 +28,7 @@ const STICK_PX = 400
 const PartView = memo(({ place, part }: { place: Place; part: Part }) => {
   switch (part.kind) {
     case "text":
-      return <p className="message-text">{part.text}</p>
+      return <MarkdownText text={part.text} />
     case "reasoning":
       return (
         <details className="reasoning">
