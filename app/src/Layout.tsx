@@ -36,10 +36,11 @@ export const UNREAD_KEY = (place: Place) => ["notifications", place.org, place.w
 const Bell = ({ place }: { place: Place }) => {
   const unread = useQuery({
     queryKey: UNREAD_KEY(place),
-    queryFn: () => invoke<{ notifications: ReadonlyArray<unknown> }>(place, "notifications.list", { unread: true }),
+    // the count is of every unread notice, whatever the page's size
+    queryFn: () => invoke<{ unreadCount: number }>(place, "notifications.list", { unread: true, limit: 1 }),
     refetchInterval: 15_000
   })
-  const count = unread.data?.notifications.length ?? 0
+  const count = unread.data?.unreadCount ?? 0
   return (
     <Link to={placePath(place, "notifications")} className="bell" aria-label={count === 0 ? "Notifications, none unread" : `Notifications, ${count} unread`}>
       <Icon name="bell" size={22} />

@@ -18,7 +18,7 @@ import { Db, query } from "../../streams/Db.ts"
 import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Role } from "../Capabilities.ts"
 import { mcpAuthAlertsOf } from "../marketplace/Notify.ts"
-import { DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
+import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor, timeIdPage } from "./Paging.ts"
 
 const Notification = Schema.Struct({
   notificationId: Schema.String,
@@ -71,24 +71,44 @@ export const listNotifications = defineCapability({
     all: Schema.optional(Schema.Boolean),
     archived: Schema.optional(Schema.Boolean),
     unread: Schema.optional(Schema.Boolean),
-    limit: Schema.optional(PageLimit)
+    limit: Schema.optional(PageLimit),
+    /** `nextCursor` of the previous page. */
+    cursor: Schema.optional(Schema.String)
   }),
-  output: Schema.Struct({ notifications: Schema.Array(Notification) }),
+  output: Schema.Struct({
+    notifications: Schema.Array(Notification),
+    nextCursor: Schema.NullOr(Schema.String),
+    /** Of all the person's open notices here, not only this page's: what a bell shows. */
+    unreadCount: Schema.Number
+  }),
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
+      const after = yield* decodeCursor(TimeIdCursor, input.cursor)
+      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
+      const person = invocation.principal.attributedTo
       const rows = yield* query("list notifications", () => db.sql`
         select n.*, coalesce(m.unread, true) as unread, coalesce(m.archived, false) as archived
         from ${db.table("notifications")} n
         left join ${db.table("notification_marks")} m on m.notification_id = n.notification_id and m.user_id = n.user_id
-        where n.org_id = ${invocation.orgId} and n.user_id = ${invocation.principal.attributedTo}
+        where n.org_id = ${invocation.orgId} and n.user_id = ${person}
           ${input.all === true ? db.sql`` : db.sql`and n.resolved_at is null`}
           and coalesce(m.archived, false) = ${input.archived === true}
           ${input.unread === true ? db.sql`and coalesce(m.unread, true)` : db.sql``}
-        order by n.created_at desc nulls last, n.notification_id limit ${input.limit ?? DEFAULT_PAGE_LIMIT}`)
-      const links = yield* Effect.forEach(rows, deepLinkOf)
+          ${after === undefined ? db.sql`` : db.sql`and (n.created_at, n.notification_id) < (${new Date(after[0])}, ${after[1]})`}
+        order by n.created_at desc, n.notification_id desc limit ${limit + 1}`)
+      const [{ count }] = yield* query("count unread notifications", () => db.sql`
+        select count(*)::int as count
+        from ${db.table("notifications")} n
+        left join ${db.table("notification_marks")} m on m.notification_id = n.notification_id and m.user_id = n.user_id
+        where n.org_id = ${invocation.orgId} and n.user_id = ${person} and n.resolved_at is null
+          and not coalesce(m.archived, false) and coalesce(m.unread, true)`)
+      const { page, nextCursor } = timeIdPage(rows, limit, (last) => [last.created_at as Date, last.notification_id as string])
+      const links = yield* Effect.forEach(page, deepLinkOf)
       return {
-        notifications: rows.map((r, i) => ({
+        nextCursor,
+        unreadCount: count as number,
+        notifications: page.map((r, i) => ({
           notificationId: r.notification_id,
           kind: r.kind,
           workspaceId: r.workspace_id,

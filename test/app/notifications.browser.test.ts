@@ -129,3 +129,26 @@ describe("another person", () => {
     expect(errors).toEqual([])
   })
 })
+
+describe("many notices", () => {
+  it("shows fifty at a time with older ones on request; the bell counts them all", async () => {
+    const many = await addPerson(node, "noticemany", { org: "member", workspace: "admin" })
+    const place = await bootstrapPlace(node)
+    // the alert goes to the organization's Owners and Admins: count only this person's
+    for (let i = 0; i < 53; i++) {
+      await notify({ ...place, listingId: `porg_${String(i).padStart(32, "0")}`, listingName: `Server ${i}`, orgSlug: "acme", workspaceSlug: "main" })
+    }
+    const { page, errors } = await openAs(many, `${WS}/notifications`)
+    await bellSays(page, 53)
+    await notice(page, "Server 52").waitFor()
+    expect((await titles(page)).length).toBe(50)
+    expect(await titles(page)).not.toContain(title("Server 0"))
+    await page.getByRole("button", { name: "Show older notifications" }).click()
+    await notice(page, "Server 0").waitFor()
+    const all = await titles(page)
+    expect(all.length).toBe(53)
+    expect(new Set(all).size).toBe(53)
+    expect(await page.getByRole("button", { name: "Show older notifications" }).count()).toBe(0)
+    expect(errors).toEqual([])
+  })
+})

@@ -168,6 +168,40 @@ describe("org.mcp_auth_alerts", () => {
   })
 })
 
+describe("notifications.list paging", () => {
+  it("pages newest first with a cursor, none twice; unreadCount counts every unread notice, not the page's", async () => {
+    const made: Array<string> = []
+    for (let i = 0; i < 5; i++) {
+      const request = alert()
+      await notify(request)
+      made.unshift(request.listingId)
+    }
+    const first = await as(admin, "notifications.list", { limit: 2 })
+    expect(first.status).toBe(200)
+    const unread = first.body.unreadCount as number
+    expect(unread).toBeGreaterThanOrEqual(5)
+    const seen: Array<any> = [...first.body.notifications]
+    let cursor: string | null = first.body.nextCursor
+    while (cursor !== null) {
+      const next = await as(admin, "notifications.list", { limit: 2, cursor })
+      expect(next.status).toBe(200)
+      expect(next.body.notifications.length).toBeLessThanOrEqual(2)
+      seen.push(...next.body.notifications)
+      cursor = next.body.nextCursor
+    }
+    const ids = seen.map((n) => n.notificationId)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(seen.filter((n) => made.includes(n.subject.listingId)).map((n) => n.subject.listingId)).toEqual(made)
+    const times = seen.map((n) => Date.parse(n.createdAt))
+    expect([...times].sort((a, b) => b - a)).toEqual(times)
+
+    const newest = seen[0]
+    expect((await as(admin, "notifications.mark", { notificationId: newest.notificationId, mark: "read" })).status).toBe(200)
+    expect((await as(admin, "notifications.list", { limit: 1 })).body.unreadCount).toBe(unread - 1)
+    expectError(await as(admin, "notifications.list", { cursor: "not-a-cursor" }), 400, "bad_request", "invalid_cursor")
+  })
+})
+
 describe("notifications.mark", () => {
   it("marks read and unread, archives and unarchives one's own notice over REST; the list filters follow", async () => {
     const request = alert()

@@ -4,7 +4,7 @@
  * the app (following it marks it read); each can be marked read or unread and archived. The bell
  * in the frame counts the unread ones (Layout's UNREAD_KEY), refreshed after every change here.
  */
-import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
+import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query"
 import { useState } from "react"
 import type { PageProps } from "../App.tsx"
 import { invoke, type Place } from "../api.ts"
@@ -89,14 +89,25 @@ const NoticeItem = ({ notice, busy, onMark }: { notice: Notice; busy: boolean; o
   )
 }
 
+const PAGE_SIZE = 50
+
 export const NotificationsPage = ({ place }: PageProps) => {
   const client = useQueryClient()
   const [view, setView] = useState<View>("open")
-  const notices = useQuery({
+  const notices = useInfiniteQuery({
     queryKey: [...listKey(place), view],
-    queryFn: () => invoke<{ notifications: ReadonlyArray<Notice> }>(place, "notifications.list", { ...VIEWS[view].input, limit: 100 }),
+    queryFn: ({ pageParam }) =>
+      invoke<{ notifications: ReadonlyArray<Notice>; nextCursor: string | null }>(place, "notifications.list", {
+        ...VIEWS[view].input,
+        limit: PAGE_SIZE,
+        ...(pageParam === null ? {} : { cursor: pageParam })
+      }),
+    initialPageParam: null as string | null,
+    getNextPageParam: (last) => last.nextCursor,
     refetchInterval: 15_000
   })
+  const shown = notices.data?.pages.flatMap((page) => page.notifications) ?? []
+  const olderError = notices.isFetchNextPageError ? notices.error : null
   const mark = useMutation({
     mutationFn: ({ notice, mark }: { notice: Notice; mark: Mark }) => invoke(place, "notifications.mark", { notificationId: notice.notificationId, mark }),
     // runs even when following a link took the person to another page
@@ -123,14 +134,22 @@ export const NotificationsPage = ({ place }: PageProps) => {
         <Loading what="your notifications" />
       ) : notices.isError ? (
         <ErrorNote error={notices.error} title="Your notifications could not be loaded" />
-      ) : notices.data.notifications.length === 0 ? (
+      ) : shown.length === 0 ? (
         <p role="status">{view === "archived" ? "Nothing is archived." : view === "unread" ? "You have read everything." : "No notifications."}</p>
       ) : (
-        <ul className="notices" aria-label="Notifications">
-          {notices.data.notifications.map((notice) => (
-            <NoticeItem key={notice.notificationId} notice={notice} busy={mark.isPending} onMark={(m) => mark.mutate({ notice, mark: m })} />
-          ))}
-        </ul>
+        <>
+          <ul className="notices" aria-label="Notifications">
+            {shown.map((notice) => (
+              <NoticeItem key={notice.notificationId} notice={notice} busy={mark.isPending} onMark={(m) => mark.mutate({ notice, mark: m })} />
+            ))}
+          </ul>
+          {notices.hasNextPage && (
+            <button type="button" onClick={() => void notices.fetchNextPage()} disabled={notices.isFetchingNextPage}>
+              {notices.isFetchingNextPage ? "Loading older notifications…" : "Show older notifications"}
+            </button>
+          )}
+          <ErrorNote error={olderError} title="Older notifications could not be loaded" />
+        </>
       )}
     </>
   )
