@@ -8,6 +8,7 @@ import {
   type ListingEvent,
   ListingInstalled,
   ListingUninstalled,
+  OAuthDetected,
   WorkspaceDisabled,
   WorkspaceEnabled
 } from "./events.ts"
@@ -39,13 +40,17 @@ const setWorkspaceEnabled = (state: ListingState, command: SetWorkspaceEnabled, 
     return Either.right([event])
   })
 
+/** Spec 6.3.4: OAuth is detected at connect time; a listing of another kind that met an OAuth challenge becomes `oauth`. */
 const recordHealth = (state: ListingState, command: RecordHealth, meta: CommandMeta): Decision =>
   Either.flatMap(listed(state, command), (listing): Decision => {
-    const { _tag, ...fields } = command
+    const { _tag, oauthRequired, ...fields } = command
     if (listing.workspaces[command.workspaceId]?.enabled !== true) {
       return Either.left(new NotEnabledInWorkspace({ listingId: command.listingId, workspaceId: command.workspaceId }))
     }
-    return Either.right([new HealthRecorded({ ...fields, at: meta.at })])
+    const health = new HealthRecorded({ ...fields, at: meta.at })
+    if (oauthRequired !== true || listing.authKind === "oauth") return Either.right([health])
+    const { listingId, orgId, workspaceId } = command
+    return Either.right([new OAuthDetected({ listingId, orgId, workspaceId, at: meta.at }), health])
   })
 
 export const decide = (state: ListingState, command: ListingCommand, meta: CommandMeta): Decision => {

@@ -38,6 +38,16 @@ export class HealthRecorded extends Schema.TaggedClass<HealthRecorded>()("listin
   at: Schema.String
 }) {}
 
+/**
+ * A connection from `workspaceId` found the server asking for OAuth (a 401 naming an authorization
+ * server, RFC 9728): the listing authenticates with `oauth` from now on, whatever it was installed as.
+ */
+export class OAuthDetected extends Schema.TaggedClass<OAuthDetected>()("listing.oauth_detected", {
+  ...target,
+  workspaceId: Schema.NonEmptyString,
+  at: Schema.String
+}) {}
+
 export const ListingEvent = Schema.Union(
   ListingInstalled,
   ListingEnabled,
@@ -45,6 +55,7 @@ export const ListingEvent = Schema.Union(
   ListingUninstalled,
   WorkspaceEnabled,
   WorkspaceDisabled,
-  HealthRecorded
+  HealthRecorded,
+  OAuthDetected
 )
 export type ListingEvent = typeof ListingEvent.Type

@@ -39,6 +39,9 @@ export const evolve = (state: ListingState, event: ListingEvent): ListingState =
       return withWorkspace(state, event.workspaceId, { enabled: true, updatedAt: event.at })
     case "listing.workspace_disabled":
       return withWorkspace(state, event.workspaceId, { enabled: false, updatedAt: event.at })
+    case "listing.oauth_detected":
+      // a secret's header settings no longer apply: the bearer is the OAuth access token
+      return { ...state, authKind: "oauth", authConfig: { detectedAt: event.at }, updatedAt: event.at }
     case "listing.health_recorded":
       return withWorkspace(state, event.workspaceId, {
         healthStatus: event.status,

@@ -56,6 +56,7 @@ export const project = (after: ListingState, event: ListingEvent, _ctx: EventCon
     case "listing.installed":
     case "listing.enabled":
     case "listing.disabled":
+    case "listing.oauth_detected":
       return [listingRow(after)]
     case "listing.uninstalled":
       return [listingRow(after), ...Object.keys(after.workspaces).map((workspaceId) => installRow(after, workspaceId))]

@@ -26,13 +26,17 @@ export class SetWorkspaceEnabled extends Schema.TaggedClass<SetWorkspaceEnabled>
   enabled: Schema.Boolean
 }) {}
 
-/** What a health check found (it connects first; the listing only records). */
+/**
+ * What a health check found (it connects first; the listing only records). `oauthRequired`: the
+ * server answered 401 naming an authorization server, so the listing needs an OAuth connection.
+ */
 export class RecordHealth extends Schema.TaggedClass<RecordHealth>()("RecordHealth", {
   ...target,
   workspaceId: Schema.NonEmptyString,
   status: HealthStatus,
   error: Schema.NullOr(Schema.String),
-  tools: Schema.Array(Schema.String)
+  tools: Schema.Array(Schema.String),
+  oauthRequired: Schema.optional(Schema.Boolean)
 }) {}
 
 export const ListingCommand = Schema.Union(InstallListing, SetListingEnabled, UninstallListing, SetWorkspaceEnabled, RecordHealth)

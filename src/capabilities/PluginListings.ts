@@ -61,7 +61,8 @@ const CustomInstall = Schema.Struct({
   pluginType: Schema.optional(Schema.Literal("mcp_server", "integration", "content_tool")),
   /** Default `none`. */
   authKind: Schema.optional(AuthKind),
-  authConfig: Schema.optional(AuthConfig),
+  /** `detectedAt` is the platform's to set (OAuth found at connect time), not an admin's. */
+  authConfig: Schema.optional(AuthConfig.pipe(Schema.omit("detectedAt"))),
   config: Schema.optional(Config)
 })
 

@@ -2,7 +2,9 @@
  * Workspace enablement of allow-listed MCP servers (spec 2.9, 3.5, 4.5): `plugin.workspace.set_enabled`
  * and `plugin.workspace.check_health` on the API (`/v1/{org}/{ws}/plugin/workspace/...`) and MCP,
  * for the path's workspace. Enabling connects to the server with the MCP SDK client and records
- * what it found (`health_status`, `last_health_check_at`, the tools listed) on the listing.
+ * what it found (`health_status`, `last_health_check_at`, the tools listed) on the listing. A server
+ * that answers with an OAuth challenge is unhealthy with `healthError` `oauth_required`, and its
+ * listing becomes `oauth` (spec 6.3.4: OAuth is detected at connect time), so it can be connected.
  */
 import { Effect, Either, Schema } from "effect"
 import { ListingActor } from "../../actors/listing/actor.ts"
@@ -12,7 +14,7 @@ import type { ListingState } from "../../actors/listing/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { connectHeaders } from "../marketplace/Credentials.ts"
-import { listTools } from "../marketplace/McpConnect.ts"
+import { listTools, McpOAuthRequired } from "../marketplace/McpConnect.ts"
 import { nodeOutboundFetch } from "../marketplace/McpFetch.ts"
 import { type Listing, ListingId, listingOfState, readListing, workspaceWrites } from "./PluginListings.ts"
 
@@ -58,11 +60,13 @@ const checkHealth = (invocation: Invocation, listing: Listing) =>
       Effect.map((tools): Either.Either<ReadonlyArray<string>, { readonly message: string }> => Either.right(tools)),
       Effect.catchTags({
         McpUnreachable: (e) => Effect.succeed(Either.left(e)),
+        McpOAuthRequired: (e) => Effect.succeed(Either.left(e)),
         CredentialMissing: (e) => Effect.succeed(Either.left(e)),
         EnvelopeUnreadable: (e) => Effect.succeed(Either.left(e)),
         EncryptionNotConfigured: (e) => Effect.succeed(Either.left(e))
       })
     )
+    const oauthRequired = Either.isLeft(found) && found.left instanceof McpOAuthRequired
     const host = yield* ActorHost
     const { listingId } = listing
     const { state } = yield* host.send(
@@ -73,8 +77,9 @@ const checkHealth = (invocation: Invocation, listing: Listing) =>
         orgId: invocation.orgId!,
         workspaceId,
         status: Either.isRight(found) ? "healthy" : "unhealthy",
-        error: Either.isLeft(found) ? found.left.message : null,
-        tools: Either.getOrElse(found, () => [])
+        error: Either.isLeft(found) ? (oauthRequired ? McpOAuthRequired.healthError : found.left.message) : null,
+        tools: Either.getOrElse(found, () => []),
+        oauthRequired
       }),
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:health` }
     )

@@ -3,7 +3,11 @@
  * to SSE when the endpoint answers the Streamable HTTP request with 400, 404 or 405 (the SDK's
  * advice for servers of the older protocol), or directly SSE for a listing whose transport is SSE.
  * Every request goes through the outbound guard (McpFetch.ts). The health check lists the tools.
+ * A server that refuses with 401 and publishes RFC 9728 protected-resource metadata naming an
+ * authorization server (found from the `WWW-Authenticate` challenge's `resource_metadata`, else at
+ * `/.well-known/oauth-protected-resource`) asks for OAuth: spec 6.3.4's detection at connect time.
  */
+import { discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl } from "@modelcontextprotocol/sdk/client/auth.js"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js"
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
@@ -25,6 +29,24 @@ export class McpUnreachable extends Schema.TaggedError<McpUnreachable>()("McpUnr
   message: Schema.String
 }) {}
 
+/** The server refused the connection with an OAuth challenge: it needs an OAuth connection (plugin.oauth.start). */
+export class McpOAuthRequired extends Schema.TaggedError<McpOAuthRequired>()("McpOAuthRequired", {
+  endpointUrl: Schema.String,
+  authorizationServer: Schema.String
+}) {
+  /** What a health check records (the install's `healthError`): a stable code a client can act on. */
+  static readonly healthError = "oauth_required"
+  override get message() {
+    return `the server asks for OAuth authorization at ${this.authorizationServer}: connect it with plugin.oauth.start`
+  }
+}
+
+/** The authorization server a 401 answer points to (RFC 9728), or undefined when it names none. */
+const oauthChallenged = async (endpointUrl: string, refusal: Response, fetch: FetchLike): Promise<string | undefined> => {
+  const metadata = await discoverOAuthProtectedResourceMetadata(endpointUrl, { resourceMetadataUrl: extractResourceMetadataUrl(refusal) }, fetch).catch(() => undefined)
+  return metadata?.authorization_servers?.[0]
+}
+
 /** How long a health check may take, connection and tool listing included. */
 export const HEALTH_CHECK_TIMEOUT = Duration.seconds(10)
 
@@ -43,24 +65,37 @@ const transportOf = (kind: ListingTransport, target: McpTarget, fetch: FetchLike
 const withClient = <A>(target: McpTarget, fetch: FetchLike, use: (client: Client) => Promise<A>) =>
   Effect.tryPromise({
     try: async () => {
+      // the last 401 answer, whose challenge says whether the server asks for OAuth
+      let refusal: Response | undefined
+      const watching: FetchLike = async (url, init) => {
+        const response = await fetch(url, init)
+        if (response.status === 401) refusal = response
+        return response
+      }
       const attempt = async (kind: ListingTransport) => {
         const client = new Client(CLIENT_INFO)
         try {
-          await client.connect(transportOf(kind, target, fetch))
+          await client.connect(transportOf(kind, target, watching))
           return await use(client)
         } finally {
           await client.close().catch(() => undefined)
         }
       }
-      if (target.transport === "sse") return attempt("sse")
       try {
-        return await attempt("streamable-http")
+        if (target.transport === "sse") return await attempt("sse")
+        try {
+          return await attempt("streamable-http")
+        } catch (error) {
+          if (!olderProtocol(error)) throw error
+          return await attempt("sse")
+        }
       } catch (error) {
-        if (!olderProtocol(error)) throw error
-        return attempt("sse")
+        const authorizationServer = refusal === undefined ? undefined : await oauthChallenged(target.endpointUrl, refusal, fetch)
+        throw authorizationServer === undefined ? error : new McpOAuthRequired({ endpointUrl: target.endpointUrl, authorizationServer })
       }
     },
-    catch: (error) => new McpUnreachable({ endpointUrl: target.endpointUrl, message: error instanceof Error ? error.message : String(error) })
+    catch: (error) =>
+      error instanceof McpOAuthRequired ? error : new McpUnreachable({ endpointUrl: target.endpointUrl, message: error instanceof Error ? error.message : String(error) })
   }).pipe(
     Effect.timeoutFail({
       duration: HEALTH_CHECK_TIMEOUT,

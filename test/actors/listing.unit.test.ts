@@ -1,4 +1,4 @@
-import { describe, it } from "vitest"
+import { describe, expect, it } from "vitest"
 import { ListingActor } from "../../actors/listing/actor.ts"
 import {
   HealthRecorded,
@@ -6,10 +6,13 @@ import {
   ListingEnabled,
   ListingInstalled,
   ListingUninstalled,
+  OAuthDetected,
   WorkspaceDisabled,
   WorkspaceEnabled
 } from "../../actors/listing/events.ts"
 import { InstallListing, RecordHealth, SetListingEnabled, SetWorkspaceEnabled, UninstallListing } from "../../actors/listing/protocol.ts"
+import { evolve } from "../../actors/listing/evolve.ts"
+import { initialListingState } from "../../actors/listing/state.ts"
 import { meta, spec } from "../support/decider.ts"
 
 const at = meta().at
@@ -82,5 +85,35 @@ describe("workspace install (spec 3.5)", () => {
     const health = new RecordHealth({ ...target, workspaceId: "ws_1", status: "healthy", error: null, tools: ["echo"] })
     listing.given([installed, enabled, wsEnabled]).when(health).then([new HealthRecorded({ ...target, workspaceId: "ws_1", status: "healthy", error: null, tools: ["echo"], at })])
     listing.given([installed, enabled]).when(health).thenThrows("NotEnabledInWorkspace")
+  })
+})
+
+describe("OAuth detected at connect time (spec 6.3.4)", () => {
+  const listing = spec(ListingActor)
+  const challenged = new RecordHealth({ ...target, workspaceId: "ws_1", status: "unhealthy", error: "oauth_required", tools: [], oauthRequired: true })
+  const health = new HealthRecorded({ ...target, workspaceId: "ws_1", status: "unhealthy", error: "oauth_required", tools: [], at })
+  const detected = new OAuthDetected({ ...target, workspaceId: "ws_1", at })
+  const secretListing = new ListingInstalled({ listingId: "porg_1", ...definition, authKind: "secret", authConfig: { header: "X-Api-Key", valuePrefix: "" }, at })
+  const oauthListing = new ListingInstalled({ listingId: "porg_1", ...definition, authKind: "oauth", authConfig: {}, at })
+
+  it.each([
+    ["none", installed, [detected, health]],
+    ["secret", secretListing, [detected, health]],
+    ["oauth already", oauthListing, [health]]
+  ] as const)("a server asking for OAuth, listing installed as %s", (_kind, given, expected) =>
+    listing.given([given, enabled, wsEnabled]).when(challenged).then(expected))
+
+  it("a failure that is not an OAuth challenge keeps the auth kind", () =>
+    listing
+      .given([installed, enabled, wsEnabled])
+      .when(new RecordHealth({ ...target, workspaceId: "ws_1", status: "unhealthy", error: "connection refused", tools: [], oauthRequired: false }))
+      .then([new HealthRecorded({ ...target, workspaceId: "ws_1", status: "unhealthy", error: "connection refused", tools: [], at })]))
+
+  it("not for a workspace that has not enabled it", () => listing.given([installed, enabled]).when(challenged).thenThrows("NotEnabledInWorkspace"))
+
+  it("the listing becomes oauth, marked detected, without a secret's header settings", () => {
+    const state = [secretListing, enabled, wsEnabled, detected, health].reduce(evolve, initialListingState)
+    expect(state).toMatchObject({ authKind: "oauth", authConfig: { detectedAt: at }, workspaces: { ws_1: { healthStatus: "unhealthy", healthError: "oauth_required" } } })
+    expect(state._tag === "Live" && state.authConfig.header).toBeUndefined()
   })
 })

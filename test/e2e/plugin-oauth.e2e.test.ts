@@ -307,6 +307,45 @@ describe("refusals", () => {
   })
 })
 
+describe("OAuth found at connect time (spec 6.3.4)", () => {
+  it("a server installed with auth kind none that answers with an OAuth challenge: health says oauth_required, the listing becomes oauth and connects", async () => {
+    const installed = ok(await asOwner("plugin.org.install", { name: "com.test/undeclared-oauth", title: "Undeclared OAuth", endpointUrl: mcp.mcpUrl, transport: "streamable-http" }))
+    expect(installed.authKind).toBe("none")
+    const id = installed.listingId
+    // before any workspace connects, nothing says OAuth
+    expectError(await asOwner("plugin.oauth.start", { listingId: id }), 409, "conflict", "auth_kind_mismatch")
+    ok(await asOwner("plugin.org.set_enabled", { listingId: id, enabled: true }))
+
+    const install = ok(await asOwner("plugin.workspace.set_enabled", { listingId: id, enabled: true }))
+    expect(install).toMatchObject({ enabled: true, healthStatus: "unhealthy", healthError: "oauth_required", tools: [] })
+    const listed = ok(await asAdmin("plugin.org.list", { limit: 200 })).listings.find((l: any) => l.listingId === id)
+    expect(listed).toMatchObject({ authKind: "oauth", credential: null, workspace: { enabled: true, healthStatus: "unhealthy", healthError: "oauth_required" } })
+    expect(Date.parse(listed.authConfig.detectedAt)).not.toBeNaN()
+
+    const started = ok(await asOwner("plugin.oauth.start", { listingId: id }))
+    expect(new URL(started.authorizationUrl).origin).toBe(authServer.issuer)
+    const connected = await callback(await authServer.login(started.authorizationUrl, ALICE.email), ownerCookie)
+    expect(connected.status, JSON.stringify(connected.body)).toBe(200)
+    expect(connected.body).toMatchObject({ listingId: id, authKind: "oauth", status: "active" })
+    expect(ok(await asOwner("plugin.workspace.check_health", { listingId: id }))).toMatchObject({ healthStatus: "healthy", healthError: null, tools: [...TEST_SERVER_TOOLS] })
+  })
+
+  it("a server that refuses without naming an authorization server stays as installed, with the refusal as its health", async () => {
+    const bare = await startMcpTestServer({ admit: () => false })
+    try {
+      const installed = ok(await asOwner("plugin.org.install", { name: "com.test/refusing", endpointUrl: bare.mcpUrl, transport: "streamable-http" }))
+      ok(await asOwner("plugin.org.set_enabled", { listingId: installed.listingId, enabled: true }))
+      const install = ok(await asOwner("plugin.workspace.set_enabled", { listingId: installed.listingId, enabled: true }))
+      expect(install.healthStatus).toBe("unhealthy")
+      expect(install.healthError).not.toBe("oauth_required")
+      const listed = ok(await asAdmin("plugin.org.list", { limit: 200 })).listings.find((l: any) => l.listingId === installed.listingId)
+      expect(listed.authKind).toBe("none")
+    } finally {
+      await bare.close()
+    }
+  })
+})
+
 describe("no plaintext at rest (spec 2.9)", () => {
   it("no access token, refresh token or client secret shows in any table, event on the log or log line", async () => {
     const secrets = authServer.issuedSecrets()
