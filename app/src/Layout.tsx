@@ -8,7 +8,7 @@ import { type ReactNode, useEffect, useRef, useState } from "react"
 import { invoke, type Place } from "./api.ts"
 import { Link, navigate, useLocation } from "./router.tsx"
 import { useAccess, useAccount, useSignOut } from "./session.tsx"
-import { ErrorNote, Icon } from "./ui.tsx"
+import { ErrorNote, Icon, PageErrorBoundary } from "./ui.tsx"
 
 interface NavEntry {
   readonly path: string
@@ -145,7 +145,7 @@ export const Layout = ({ place, children }: { place: Place | undefined; children
           </nav>
         )}
         <main id="main" ref={main}>
-          {place !== undefined && access.isError ? <PlaceRefused error={access.error} /> : children}
+          <PageErrorBoundary resetKey={location}>{place !== undefined && access.isError ? <PlaceRefused error={access.error} /> : children}</PageErrorBoundary>
         </main>
       </div>
     </div>

@@ -3,6 +3,7 @@ import { StrictMode } from "react"
 import { createRoot } from "react-dom/client"
 import { ApiError } from "./api.ts"
 import { App } from "./App.tsx"
+import { PageErrorBoundary } from "./ui.tsx"
 import "./styles.css"
 
 const client = new QueryClient({
@@ -18,7 +19,9 @@ const client = new QueryClient({
 createRoot(document.getElementById("root")!).render(
   <StrictMode>
     <QueryClientProvider client={client}>
-      <App />
+      <PageErrorBoundary resetKey="app">
+        <App />
+      </PageErrorBoundary>
     </QueryClientProvider>
   </StrictMode>
 )

@@ -1,5 +1,5 @@
 /** Small shared pieces: failures in words, busy states, labelled fields, a copy button. */
-import { type ReactNode, useId, useState } from "react"
+import { Component, type ErrorInfo, type ReactNode, useId, useState } from "react"
 import { describeError } from "./api.ts"
 
 /** A failure stated in words, announced to screen readers. */
@@ -78,3 +78,39 @@ export const Icon = ({ name, size = 16 }: { name: keyof typeof ICON_PATHS; size?
     ))}
   </svg>
 )
+
+/**
+ * A page that throws while rendering is replaced by its failure in words (React would otherwise
+ * unmount the whole app and leave a blank page); the frame around it keeps working. `resetKey`
+ * (the location) clears it when the person goes elsewhere.
+ */
+export class PageErrorBoundary extends Component<{ resetKey: string; children: ReactNode }, { error: unknown; key: string }> {
+  override state = { error: null as unknown, key: this.props.resetKey }
+
+  static getDerivedStateFromError(error: unknown) {
+    return { error }
+  }
+
+  static getDerivedStateFromProps(props: { resetKey: string }, state: { error: unknown; key: string }) {
+    return props.resetKey === state.key ? null : { error: null, key: props.resetKey }
+  }
+
+  override componentDidCatch(error: unknown, info: ErrorInfo) {
+    console.error("page failed", error, info.componentStack)
+  }
+
+  override render() {
+    if (this.state.error === null) return this.props.children
+    return (
+      <>
+        <h1>This page failed</h1>
+        <ErrorNote error={this.state.error} />
+        <p>
+          <button type="button" onClick={() => window.location.reload()}>
+            Reload the page
+          </button>
+        </p>
+      </>
+    )
+  }
+}

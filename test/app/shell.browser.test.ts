@@ -122,6 +122,20 @@ describe("the app's frame", () => {
     await page.context().close()
   })
 
+  it("a page that breaks on an answer it did not expect says so in words; the frame and other pages keep working", async () => {
+    const { page } = await openPage()
+    await signInThroughPage(page, admin, { next: `/${orgSlug}/${workspaceSlug}/approvals` })
+    // a server (a proxy, a newer or older node) answering the approvals list in a shape the page does not know
+    await page.route("**/approval/list", (route) => route.fulfill({ status: 200, contentType: "application/json", body: '{"approvals":[null],"nextCursor":null}' }))
+    await page.reload()
+    await page.getByRole("heading", { name: "This page failed" }).waitFor()
+    expect(await page.getByRole("alert").first().textContent()).toMatch(/\S/)
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Automations" }).click()
+    await page.getByRole("heading", { name: "Automations", level: 1 }).waitFor()
+    expect(await page.getByRole("heading", { name: "This page failed" }).count()).toBe(0)
+    await page.context().close()
+  })
+
   it("shows an unknown page, and a workspace the person is not in, in words", async () => {
     const { page } = await openPage()
     await signInThroughPage(page, admin, { next: `/${orgSlug}/${workspaceSlug}/no-such-page` })
