@@ -5,16 +5,18 @@
  * re-authentication page a notification links to (spec 4.5's deep link
  * `/{org}/{ws}/settings/integrations/reauth/{listing}`, the listing's `porg_` id): the credential's
  * state and a Reconnect button that runs the OAuth flow again and comes back here. Only those who
- * manage plugins (Owners and Admins) see any of it; anyone else is told so.
+ * manage plugins (Owners and Admins) see any of it; anyone else is told so. They may add a custom
+ * MCP server by its endpoint (`plugin.org.install`); a server that turns out to ask for OAuth when a
+ * workspace enables it becomes an OAuth listing (spec 6.3.4) and shows "needs authorization" and Connect.
  */
 import { useMutation, useQueryClient } from "@tanstack/react-query"
-import { useState } from "react"
+import { type FormEvent, useState } from "react"
 import type { PageProps } from "../App.tsx"
 import { invoke, type Place } from "../api.ts"
 import { placePath } from "../Layout.tsx"
 import { Link, useQueryParams } from "../router.tsx"
 import { useAccess } from "../session.tsx"
-import { ErrorNote, Loading, PageTitle, Time } from "../ui.tsx"
+import { ErrorNote, Field, Loading, PageTitle, Time } from "../ui.tsx"
 import { CredentialControls, type Listing, listingName, listingsKey, oauthErrorWords, PluginManagersOnly, useListings } from "./marketplace/listings.tsx"
 import "./Integrations.css"
 
@@ -42,6 +44,17 @@ const OAuthOutcome = ({ listings }: { listings: ReadonlyArray<Listing> }) => {
 
 const HEALTH_WORDS: Readonly<Record<string, string>> = { healthy: "healthy", unhealthy: "unhealthy", unknown: "not checked yet" }
 
+/** The health check's code for a server that answered with an OAuth challenge (src/marketplace/McpConnect.ts). */
+const OAUTH_REQUIRED = "oauth_required"
+
+interface Health {
+  readonly healthStatus: string
+  readonly healthError: string | null
+}
+
+const healthWords = (health: Health) => (health.healthError === OAUTH_REQUIRED ? "needs authorization" : (HEALTH_WORDS[health.healthStatus] ?? health.healthStatus))
+const healthClass = (health: Health) => (health.healthError === OAUTH_REQUIRED ? "health-needs-authorization" : `health-${health.healthStatus}`)
+
 /** Enabled in this workspace or not, the server's health, and the buttons that change them. */
 const WorkspaceInstall = ({ place, listing, onDone }: { place: Place; listing: Listing; onDone: (message: string) => void }) => {
   const client = useQueryClient()
@@ -50,13 +63,20 @@ const WorkspaceInstall = ({ place, listing, onDone }: { place: Place; listing: L
   const enabledHere = install?.enabled === true
   const name = listingName(listing)
   const toggle = useMutation({
-    mutationFn: () => invoke<{ healthStatus: string }>(place, "plugin.workspace.set_enabled", { listingId: listing.listingId, enabled: !enabledHere }),
-    onSuccess: (result) => onDone(enabledHere ? `${name} is disabled in this workspace.` : `${name} is enabled in this workspace; the server is ${HEALTH_WORDS[result.healthStatus] ?? result.healthStatus}.`),
+    mutationFn: () => invoke<Health>(place, "plugin.workspace.set_enabled", { listingId: listing.listingId, enabled: !enabledHere }),
+    onSuccess: (result) =>
+      onDone(
+        enabledHere
+          ? `${name} is disabled in this workspace.`
+          : result.healthError === OAUTH_REQUIRED
+            ? `${name} is enabled in this workspace; the server needs authorization: connect it.`
+            : `${name} is enabled in this workspace; the server is ${healthWords(result)}.`
+      ),
     onSettled: () => client.invalidateQueries({ queryKey: listingsKey(place) })
   })
   const check = useMutation({
-    mutationFn: () => invoke<{ healthStatus: string }>(place, "plugin.workspace.check_health", { listingId: listing.listingId }),
-    onSuccess: (result) => onDone(`${name} is ${HEALTH_WORDS[result.healthStatus] ?? result.healthStatus}.`),
+    mutationFn: () => invoke<Health>(place, "plugin.workspace.check_health", { listingId: listing.listingId }),
+    onSuccess: (result) => onDone(`${name} ${result.healthError === OAUTH_REQUIRED ? "needs authorization" : `is ${healthWords(result)}`}.`),
     onSettled: () => client.invalidateQueries({ queryKey: listingsKey(place) })
   })
   return (
@@ -66,7 +86,7 @@ const WorkspaceInstall = ({ place, listing, onDone }: { place: Place; listing: L
         {enabledHere && (
           <>
             {" "}
-            · server <span className={`badge-pill health-${install.healthStatus}`}>{HEALTH_WORDS[install.healthStatus] ?? install.healthStatus}</span>
+            · server <span className={`badge-pill ${healthClass(install)}`}>{healthWords(install)}</span>
             {install.lastHealthCheckAt !== null && (
               <span className="muted">
                 {" "}
@@ -76,7 +96,10 @@ const WorkspaceInstall = ({ place, listing, onDone }: { place: Place; listing: L
           </>
         )}
       </p>
-      {enabledHere && install.healthError !== null && <p className="muted health-error">{install.healthError}</p>}
+      {enabledHere && install.healthError === OAUTH_REQUIRED && (
+        <p className="health-error">The server asks for authorization (OAuth): connect it below so the assistant can use it here.</p>
+      )}
+      {enabledHere && install.healthError !== null && install.healthError !== OAUTH_REQUIRED && <p className="muted health-error">{install.healthError}</p>}
       {!listing.enabled && !enabledHere && <p className="muted">Enable it for the organization first.</p>}
       <ErrorNote error={toggle.error ?? check.error} title="The workspace's install was not changed" />
       {access.can("plugin.workspace.set_enabled") && (
@@ -169,8 +192,71 @@ const ListingCard = ({ place, listing, onDone }: { place: Place; listing: Listin
   )
 }
 
+/** Adds an MCP server by its endpoint to the organization's allow-list, disabled (`plugin.org.install`). */
+const AddCustomServer = ({ place, onDone }: { place: Place; onDone: (message: string) => void }) => {
+  const client = useQueryClient()
+  const empty = { name: "", title: "", endpointUrl: "", transport: "streamable-http", authKind: "none" }
+  const [form, setForm] = useState(empty)
+  const set = (key: keyof typeof empty) => (event: { target: { value: string } }) => setForm({ ...form, [key]: event.target.value })
+  const add = useMutation({
+    mutationFn: () =>
+      invoke<Listing>(place, "plugin.org.install", {
+        name: form.name.trim(),
+        ...(form.title.trim() === "" ? {} : { title: form.title.trim() }),
+        endpointUrl: form.endpointUrl.trim(),
+        transport: form.transport,
+        authKind: form.authKind
+      }),
+    onSuccess: (listing) => {
+      setForm(empty)
+      onDone(`${listingName(listing)} is added to the organization, disabled: enable it below.`)
+    },
+    onSettled: () => client.invalidateQueries({ queryKey: listingsKey(place) })
+  })
+  const submit = (event: FormEvent) => {
+    event.preventDefault()
+    add.mutate()
+  }
+  return (
+    <section className="card add-server" aria-labelledby="add-server-heading">
+      <h2 id="add-server-heading">Add a custom MCP server</h2>
+      <form onSubmit={submit}>
+        <Field label="Name" hint="A unique name, such as com.example/notes.">
+          {(id, hint) => <input id={id} aria-describedby={hint} required maxLength={200} value={form.name} onChange={set("name")} />}
+        </Field>
+        <Field label="Title (optional)">{(id) => <input id={id} maxLength={200} value={form.title} onChange={set("title")} />}</Field>
+        <Field label="Endpoint URL" hint="The server's http(s) address, such as https://mcp.example.com/mcp.">
+          {(id, hint) => <input id={id} aria-describedby={hint} type="url" required maxLength={2048} value={form.endpointUrl} onChange={set("endpointUrl")} />}
+        </Field>
+        <Field label="Transport">
+          {(id) => (
+            <select id={id} value={form.transport} onChange={set("transport")}>
+              <option value="streamable-http">Streamable HTTP</option>
+              <option value="sse">SSE (older servers)</option>
+            </select>
+          )}
+        </Field>
+        <Field label="Authentication" hint="A server that asks for OAuth when a workspace enables it is switched to OAuth then.">
+          {(id, hint) => (
+            <select id={id} aria-describedby={hint} value={form.authKind} onChange={set("authKind")}>
+              <option value="none">None</option>
+              <option value="secret">Secret (an API key sent as a bearer token)</option>
+              <option value="oauth">OAuth</option>
+            </select>
+          )}
+        </Field>
+        <ErrorNote error={add.error} title="The server was not added" />
+        <button type="submit" className="primary" disabled={add.isPending}>
+          {add.isPending ? "Adding…" : "Add server"}
+        </button>
+      </form>
+    </section>
+  )
+}
+
 const ManageIntegrations = ({ place }: { place: Place }) => {
   const listings = useListings(place)
+  const access = useAccess(place)
   const [done, setDone] = useState<string | undefined>(undefined)
   if (listings.isPending) return <Loading what="the organization's integrations" />
   if (listings.isError) return <ErrorNote error={listings.error} title="The integrations could not be loaded" />
@@ -182,6 +268,7 @@ const ManageIntegrations = ({ place }: { place: Place }) => {
       <div role="status" aria-live="polite">
         {done !== undefined && <p className="ok-note">{done}</p>}
       </div>
+      {access.can("plugin.org.install") && <AddCustomServer place={place} onDone={setDone} />}
       {listings.data.length === 0 && (
         <p>
           Nothing is installed yet. Find MCP servers and capability packs in the <Link to={placePath(place, "marketplace")}>marketplace</Link>.
