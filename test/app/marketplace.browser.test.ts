@@ -209,7 +209,7 @@ describe("marketplace and integrations", () => {
   it("installs a capability pack from the marketplace", async () => {
     await page.getByRole("link", { name: "Find more in the marketplace" }).click()
     const packs = page.getByRole("region", { name: "Capability packs" })
-    await packs.getByRole("button", { name: "Install Documents to the organization" }).click()
+    await packs.getByRole("button", { name: "Install to organization: Documents" }).click()
     await packs.getByRole("status").filter({ hasText: "Documents is installed to the organization, disabled." }).waitFor()
     await packs.getByRole("link", { name: "Enable it in Integrations" }).click()
     const pack = listingCard(page, "Documents")

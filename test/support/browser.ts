@@ -26,10 +26,14 @@ export const launchBrowser = async (): Promise<Browser> => {
   return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_FLAGS, headless: true })
 }
 
-/** A fresh browser profile (its own cookies) on `baseUrl`; `phone` gives a 390px-wide screen. */
-export const newContext = (browser: Browser, baseUrl: string, options: { phone?: boolean } = {}): Promise<BrowserContext> =>
+/**
+ * A fresh browser profile (its own cookies) on `baseUrl`; `phone` gives a 390px-wide screen;
+ * `bypassCsp` lets a test inject a checker script the app's own CSP would refuse.
+ */
+export const newContext = (browser: Browser, baseUrl: string, options: { phone?: boolean; bypassCsp?: boolean } = {}): Promise<BrowserContext> =>
   browser.newContext({
     baseURL: baseUrl,
+    bypassCSP: options.bypassCsp === true,
     viewport: options.phone ? { width: 390, height: 844 } : { width: 1280, height: 860 },
     ...(options.phone ? { isMobile: true, hasTouch: true, deviceScaleFactor: 2 } : {}),
     permissions: ["clipboard-read", "clipboard-write"]

@@ -269,7 +269,7 @@ const Packs = ({ place, search, listings }: { place: Place; search: string | und
                       className="primary"
                       disabled={install.isPending}
                       onClick={() => install.mutate({ pluginId: pack.serverId })}
-                      aria-label={`Install ${pack.title ?? pack.name} to the organization`}
+                      aria-label={`Install to organization: ${pack.title ?? pack.name}`}
                     >
                       Install to organization
                     </button>
