@@ -1,13 +1,15 @@
 /**
  * Every page of the app checked by axe-core (the rules of WCAG 2.1 A and AA: names and labels,
  * landmarks and heading order, colour contrast, ARIA use) in a real Chromium, on a desktop and a
- * phone-width screen, signed in as an Owner who sees every page.
+ * phone-width screen, signed in as an Owner who sees every page, with a conversation (a tool call,
+ * a parked approval), an automation waiting on a person and its notice to show.
  */
 import { createRequire } from "node:module"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, newContext, signInThroughPage } from "../support/browser.ts"
-import { addPerson, type Person } from "../support/people.ts"
+import { streamChat } from "../support/chat.ts"
+import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
 const AXE_SOURCE = createRequire(import.meta.url).resolve("axe-core/axe.min.js")
@@ -15,12 +17,38 @@ const AXE_SOURCE = createRequire(import.meta.url).resolve("axe-core/axe.min.js")
 let node: TestNode
 let browser: Browser
 let owner: Person
+let conversation: string
+let automationPages: ReadonlyArray<string>
 
 beforeAll(async () => {
   node = await startTestNode()
   browser = await launchBrowser()
   owner = await addPerson(node, "allyowner", { org: "owner", workspace: "admin" })
-})
+  // pages with something on them: a conversation with a tool call and a parked approval, an
+  // automation waiting on a person at its first step, and so a notice for the bell
+  const { cookie } = await signIn(node.baseUrl, owner)
+  const asOwner = async (capability: string, input: unknown) => {
+    const reply = await callWithCookie(node.baseUrl, cookie, `/v1/acme/main/${capability.replaceAll(".", "/")}`, input)
+    expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+    return reply.body
+  }
+  const first = await streamChat(node, { content: "/tool system__ping {}" }, { cookie })
+  conversation = first.done.conversationPublicId
+  await asOwner("schema.define_label", { label: "Note", properties: { title: { type: "string" } } })
+  const { nodeId } = await asOwner("node.create", { label: "Note", properties: { title: "to delete" } })
+  await streamChat(node, { content: `/tool node__delete {"nodeId":"${nodeId}"}`, conversationId: conversation }, { cookie })
+  const { automationId } = await asOwner("automation.create", {
+    name: "Ask before pinging",
+    trigger: { type: "api" },
+    steps: [
+      { name: "approve", stepType: "human_input", config: { prompt: "Go ahead?" } },
+      { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
+    ],
+    enabled: true
+  })
+  const { runId } = await asOwner("automation.trigger", { automationId })
+  automationPages = [`/acme/main/automations/${automationId}`, `/acme/main/automations/${automationId}/runs/${runId}`]
+}, 60_000)
 afterAll(async () => {
   await browser?.close()
   await node?.stop()
@@ -75,7 +103,7 @@ describe("accessibility (axe-core, WCAG 2.1 A and AA)", () => {
       const signIn = await audit(page)
       if (signIn.length > 0) found["/sign-in"] = signIn.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(" ")).join(", ")}`)
       await signInThroughPage(page, owner)
-      for (const path of PAGES.slice(1)) {
+      for (const path of [...PAGES.slice(1), `/acme/main/chat/${conversation}`, ...automationPages]) {
         await page.goto(path)
         await settle(page)
         const violations = await audit(page)

@@ -80,17 +80,17 @@ describe("notifications", () => {
   })
 
   it("marks a notice read and unread; the bell follows, and Unread only leaves out the read one", async () => {
-    await page.getByRole("button", { name: `Mark “${title("Jira")}” read` }).click()
+    await page.getByRole("button", { name: `Mark read: “${title("Jira")}”` }).click()
     await bellSays(page, 2)
-    await page.getByRole("button", { name: `Mark “${title("Jira")}” unread` }).waitFor()
+    await page.getByRole("button", { name: `Mark unread: “${title("Jira")}”` }).waitFor()
     expect(await notice(page, "Jira").textContent()).not.toContain("Unread")
 
     await page.getByLabel("Show").selectOption({ label: "Unread only" })
     await expect.poll(() => titles(page)).toEqual([title("Notion"), title("Linear")])
     await page.getByLabel("Show").selectOption({ label: "Open" })
-    await page.getByRole("button", { name: `Mark “${title("Jira")}” unread` }).click()
+    await page.getByRole("button", { name: `Mark unread: “${title("Jira")}”` }).click()
     await bellSays(page, 3)
-    await page.getByRole("button", { name: `Mark “${title("Jira")}” read` }).waitFor()
+    await page.getByRole("button", { name: `Mark read: “${title("Jira")}”` }).waitFor()
   })
 
   it("archives a notice out of the list (and the count) and brings it back", async () => {
@@ -114,7 +114,7 @@ describe("notifications", () => {
     await page.getByRole("region", { name: "Notion" }).getByLabel("Secret for Notion").waitFor()
     await bellSays(page, 2)
     await page.goBack()
-    await notice(page, "Notion").getByRole("button", { name: `Mark “${title("Notion")}” unread` }).waitFor()
+    await notice(page, "Notion").getByRole("button", { name: `Mark unread: “${title("Notion")}”` }).waitFor()
     expect(errors).toEqual([])
   })
 })

@@ -219,7 +219,7 @@ const AuditLog = ({ place, filters }: { place: Place; filters: Record<string, st
         {entries.length === 0 ? "No entries match these filters." : `Showing ${entries.length} ${entries.length === 1 ? "entry" : "entries"}${log.hasNextPage ? "; more follow" : ""}.`}
       </p>
       {entries.length > 0 && (
-        <div className="table-scroll audit-scroll">
+        <div className="table-scroll audit-scroll" tabIndex={0}>
           <table className="audit-table">
             <caption className="visually-hidden">Audit log entries, newest first</caption>
             <thead>

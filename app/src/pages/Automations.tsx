@@ -65,7 +65,7 @@ export const AutomationsPage = ({ place }: PageProps) => {
       ) : automations.length === 0 ? (
         <p>No automations {show === "all" ? "yet" : `are ${show}`}.</p>
       ) : (
-        <div className="table-scroll">
+        <div className="table-scroll" tabIndex={0}>
           <table className="automations">
             <caption className="visually-hidden">Automations of this workspace</caption>
             <thead>

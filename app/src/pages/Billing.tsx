@@ -72,7 +72,7 @@ const Fact = ({ term, children }: { term: string; children: ReactNode }) => (
 )
 
 const SpendTable = ({ caption, first, rows }: { caption: string; first: string; rows: ReadonlyArray<RunSpend & { readonly key: string }> }) => (
-  <div className="table-scroll">
+  <div className="table-scroll" tabIndex={0}>
     <table>
       <caption>{caption}</caption>
       <thead>
@@ -225,7 +225,7 @@ const OrganizationBilling = ({ place, canSetCaps }: { place: Place; canSetCaps: 
         </Fact>
       </Facts>
       <Usage label="Monthly assistant cap used" used={b.assistantSpentThisMonth} limit={b.assistantMonthlyCap} />
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0}>
         <table>
           <caption>Workspace budgets</caption>
           <thead>

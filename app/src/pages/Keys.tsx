@@ -171,7 +171,7 @@ const KeyTable = ({ keys, myUserId, onRotate, onAcknowledge, onRevoke, busy }: {
 }) => {
   const byId = new Map(keys.map((key) => [key.publicId, key]))
   return (
-    <div className="table-scroll">
+    <div className="table-scroll" tabIndex={0}>
       <table className="keys-table">
         <caption className="visually-hidden">API keys</caption>
         <thead>

@@ -418,7 +418,7 @@ const ServerDetails = ({ place, server }: { place: Place; server: ServerDetail }
     </section>
     <section aria-labelledby="versions-heading">
       <h2 id="versions-heading">Versions</h2>
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0}>
         <table>
           <caption className="visually-hidden">Versions of {server.name}</caption>
           <thead>

@@ -78,7 +78,7 @@ const NoticeItem = ({ notice, busy, onMark }: { notice: Notice; busy: boolean; o
         </p>
       )}
       <div className="row">
-        <button type="button" disabled={busy} onClick={() => onMark(notice.unread ? "read" : "unread")} aria-label={`Mark “${notice.title}” ${notice.unread ? "read" : "unread"}`}>
+        <button type="button" disabled={busy} onClick={() => onMark(notice.unread ? "read" : "unread")} aria-label={`${notice.unread ? "Mark read" : "Mark unread"}: “${notice.title}”`}>
           {notice.unread ? "Mark read" : "Mark unread"}
         </button>
         <button type="button" disabled={busy} onClick={() => onMark(notice.archived ? "unarchive" : "archive")} aria-label={`${notice.archived ? "Unarchive" : "Archive"} “${notice.title}”`}>

@@ -52,7 +52,7 @@ export const RunHistory = ({ place, runs, selected, onSelect, canRespond }: Hist
     {runs.length === 0 ? (
       <p className="muted">No runs yet.</p>
     ) : (
-      <div className="table-scroll">
+      <div className="table-scroll" tabIndex={0}>
         <table>
           <caption className="visually-hidden">Recent runs, newest first</caption>
           <thead>
@@ -81,7 +81,7 @@ export const RunHistory = ({ place, runs, selected, onSelect, canRespond }: Hist
                     aria-expanded={run.runId === selected}
                     aria-controls="run-detail"
                     onClick={() => onSelect(run.runId === selected ? undefined : run.runId)}
-                    aria-label={`${run.runId === selected ? "Hide" : "Show"} the steps of the run started ${new Date(run.startedAt ?? run.createdAt).toLocaleString()}`}
+                    aria-label={`${run.runId === selected ? "Hide steps" : "Show steps"} of the run started ${new Date(run.startedAt ?? run.createdAt).toLocaleString()}`}
                   >
                     {run.runId === selected ? "Hide steps" : "Show steps"}
                   </button>
@@ -134,7 +134,7 @@ const Timeline = ({ place, run, canRespond }: { place: Place; run: Run; canRespo
   run.steps.length === 0 ? (
     <p className="muted">{run.status === "skipped" ? "Skipped: the previous scheduled run was still going." : "No step ran (a blank playbook)."}</p>
   ) : (
-    <div className="table-scroll">
+    <div className="table-scroll" tabIndex={0}>
       <table className="timeline">
         <caption>Step timeline</caption>
         <thead>
