@@ -268,7 +268,6 @@ const ManageIntegrations = ({ place }: { place: Place }) => {
       <div role="status" aria-live="polite">
         {done !== undefined && <p className="ok-note">{done}</p>}
       </div>
-      {access.can("plugin.org.install") && <AddCustomServer place={place} onDone={setDone} />}
       {listings.data.length === 0 && (
         <p>
           Nothing is installed yet. Find MCP servers and capability packs in the <Link to={placePath(place, "marketplace")}>marketplace</Link>.
@@ -290,6 +289,8 @@ const ManageIntegrations = ({ place }: { place: Place }) => {
           ))}
         </section>
       )}
+      {/* after what is installed: the page is mostly for managing that */}
+      {access.can("plugin.org.install") && <AddCustomServer place={place} onDone={setDone} />}
     </>
   )
 }
