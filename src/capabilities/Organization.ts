@@ -314,6 +314,46 @@ export const getWorkspaceSettings = defineCapability({
     })
 })
 
+const WorkspaceMember = Schema.Struct({
+  userId: Schema.String,
+  name: Schema.String,
+  email: Schema.String,
+  /** null for an organization Owner who is not a member of the workspace */
+  workspaceRole: Schema.NullOr(Schema.String),
+  orgRole: Schema.String
+})
+
+export const listWorkspaceMembers = defineCapability({
+  name: "workspace.members.list",
+  description:
+    "The people who can enter this workspace (its members, and the organization's Owners), sorted by name: user id, name, email, workspace role (null for an Owner who is not a member) and organization role.",
+  scope: "workspace",
+  // spec 5 rule 3: not an Org member (an organization key reads no workspace)
+  roles: ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"],
+  surfaces: ["api", "mcp", "agent"],
+  sensitivity: "low",
+  mutating: false,
+  destructive: false,
+  needsApproval: false,
+  claimedBy: "builtin",
+  input: Schema.Struct({}),
+  output: Schema.Struct({ members: Schema.Array(WorkspaceMember) }),
+  handler: (invocation) =>
+    Effect.gen(function* () {
+      const db = yield* Db
+      const rows = yield* query("workspace members", () => db.sql`
+        select u.user_id, u.name, u.email, wm.role as workspace_role, om.role as org_role
+        from ${db.table("org_members")} om
+        join ${db.table("users")} u on u.user_id = om.user_id
+        left join ${db.table("workspace_members")} wm on wm.workspace_id = ${invocation.workspaceId!} and wm.user_id = om.user_id
+        where om.org_id = ${orgOf(invocation)} and (om.role = 'owner' or wm.role is not null)
+        order by lower(u.name), u.name, u.email, u.user_id`)
+      return {
+        members: rows.map((row) => ({ userId: row.user_id, name: row.name, email: row.email, workspaceRole: row.workspace_role, orgRole: row.org_role }))
+      }
+    })
+})
+
 // ---------------------------------------------------------------------------------------------
 // custom roles
 
@@ -347,5 +387,6 @@ export const organizationCapabilities: ReadonlyArray<AnyCapability> = [
   getOrgSettings,
   createWorkspace,
   getWorkspaceSettings,
+  listWorkspaceMembers,
   defineCustomRole
 ]

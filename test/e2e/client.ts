@@ -2,7 +2,11 @@
  * What the end-to-end suites drive a node with: real HTTP against `startTestNode()`, plus reads of
  * the node's own Postgres (the event log and the audit read models) for what HTTP cannot show.
  */
+import { Effect, Exit, Runtime } from "effect"
 import { expect } from "vitest"
+import { authenticate } from "../../src/Auth.ts"
+import { invoke } from "../../src/Capabilities.ts"
+import { FailureDescriber } from "../../src/Failures.ts"
 import type { TestNode } from "../support/platform.ts"
 
 export interface Reply<T = any> {
@@ -27,6 +31,26 @@ export const call = async <T = any>(node: TestNode, capability: string, input: u
   if (options.idempotencyKey !== undefined) headers["idempotency-key"] = options.idempotencyKey
   const path = `/v1/${options.orgSlug ?? orgSlug}/${options.workspaceSlug ?? workspaceSlug}/${capability.replaceAll(".", "/")}`
   return send<T>(node, path, { method: "POST", headers, body: JSON.stringify(input) })
+}
+
+/** A capability on the agent surface (what a turn's tool call runs) with a key as the credential, stated as REST states it. */
+export const callAsAgent = async (node: TestNode, key: string, capability: string, input: unknown): Promise<Reply> => {
+  const run = <A, E>(effect: Effect.Effect<A, E, any>) => Runtime.runPromiseExit(node.runtime)(effect as Effect.Effect<A, E, never>)
+  const principal = await run(authenticate({ authorization: `Bearer ${key}` }))
+  if (Exit.isFailure(principal)) throw new Error("the key did not authenticate")
+  const exit = await run(invoke({
+    authorization: undefined,
+    principal: principal.value,
+    surface: "agent",
+    capability,
+    path: { orgSlug: node.bootstrap.orgSlug, workspaceSlug: node.bootstrap.workspaceSlug },
+    input: Effect.succeed(input)
+  }))
+  if (Exit.isSuccess(exit)) return { status: 200, body: exit.value }
+  const described = await run(Effect.map(FailureDescriber, (describe) => describe(exit.cause)))
+  if (Exit.isFailure(described)) throw new Error("the node describes no failures")
+  const { status, code, reason, message } = described.value
+  return { status, body: { error: { code, ...(reason === undefined ? {} : { reason }), message } } }
 }
 
 /** Any request; the body is parsed as JSON (every answer of the gateway is JSON). */

@@ -9,17 +9,13 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Effect, Exit, Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { authenticate } from "../../src/Auth.ts"
-import { invoke } from "../../src/Capabilities.ts"
-import { FailureDescriber } from "../../src/Failures.ts"
 import { postJson, streamChat, waitForEvent } from "../support/chat.ts"
 import { steppedClock } from "../support/clock.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { addPerson, callWithCookie, cliLogin, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { call, eventually, expectError, type Reply } from "./client.ts"
+import { call, callAsAgent, eventually, expectError, type Reply } from "./client.ts"
 
 let node: TestNode
 const clock = steppedClock()
@@ -66,26 +62,8 @@ const toolError = (result: CallToolResult) => {
   return JSON.parse((result.content[0] as { text: string }).text)
 }
 
-const run = <A, E>(effect: Effect.Effect<A, E, any>) => Runtime.runPromiseExit(node.runtime)(effect as Effect.Effect<A, E, never>)
-
-/** A capability on the agent surface (what a turn's tool call runs) as the credential, stated as REST states it. */
-const asAgent = async (key: string, capability: string, input: unknown): Promise<Reply> => {
-  const principal = await run(authenticate({ authorization: `Bearer ${key}` }))
-  if (Exit.isFailure(principal)) throw new Error("the key did not authenticate")
-  const exit = await run(invoke({
-    authorization: undefined,
-    principal: principal.value,
-    surface: "agent",
-    capability,
-    path: { orgSlug: node.bootstrap.orgSlug, workspaceSlug: node.bootstrap.workspaceSlug },
-    input: Effect.succeed(input)
-  }))
-  if (Exit.isSuccess(exit)) return { status: 200, body: exit.value }
-  const described = await run(Effect.map(FailureDescriber, (describe) => describe(exit.cause)))
-  if (Exit.isFailure(described)) throw new Error("the node describes no failures")
-  const { status, code, reason, message } = described.value
-  return { status, body: { error: { code, ...(reason === undefined ? {} : { reason }), message } } }
-}
+/** A capability on the agent surface (what a turn's tool call runs) as the key, stated as REST states it. */
+const asAgent = (key: string, capability: string, input: unknown) => callAsAgent(node, key, capability, input)
 
 describe("a conversation rebuilt after a reload", () => {
   let planning: any
