@@ -4,7 +4,8 @@
  * automation.create: what the assistant made waits disabled for a person's Enable, the person
  * enables it and runs it, and the run's step timeline appears. Also the editor: a schedule's next
  * runs previewed in the chosen zone, an event trigger with a condition tree saved and shown again,
- * steps reordered from the keyboard, and the server's refusal shown in words.
+ * steps reordered from the keyboard, a human_input step's assignee chosen among the workspace's people
+ * (typed as a user id, with the reason, when they cannot be loaded), and the server's refusal shown in words.
  */
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -19,6 +20,7 @@ let model: OpenAiServer
 let node: TestNode
 let browser: Browser
 let owner: Person
+let reviewer: Person
 let place: string
 
 beforeAll(async () => {
@@ -33,6 +35,7 @@ beforeAll(async () => {
   })
   browser = await launchBrowser()
   owner = await addPerson(node, "automator", { org: "owner" })
+  reviewer = await addPerson(node, "reviewer", { org: "member", workspace: "member" })
   place = `/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
   const defined = await call(node, "schema.define_label", {
     label: "Ticket",
@@ -47,12 +50,13 @@ afterAll(async () => {
   await model?.close()
 })
 
-/** A signed-in page of the owner on `path`, failing on any page error. */
-const openAs = async (path: string): Promise<{ page: Page; errors: Array<string> }> => {
+/** A signed-in page of the owner on `path`, failing on any page error; `prepare` runs before the page first loads. */
+const openAs = async (path: string, prepare?: (page: Page) => Promise<unknown>): Promise<{ page: Page; errors: Array<string> }> => {
   const context = await newContext(browser, node.baseUrl)
   const page = await context.newPage()
   // failed requests the browser logs: who is signed in, asked before signing in (401), and a save the server refuses where a test provokes one (400)
   const errors = watchForPageErrors(page, [/status of 401/, /status of 400/])
+  await prepare?.(page)
   await signInThroughPage(page, owner, { next: `${place}${path}` })
   return { page, errors }
 }
@@ -291,6 +295,15 @@ describe("automations in the app", () => {
     await page.keyboard.type("-ask")
     expect(await page.getByLabel("Name (step 2)").inputValue()).toBe("step 2-ask")
     await page.getByLabel("Question (step 2)").fill("Go ahead?")
+    // the assignee is one of the workspace's people, by name and email, "Me" first
+    const assignee = page.getByLabel("Assignee (step 2)")
+    await expect.poll(() => assignee.locator("option").allTextContents()).toEqual([
+      `Me (automator, ${owner.email})`,
+      `Owner (${node.bootstrap.ownerEmail})`,
+      `reviewer (${reviewer.email})`,
+      "The automation's owner"
+    ])
+    await assignee.selectOption({ label: `reviewer (${reviewer.email})` })
 
     // moved up with the keyboard: the focus stays with the step that moved
     await page.getByRole("button", { name: "Move step 2 up" }).focus()
@@ -315,7 +328,25 @@ describe("automations in the app", () => {
     await page.getByRole("heading", { level: 1, name: "Two steps" }).waitFor()
     const saved = (await automationsOf()).find((a) => a.name === "Two steps")
     expect(saved.steps.map((s: any) => [s.name, s.stepType])).toEqual([["step 2-ask", "human_input"], ["first", "tool"]])
+    expect(saved.steps[0].config).toMatchObject({ prompt: "Go ahead?", assignee: reviewer.userId })
     expect(errors).toEqual([])
+    await page.context().close()
+  })
+
+  it("falls back to typing the assignee's user id when the workspace's people cannot be loaded, and says why", async () => {
+    // the workspace's people answer 503 (as a node that cannot reach its read models would)
+    const { page, errors } = await openAs("/automations/new", (page) =>
+      page.route("**/workspace/members/list", (route) =>
+        route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { code: "unavailable", message: "the directory is down" } }) })
+      )
+    )
+    await page.getByLabel("New step's type").selectOption("human_input")
+    await page.getByRole("button", { name: "Add step" }).click()
+    await expect.poll(() => page.getByRole("alert").textContent()).toContain("the workspace's people could not be loaded: the directory is down")
+    const assignee = page.getByRole("textbox", { name: "Assignee (step 1)" })
+    await page.getByRole("button", { name: "Assign step 1 to me" }).click()
+    expect(await assignee.inputValue()).toBe(owner.userId)
+    expect(errors.filter((e) => !/status of 503/.test(e))).toEqual([])
     await page.context().close()
   })
 })

@@ -1,9 +1,10 @@
 /**
  * The playbook's steps: each step's name, type and the type's settings; add, remove and move up or
  * down with buttons (focus follows the step moved). Agents come from `agent.list`; a tool step's
- * capability is suggested from what the workspace assistant may call (a playbook may call the same).
+ * capability is suggested from what the workspace assistant may call (a playbook may call the same);
+ * a human_input step's assignee is chosen among the people of `workspace.members.list`.
  */
-import { useQuery } from "@tanstack/react-query"
+import { type UseQueryResult, useQuery } from "@tanstack/react-query"
 import { useEffect, useState } from "react"
 import { invoke, type Place } from "../../api.ts"
 import { useAccount } from "../../session.tsx"
@@ -26,6 +27,21 @@ const useAgents = (place: Place) =>
     staleTime: 60_000
   })
 
+interface Member {
+  readonly userId: string
+  readonly name: string
+  readonly email: string
+}
+
+type Members = UseQueryResult<{ members: ReadonlyArray<Member> }>
+
+const useMembers = (place: Place): Members =>
+  useQuery({
+    queryKey: ["workspace-members", place.org, place.ws],
+    queryFn: () => invoke<{ members: ReadonlyArray<Member> }>(place, "workspace.members.list"),
+    staleTime: 60_000
+  })
+
 interface StepsProps {
   readonly steps: ReadonlyArray<StepDraft>
   readonly onChange: (steps: ReadonlyArray<StepDraft>) => void
@@ -34,6 +50,7 @@ interface StepsProps {
 
 export const StepsEditor = ({ steps, onChange, place }: StepsProps) => {
   const agents = useAgents(place)
+  const members = useMembers(place)
   const [newType, setNewType] = useState<StepType>("tool")
   // the control to focus once the steps re-render (after a move or a removal)
   const [focusNext, setFocusNext] = useState<string | null>(null)
@@ -100,7 +117,7 @@ export const StepsEditor = ({ steps, onChange, place }: StepsProps) => {
               <label htmlFor={`step-${step.key}-name`}>Name (step {index + 1})</label>
               <input id={`step-${step.key}-name`} value={step.name} onChange={(event) => update(step.key, { name: event.target.value })} />
             </div>
-            <StepSettings step={step} index={index} steps={steps} update={(patch) => update(step.key, patch)} agents={agents.data?.agents ?? []} />
+            <StepSettings step={step} index={index} steps={steps} update={(patch) => update(step.key, patch)} agents={agents.data?.agents ?? []} members={members} />
           </li>
         ))}
       </ol>
@@ -127,9 +144,10 @@ interface SettingsProps {
   readonly steps: ReadonlyArray<StepDraft>
   readonly update: (patch: Partial<StepDraft>) => void
   readonly agents: ReadonlyArray<Agent>
+  readonly members: Members
 }
 
-const StepSettings = ({ step, index, steps, update, agents }: SettingsProps) => {
+const StepSettings = ({ step, index, steps, update, agents, members }: SettingsProps) => {
   const account = useAccount()
   const n = index + 1
   const f = step.fields
@@ -256,14 +274,45 @@ const StepSettings = ({ step, index, steps, update, agents }: SettingsProps) => 
       return (
         <>
           {text("Question", "prompt", { rows: 2 })}
+          {members.isError && <ErrorNote error={members.error} title="Type the assignee's user id; the workspace's people could not be loaded" />}
           <div className="row wrap-fields">
-            <Field label={`Assignee (step ${n})`} hint="A person's user id (usr_…); empty asks the automation's owner.">
-              {(id, hint) => <input id={id} aria-describedby={hint} className="mono" value={f.assignee ?? ""} onChange={(event) => field("assignee")(event.target.value)} />}
-            </Field>
-            {account.data && (
-              <button type="button" onClick={() => field("assignee")(account.data!.userId)} aria-label={`Assign step ${n} to me`}>
-                Me
-              </button>
+            {members.isError ? (
+              <>
+                <Field label={`Assignee (step ${n})`} hint="A person's user id (usr_…); empty asks the automation's owner.">
+                  {(id, hint) => <input id={id} aria-describedby={hint} className="mono" value={f.assignee ?? ""} onChange={(event) => field("assignee")(event.target.value)} />}
+                </Field>
+                {account.data && (
+                  <button type="button" onClick={() => field("assignee")(account.data!.userId)} aria-label={`Assign step ${n} to me`}>
+                    Me
+                  </button>
+                )}
+              </>
+            ) : (
+              <Field label={`Assignee (step ${n})`}>
+                {(id) => {
+                  const me = account.data?.userId
+                  const people = members.data?.members ?? []
+                  const known = f.assignee === undefined || f.assignee === "" || f.assignee === me || people.some((p) => p.userId === f.assignee)
+                  return (
+                    <select id={id} value={f.assignee ?? ""} onChange={(event) => field("assignee")(event.target.value)}>
+                      {account.data && (
+                        <option value={account.data.userId}>
+                          Me ({account.data.name}, {account.data.email})
+                        </option>
+                      )}
+                      {people
+                        .filter((p) => p.userId !== me)
+                        .map((p) => (
+                          <option key={p.userId} value={p.userId}>
+                            {p.name} ({p.email})
+                          </option>
+                        ))}
+                      {!known && <option value={f.assignee}>{f.assignee} (not a person of this workspace)</option>}
+                      <option value="">The automation's owner</option>
+                    </select>
+                  )
+                }}
+              </Field>
             )}
             <Field label={`Time to answer in hours (step ${n})`} hint="Empty: 24 hours; at most 720.">
               {(id, hint) => <input id={id} aria-describedby={hint} type="number" min="0" step="any" value={f.timeoutHours ?? ""} onChange={(event) => field("timeoutHours")(event.target.value)} />}
