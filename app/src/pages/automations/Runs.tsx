@@ -9,6 +9,7 @@ import { useState } from "react"
 import { invoke, type Place } from "../../api.ts"
 import { useAccount } from "../../session.tsx"
 import { ErrorNote, Loading, Time } from "../../ui.tsx"
+import { useMembers } from "./StepsEditor.tsx"
 import { duration, EVENT_WORDS, isActive, type Run, type RunStatus, type RunTrigger, type StepRecord } from "./model.ts"
 
 export const automationKey = (place: Place, automationId: string) => ["automation", place.org, place.ws, automationId] as const
@@ -199,6 +200,11 @@ const Respond = ({ place, run, record }: { place: Place; run: Run; record: StepR
     }
   })
   const id = `answer-${run.runId}-${record.index}-${record.attempt}`
+  // named as the workspace knows them; an id only when the person is not (or no longer) in it
+  const members = useMembers(place)
+  const asked = record.input!.assignee
+  const person = members.data?.members.find((member) => member.userId === asked)
+  const assignee = asked === account.data?.userId ? "you" : person === undefined ? asked : `${person.name} (${person.email})`
   return (
     <form
       className="respond"
@@ -211,7 +217,7 @@ const Respond = ({ place, run, record }: { place: Place; run: Run; record: StepR
         <strong>{record.input!.prompt}</strong>
         <br />
         <span className="muted">
-          Asked of {record.input!.assignee === account.data?.userId ? "you" : record.input!.assignee}; answer by <Time at={record.input!.expiresAt} />.
+          Asked of {assignee}; answer by <Time at={record.input!.expiresAt} />.
         </span>
       </p>
       <label htmlFor={id}>Your answer to '{record.name}'</label>

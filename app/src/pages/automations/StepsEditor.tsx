@@ -35,7 +35,7 @@ interface Member {
 
 type Members = UseQueryResult<{ members: ReadonlyArray<Member> }>
 
-const useMembers = (place: Place): Members =>
+export const useMembers = (place: Place): Members =>
   useQuery({
     queryKey: ["workspace-members", place.org, place.ws],
     queryFn: () => invoke<{ members: ReadonlyArray<Member> }>(place, "workspace.members.list"),
