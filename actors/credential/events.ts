@@ -1,25 +1,15 @@
 /** Events of a plugin credential; `_tag` is the published type and is never renamed. Secrets appear
  * only as envelopes: the log is a record auditors read. */
 import { Schema } from "effect"
-import { OAuthOrigin, SealedValue, Tokens } from "./protocol.ts"
+import { pendingAuthorization, place, SealedValue, target, Tokens } from "./protocol.ts"
 
-const target = { credentialId: Schema.NonEmptyString }
-const place = { orgId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString, listingId: Schema.NonEmptyString }
 
 export class SecretSet extends Schema.TaggedClass<SecretSet>()("credential.secret_set", { ...target, ...place, secret: SealedValue, at: Schema.String }) {}
 
 export class AuthorizationStarted extends Schema.TaggedClass<AuthorizationStarted>()("credential.authorization_started", {
   ...target,
   ...place,
-  stateHash: Schema.NonEmptyString,
-  userId: Schema.NonEmptyString,
-  expiresAt: Schema.String,
-  codeVerifier: SealedValue,
-  redirectUri: Schema.String,
-  clientId: Schema.NonEmptyString,
-  clientSecret: Schema.NullOr(SealedValue),
-  origin: OAuthOrigin,
-  scopes: Schema.Array(Schema.String),
+  ...pendingAuthorization,
   at: Schema.String
 }) {}
 

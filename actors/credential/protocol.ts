@@ -3,10 +3,10 @@
  * What needs I/O (discovery, registration, the token exchange, a refresh) is done before a command. */
 import { Schema } from "effect"
 
-const target = { credentialId: Schema.NonEmptyString }
+export const target = { credentialId: Schema.NonEmptyString }
 
 /** Where a credential belongs. */
-const place = { orgId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString, listingId: Schema.NonEmptyString }
+export const place = { orgId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString, listingId: Schema.NonEmptyString }
 
 /** An envelope and the key label it was sealed under. */
 export const SealedValue = Schema.Struct({ ciphertext: Schema.String, keyId: Schema.String })
@@ -20,13 +20,8 @@ export const OAuthOrigin = Schema.Struct({
 })
 export type OAuthOrigin = typeof OAuthOrigin.Type
 
-/** An admin enters the secret (spec 5 rule 11): stored sealed, active at once. */
-export class SetSecret extends Schema.TaggedClass<SetSecret>()("SetSecret", { ...target, ...place, secret: SealedValue }) {}
-
-/** An authorization began: the state (by its hash) is bound to the person, listing and workspace. */
-export class StartAuthorization extends Schema.TaggedClass<StartAuthorization>()("StartAuthorization", {
-  ...target,
-  ...place,
+/** What an authorization in progress holds: the command that starts it and the event it makes carry the same. */
+export const pendingAuthorization = {
   stateHash: Schema.NonEmptyString,
   userId: Schema.NonEmptyString,
   expiresAt: Schema.String,
@@ -36,6 +31,16 @@ export class StartAuthorization extends Schema.TaggedClass<StartAuthorization>()
   clientSecret: Schema.NullOr(SealedValue),
   origin: OAuthOrigin,
   scopes: Schema.Array(Schema.String)
+}
+
+/** An admin enters the secret (spec 5 rule 11): stored sealed, active at once. */
+export class SetSecret extends Schema.TaggedClass<SetSecret>()("SetSecret", { ...target, ...place, secret: SealedValue }) {}
+
+/** An authorization began: the state (by its hash) is bound to the person, listing and workspace. */
+export class StartAuthorization extends Schema.TaggedClass<StartAuthorization>()("StartAuthorization", {
+  ...target,
+  ...place,
+  ...pendingAuthorization
 }) {}
 
 /** The callback came: the state is used up whatever follows (single use). */
