@@ -9,7 +9,8 @@ import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, newContext, signInThroughPage } from "../support/browser.ts"
 import { streamChat } from "../support/chat.ts"
-import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { addPerson, type Person, signIn } from "../support/people.ts"
+import { asPerson, ok, runWaitingOnPerson } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
 const AXE_SOURCE = createRequire(import.meta.url).resolve("axe-core/axe.min.js")
@@ -27,26 +28,14 @@ beforeAll(async () => {
   // pages with something on them: a conversation with a tool call and a parked approval, an
   // automation waiting on a person at its first step, and so a notice for the bell
   const { cookie } = await signIn(node.baseUrl, owner)
-  const asOwner = async (capability: string, input: unknown) => {
-    const reply = await callWithCookie(node.baseUrl, cookie, `/v1/acme/main/${capability.replaceAll(".", "/")}`, input)
-    expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-    return reply.body
-  }
+  const caller = await asPerson(node, owner)
+  const asOwner = async (capability: string, input: unknown) => ok(await caller(capability, input))
   const first = await streamChat(node, { content: "/tool system__ping {}" }, { cookie })
   conversation = first.done.conversationPublicId
   await asOwner("schema.define_label", { label: "Note", properties: { title: { type: "string" } } })
   const { nodeId } = await asOwner("node.create", { label: "Note", properties: { title: "to delete" } })
   await streamChat(node, { content: `/tool node__delete {"nodeId":"${nodeId}"}`, conversationId: conversation }, { cookie })
-  const { automationId } = await asOwner("automation.create", {
-    name: "Ask before pinging",
-    trigger: { type: "api" },
-    steps: [
-      { name: "approve", stepType: "human_input", config: { prompt: "Go ahead?" } },
-      { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
-    ],
-    enabled: true
-  })
-  const { runId } = await asOwner("automation.trigger", { automationId })
+  const { automationId, runId } = await runWaitingOnPerson(caller)
   automationPages = [`/acme/main/automations/${automationId}`, `/acme/main/automations/${automationId}/runs/${runId}`]
 }, 60_000)
 afterAll(async () => {

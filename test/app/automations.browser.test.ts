@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/Config.ts"
 import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
 import { type OpenAiServer, startOpenAiServer } from "../support/openaiServer.ts"
-import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { addPerson, type Person } from "../support/people.ts"
+import { asPerson, ok, runWaitingOnPerson } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call } from "../e2e/client.ts"
 
@@ -243,22 +244,8 @@ describe("automations in the app", () => {
   })
 
   it("answers a run's human_input step from the run's deep link (as its notice links to it)", async () => {
-    const { cookie } = await signIn(node.baseUrl, owner)
-    const asOwner = async (capability: string, input: unknown) => {
-      const reply = await callWithCookie(node.baseUrl, cookie, `/v1${place}/${capability.replaceAll(".", "/")}`, input)
-      expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-      return reply.body
-    }
-    const { automationId } = await asOwner("automation.create", {
-      name: "Ask before pinging",
-      trigger: { type: "api" },
-      steps: [
-        { name: "approve", stepType: "human_input", config: { prompt: "Go ahead?" } },
-        { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
-      ],
-      enabled: true
-    })
-    const { runId } = await asOwner("automation.trigger", { automationId })
+    const asOwner = await asPerson(node, owner)
+    const { automationId, runId } = await runWaitingOnPerson(asOwner)
 
     const { page, errors } = await openAs(`/automations/${automationId}/runs/${runId}`)
     const timeline = page.getByRole("table", { name: "Step timeline" })
@@ -273,7 +260,7 @@ describe("automations in the app", () => {
     await expect.poll(() => pingRow.textContent(), { timeout: 15_000 }).toContain("Succeeded")
     expect(await timeline.getByRole("row").nth(1).textContent()).toMatch(/^1\. approve \(human_input\)1Succeeded/)
     expect(await page.getByRole("region", { name: "Runs" }).getByRole("row").nth(1).textContent()).toContain("Succeeded")
-    expect(await asOwner("automation.get_run", { runId })).toMatchObject({ status: "succeeded", steps: [expect.objectContaining({ name: "approve", output: expect.objectContaining({ response: "yes, go" }) }), expect.anything()] })
+    expect(ok(await asOwner("automation.get_run", { runId }))).toMatchObject({ status: "succeeded", steps: [expect.objectContaining({ name: "approve", output: expect.objectContaining({ response: "yes, go" }) }), expect.anything()] })
     expect(errors).toEqual([])
     await page.context().close()
   })

@@ -9,7 +9,8 @@ import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { launchBrowser, newContext, watchForPageErrors } from "../support/browser.ts"
 import { startOidcServer, type OidcServer } from "../support/oidcServer.ts"
-import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { addPerson, type Person } from "../support/people.ts"
+import { asPerson, ok } from "../support/plugins.ts"
 import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
 
 const CLIENT_ID = "svc-acme-app"
@@ -29,12 +30,7 @@ beforeAll(async () => {
     accounts: [{ sub: "idp-dana", email: dana.email }],
     clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [`${node.baseUrl}/v1/auth/sso/callback`] }]
   })
-  const { cookie } = await signIn(node.baseUrl, olga)
-  const asOwner = async (capability: string, input: unknown) => {
-    const reply = await callWithCookie(node.baseUrl, cookie, `/v1/acme/main/${capability.replaceAll(".", "/")}`, input)
-    expect(reply.status, JSON.stringify(reply.body)).toBe(200)
-    return reply.body
-  }
+  const asOwner = async (capability: string, input: unknown) => ok(await (await asPerson(node, olga))(capability, input))
   const { providerId } = await asOwner("org.sso.register", { name: "Acme Login", issuer: oidc.issuer, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET })
   await asOwner("org.sso.verify", { providerId })
   // registered but never verified: not offered

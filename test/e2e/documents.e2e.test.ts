@@ -7,7 +7,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { capability, type Reply, writePositions } from "../support/http.ts"
+import { bootstrapKeyReadingOwnWrites, capability, type Reply } from "../support/http.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"
 import { ok, overMcp } from "../support/plugins.ts"
@@ -20,12 +20,8 @@ import { expectError } from "./client.ts"
 let node: TestNode
 let mcp: Client
 let asOther: (name: string, input: unknown) => Promise<Reply>
-const positions = writePositions()
 /** The bootstrap workspace key, reading its own writes. */
-const asOwner = async (name: string, input: unknown) => {
-  const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
-  return positions.note(await capability(node.baseUrl, workspaceKey, orgSlug, workspaceSlug)(name, input, positions.headers()))
-}
+const asOwner = bootstrapKeyReadingOwnWrites(() => node)
 
 beforeAll(async () => {
   node = await startTestNode()

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { filesSchemaOf } from "../../src/assistant/Files.ts"
 import { decodePng } from "../../src/media/Png.ts"
 import { streamChat } from "../support/chat.ts"
-import { capability, type Reply, writePositions } from "../support/http.ts"
+import { bootstrapKeyReadingOwnWrites, capability, type Reply } from "../support/http.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"
 import { enablePacks } from "../support/packs.ts"
@@ -21,11 +21,8 @@ import { expectError } from "./client.ts"
 let node: TestNode
 let mcp: Client
 let asOther: (name: string, input: unknown) => Promise<Reply>
-const positions = writePositions()
-const asOwner = async (name: string, input: unknown) => {
-  const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
-  return positions.note(await capability(node.baseUrl, workspaceKey, orgSlug, workspaceSlug)(name, input, positions.headers()))
-}
+/** The bootstrap workspace key, reading its own writes. */
+const asOwner = bootstrapKeyReadingOwnWrites(() => node)
 
 /** The bytes stored for a file, and its row in the `files` read model. */
 const stored = async (fileId: string) => {

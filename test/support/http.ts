@@ -40,3 +40,16 @@ export const writePositions = () => {
 export const capability = (baseUrl: string, key: string, org: string, workspace: string) =>
   (name: string, input: unknown, headers?: Record<string, string>) =>
     call(baseUrl, key, `/v1/${org}/${workspace}/${name.replaceAll(".", "/")}`, input, headers)
+
+/**
+ * The bootstrap workspace key of the node `nodeOf` gives (read when called: suites start their
+ * node in beforeAll) as a caller that reads its own writes: each call carries the positions of
+ * the calls before it.
+ */
+export const bootstrapKeyReadingOwnWrites = (nodeOf: () => { readonly baseUrl: string; readonly bootstrap: { readonly orgSlug: string; readonly workspaceSlug: string; readonly workspaceKey: string } }) => {
+  const positions = writePositions()
+  return async (name: string, input: unknown) => {
+    const { baseUrl, bootstrap } = nodeOf()
+    return positions.note(await capability(baseUrl, bootstrap.workspaceKey, bootstrap.orgSlug, bootstrap.workspaceSlug)(name, input, positions.headers()))
+  }
+}

@@ -70,3 +70,23 @@ export const overMcp = async (client: Client, capability: string, args: Record<s
     ? { refused: true, body: JSON.parse((result.content[0] as { text: string }).text) }
     : { refused: false, body: result.structuredContent as any }
 }
+
+/**
+ * An enabled API-triggered automation fired once by `caller`, its run waiting at a `human_input`
+ * step asking "Go ahead?" of the caller (then pinging): a run with a person to answer, and its notice.
+ */
+export const runWaitingOnPerson = async (caller: Caller) => {
+  const { automationId } = ok(
+    await caller("automation.create", {
+      name: "Ask before pinging",
+      trigger: { type: "api" },
+      steps: [
+        { name: "approve", stepType: "human_input", config: { prompt: "Go ahead?" } },
+        { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
+      ],
+      enabled: true
+    })
+  )
+  const { runId } = ok(await caller("automation.trigger", { automationId }))
+  return { automationId: automationId as string, runId: runId as string }
+}
