@@ -7,6 +7,7 @@ import { readdir, readFile } from "node:fs/promises"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import postgres from "postgres"
+import { reconnectDelaySeconds } from "./Backoff.ts"
 import { awaitFence } from "./ReadFence.ts"
 
 export class DbError extends Data.TaggedError("DbError")<{
@@ -49,6 +50,7 @@ export const connect = (options: DbOptions): postgres.Sql => {
     max: options.max ?? 10,
     onnotice: () => {},
     connection: { application_name: "svc" },
+    backoff: reconnectDelaySeconds,
     // offsets and counts are bigint in SQL; they stay far below 2^53, so numbers serve
     types: {
       bigint: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) }

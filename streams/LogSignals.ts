@@ -10,7 +10,7 @@
  * the tail stood on the key's partition when listening began), then wait: an event is either in
  * that state or heard afterwards (possibly both; the listener tells by `seq`).
  */
-import { Context, Effect, Layer, Queue, Runtime, Schedule, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, Queue, Runtime, type Scope, Stream } from "effect"
 import { type ActorKind, decodeEvent, keyOf, kindOfKey } from "../actors/kernel.ts"
 import { Db, type DbError, query } from "./Db.ts"
 import { ActorHost, ActorKinds, HostUnavailable } from "./ActorHost.ts"
@@ -18,6 +18,7 @@ import { allPartitions, EventLog, type LogChunk, type LoggedEvent, type LogError
 import { partitionFor } from "./partitioner.ts"
 import { decodeState } from "./Projector.ts"
 import type { Position } from "./ReadFence.ts"
+import { dependencyRetry } from "./Backoff.ts"
 
 type AnyEvent = { readonly _tag: string }
 
@@ -77,9 +78,6 @@ interface Listener {
   readonly hear: (signal: Signal & { readonly key: string }) => void
 }
 
-/** How soon a failed tail is opened again, from where it got to (growing to a few seconds). */
-const RETRY = Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
-
 export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKinds | Scope.Scope> = Effect.gen(function* () {
   const log = yield* EventLog
   const kinds = yield* ActorKinds
@@ -124,7 +122,7 @@ export const make: Effect.Effect<LogSignalsService, LogError, EventLog | ActorKi
   const tail = Stream.suspend(() => log.subscribe(new Map(delivered))).pipe(
     Stream.runForEach((chunk) => Effect.sync(() => dispatch(chunk))),
     Effect.tapError((e) => Effect.logError("log signals: the tail failed; reopening it", e)),
-    Effect.retry(RETRY)
+    Effect.retry(dependencyRetry)
   )
   yield* Effect.forkScoped(tail)
 

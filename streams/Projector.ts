@@ -4,7 +4,7 @@
  * models are exactly-once whatever crashes; the checkpoint row is locked for the batch, so a stale
  * runner racing the new owner applies nothing twice.
  */
-import { Chunk, Effect, Schedule, Schema, Stream } from "effect"
+import { Chunk, Effect, Schema, Stream } from "effect"
 import type postgres from "postgres"
 import {
   type AnyActorKind,
@@ -16,6 +16,7 @@ import {
 } from "../actors/kernel.ts"
 import { type DbService, query } from "./Db.ts"
 import { EventLog, type LogChunk, type LoggedEvent } from "./EventLog.ts"
+import { dependencyRetry } from "./Backoff.ts"
 
 /** How many command ids each key remembers, for idempotent retries. */
 export const RECENT_COMMANDS = 32
@@ -297,5 +298,5 @@ export const project = (
     )
   }).pipe(
     Effect.tapError((error) => Effect.logWarning(`projection of partitions ${partitions} failed; retrying`, error)),
-    Effect.retry(Schedule.exponential("100 millis").pipe(Schedule.union(Schedule.spaced("5 seconds"))))
+    Effect.retry(dependencyRetry)
   )

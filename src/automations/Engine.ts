@@ -17,13 +17,12 @@ import { partitionFor } from "../../streams/partitioner.ts"
 import { drive, type DriveOptions } from "./Driver.ts"
 import { reactToPartitions } from "./Reactor.ts"
 import { keepSchedule } from "./Scheduler.ts"
+import { dependencyRetry } from "../../streams/Backoff.ts"
 
 /** How often ownership is compared with the work running. */
 const OWNERSHIP_CHECK = Duration.millis(500)
 /** How often every owned run and schedule is looked for, beyond what the tail announces. */
 const SWEEP_EVERY_MS = 10_000
-/** How soon failed work is taken up again. */
-const RETRY = Schedule.exponential("200 millis").pipe(Schedule.union(Schedule.spaced("5 seconds")))
 
 /**
  * Runs call capabilities, whose requirements the registry types as `any`; the context the engine
@@ -46,7 +45,7 @@ export const layer = Layer.scopedDiscard(
     const retried = <E>(what: string, work: Effect.Effect<void, E, any>) =>
       onNode(work).pipe(
         Effect.tapErrorCause((cause) => Effect.logWarning(`automations: ${what} failed; retrying`, cause)),
-        Effect.retry(RETRY)
+        Effect.retry(dependencyRetry)
       )
 
     const driveRun = (runId: string, started?: DriveOptions["started"]) => {
