@@ -7,6 +7,9 @@ import type { FailureDescription } from "../src/Failures.ts"
 import { causeFields } from "../src/Logging.ts"
 import { type HttpReply, jsonError } from "./http.ts"
 
+/** Riding through a dependency's restart takes seconds: sooner would add load while it recovers. */
+const RETRY_UNAVAILABLE_SECONDS = 1
+
 type Tagged = { readonly _tag: string } & Record<string, any>
 
 interface Row {
@@ -23,6 +26,14 @@ const badRequest = (reason: string, message: (e: Tagged) => string): Row => ({ s
 const notFound = (reason: string, message: (e: Tagged) => string): Row => ({ status: 404, code: "not_found", reason, message })
 const conflict = (reason: string, message: (e: Tagged) => string): Row => ({ status: 409, code: "conflict", reason, message })
 const own = (status: number, code: string): Row => ({ status, code, message: (e) => e.message })
+/** A dependency that is down or restarting: the caller is told when to try again (RFC 9110 Retry-After). */
+const unavailable = (reason: Row["reason"], message: (e: Tagged) => string): Row => ({
+  status: 503,
+  code: "unavailable",
+  reason,
+  message,
+  headers: () => ({ "retry-after": String(RETRY_UNAVAILABLE_SECONDS) })
+})
 
 const table: Readonly<Record<string, Row>> = {
   // checkpoint and gateway
@@ -43,14 +54,9 @@ const table: Readonly<Record<string, Row>> = {
     message: (e) => e.message,
     headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
   },
-  Unavailable: { status: 503, code: "unavailable", reason: "owner_unreachable", message: (e) => e.message },
-  DbError: {
-    status: 503,
-    code: "unavailable",
-    reason: (e) => e.reason ?? "database_unavailable",
-    message: (e) => (e.reason === "read_model_behind" ? e.message : "the database did not answer; retry")
-  },
-  LogError: { status: 503, code: "unavailable", reason: "log_unavailable", message: () => "the event log did not answer; retry" },
+  Unavailable: unavailable("owner_unreachable", (e) => e.message),
+  DbError: unavailable((e) => e.reason ?? "database_unavailable", (e) => (e.reason === "read_model_behind" ? e.message : "the database did not answer; retry")),
+  LogError: unavailable("log_unavailable", () => "the event log did not answer; retry"),
   // schema registry
   InvalidLabelName: badRequest("invalid_label_name", (e) => `'${e.label}' is not a valid label name`),
   InvalidPropertyName: badRequest("invalid_property_name", (e) => `'${e.property}' is not a valid property name`),

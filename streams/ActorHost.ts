@@ -345,7 +345,10 @@ export const make = (options: ActorHostOptions) =>
       const kindOf = new Map<string, AnyActorKind>()
       for (const job of jobs) if (!ownership.cache.has(job.key)) kindOf.set(job.key, job.kind)
       if (kindOf.size === 0) return
-      const stored = await run(loadActors(db, [...kindOf.keys()]))
+      // the driver's failure, not a fiber's pretty-printed cause: it becomes the caller's answer
+      const stored = await run(Effect.either(loadActors(db, [...kindOf.keys()]))).then((loaded) =>
+        Either.isRight(loaded) ? loaded.right : Promise.reject(new Error(loaded.left.message))
+      )
       for (const [key, kind] of kindOf) {
         const found = stored.get(key)
         ownership.cache.set(key, found === undefined
@@ -359,7 +362,7 @@ export const make = (options: ActorHostOptions) =>
       try {
         await loadMissing(ownership, jobs)
       } catch (error) {
-        for (const job of jobs) job.settle(failure(`loading actor state failed: ${String(error)}`))
+        for (const job of jobs) job.settle(failure(`loading actor state failed: ${(error as Error).message}`))
         return
       }
       if (owned.get(ownership.partition) !== ownership) {
