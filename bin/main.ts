@@ -7,7 +7,7 @@ import { existsSync, renameSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { loadConfig } from "../src/Config.ts"
-import { causeFields, makeNodeLog } from "../src/Logging.ts"
+import { causeFields, errorFields, makeNodeLog } from "../src/Logging.ts"
 import { startNode } from "./node.ts"
 
 const config = loadConfig()
@@ -47,14 +47,44 @@ const program = Effect.gen(function* () {
     workspace: data.workspaceSlug,
     owner: data.ownerEmail
   })
-  yield* Effect.async<void>((resume) => {
-    const stop = () => resume(Effect.void)
-    process.once("SIGINT", stop)
-    process.once("SIGTERM", stop)
-  })
+  yield* Effect.raceFirst(stopSignal, fault)
 })
 
-Effect.runPromiseExit(Effect.scoped(program)).then((exit) => {
+/** SIGINT (Ctrl-C) or SIGTERM: the node stops, closing what it started, and exits 0. */
+const stopSignal = Effect.async<void>((resume) => {
+  const stop = (signal: NodeJS.Signals) => {
+    log.info("stopping", { signal })
+    resume(Effect.void)
+  }
+  process.once("SIGINT", stop)
+  process.once("SIGTERM", stop)
+})
+
+/**
+ * The last line of defence: an exception or rejection nothing caught leaves the process in a state
+ * nobody planned for. It is logged with its cause, and the node stops as on a signal but exits
+ * non-zero, so that its supervisor starts it again, rather than run on half dead.
+ */
+const fault = Effect.async<never, Error>((resume) => {
+  let first = true
+  const onFault = (what: string) => (error: unknown) => {
+    log.error(`${what}; stopping`, { error: errorFields(error) })
+    if (first) resume(Effect.fail(new Error(what, { cause: error })))
+    first = false
+  }
+  process.on("uncaughtException", onFault("uncaught exception"))
+  process.on("unhandledRejection", onFault("unhandled rejection"))
+})
+
+/** A stop that hangs (a dependency that never answers) still ends the process, non-zero. */
+const STOP_TIMEOUT_MS = 30_000
+
+const stopWithin = (ms: number) => setTimeout(() => {
+  log.error("svc did not stop in time; exiting", { timeoutMs: ms })
+  process.exit(1)
+}, ms).unref()
+
+Effect.runPromiseExit(Effect.scoped(Effect.onExit(program, () => Effect.sync(() => stopWithin(STOP_TIMEOUT_MS))))).then((exit) => {
   if (Exit.isFailure(exit)) {
     log.error("svc stopped", { error: causeFields(exit.cause) })
     process.exit(1)

@@ -21,6 +21,8 @@ import { FailureDescriber } from "../src/Failures.ts"
 import { makeNodeLog, withNodeLog } from "../src/Logging.ts"
 
 const BOOTSTRAP_PROJECTION_TIMEOUT_MS = 30_000
+/** How long a stopping node waits for its read models to fold what it acknowledged. */
+const STOP_PROJECTION_TIMEOUT_MS = 10_000
 
 export interface NodeOptions {
   /** The clock requests see (tests inject one to step through key grace periods and expiries). */
@@ -73,6 +75,9 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     // of the node acknowledged included) and its bootstrap organization is readable
     yield* Effect.promise(() => host.caughtUp())
     yield* Effect.promise(() => host.awaitProjected(host.unprojected(), BOOTSTRAP_PROJECTION_TIMEOUT_MS))
+    // on stop, once the gateway no longer listens (finalizers run last first): the read models fold
+    // what the node acknowledged, so that they hold the log as it ends, as a replay would
+    yield* Effect.addFinalizer(() => Effect.promise(() => host.awaitProjected(host.unprojected(), STOP_PROJECTION_TIMEOUT_MS)))
     const gateway = yield* Effect.acquireRelease(
       Effect.promise(() =>
         startGateway({
