@@ -3,8 +3,10 @@
  *
  *   replay [--into <schema>] [--compare] [--until <RFC 3339 time | partition:offset,...>]
  *     Rebuilds every read model from the log into a fresh schema (default
- *     `<DB_SCHEMA>_replay_<time>`); --compare then checks it table by table against the live
- *     schema. With --until, the read models as they stood then (each partition up to its first
+ *     `<DB_SCHEMA>_replay_<time>`); --compare first brings the live read models up to the log's
+ *     end (what a node stopped before folding it left behind; the projection's own code, safe
+ *     beside running nodes), replays up to that same end, then checks every table against the
+ *     live schema, saying how far behind the live read models were. With --until, the read models as they stood then (each partition up to its first
  *     event recorded later than the time, or through the offsets named; a partition not named
  *     contributes nothing), into `<DB_SCHEMA>_at_<time>` unless --into; the live schema is not
  *     touched. With embedded Postgres, stop the server first: PGlite has one owner.
@@ -36,7 +38,7 @@
  */
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
-import { compareSchemas, parseUntil, replay } from "../streams/Replay.ts"
+import { compareSchemas, parseUntil, projectToEnd, replay } from "../streams/Replay.ts"
 import { verifyLog } from "../streams/LogVerify.ts"
 import { privateKeyFromSeed } from "../streams/Checkpoints.ts"
 import { createPublicKey, type KeyObject } from "node:crypto"
@@ -86,9 +88,17 @@ const replayCommand = (args: ReadonlyArray<string>) =>
     const stamp = new Date().toISOString().replace(/\D/g, "").slice(0, 14)
     const target = schema(values.into ?? `${config.dbSchema}_${until === undefined ? "replay" : "at"}_${stamp}`)
     if (target.schema === live.schema) return yield* Effect.fail(new Error("a replay never writes into the live schema"))
-    const stats = yield* replay(target, actorKinds, until).pipe(
-      Effect.provide(logLayer(config).pipe(Layer.provide(Layer.succeed(Db, live))))
-    )
+    const logOfLive = logLayer(config).pipe(Layer.provide(Layer.succeed(Db, live)))
+    // compared at one position: the live read models brought up to the log's end, the replay up to the same end
+    let through = until
+    if (values.compare) {
+      const { ends, behind } = yield* projectToEnd(live, actorKinds).pipe(Effect.provide(logOfLive))
+      console.log(behind === 0
+        ? "the live read models hold the whole log"
+        : `the live read models were ${behind} log positions behind the log's end; brought them up to it first`)
+      through = { _tag: "positions", through: new Map([...ends].map(([p, end]) => [p, end - 1])) }
+    }
+    const stats = yield* replay(target, actorKinds, through).pipe(Effect.provide(logOfLive))
     const rate = stats.millis === 0 ? stats.events : Math.round((stats.events * 1000) / stats.millis)
     console.log(`replayed ${stats.events} events in ${stats.millis} ms (${rate} events/s) into schema ${target.schema}`)
     if (values.compare) {

@@ -7,7 +7,7 @@ import { Effect, Stream } from "effect"
 import type { KindRegistry } from "../actors/kernel.ts"
 import { type DbService, migrate, query } from "./Db.ts"
 import { allPartitions, EventLog, type LogChunk, readUpTo } from "./EventLog.ts"
-import { applyBatch, coalesce, eventsIn } from "./Projector.ts"
+import { applyBatch, coalesce, eventsIn, readCheckpoints } from "./Projector.ts"
 
 /**
  * Where a point-in-time replay stops: at a time (each partition up to its first event recorded
@@ -87,6 +87,25 @@ const replayLane = (target: DbService, kinds: KindRegistry, partitions: Readonly
       )
     )
     return events
+  })
+
+/**
+ * Projects the log into the live read models from their checkpoints up to the log's end as it
+ * stands (what a node stopped before its projection folded it, or one still running, left
+ * behind); the ends, and how many log positions the read models were behind them. Safe beside
+ * running nodes: a batch locks its partitions' checkpoint rows and applies only what lies past them.
+ */
+export const projectToEnd = (live: DbService, kinds: KindRegistry) =>
+  Effect.gen(function* () {
+    const log = yield* EventLog
+    const ends = yield* log.endOffsets(allPartitions(log.partitions))
+    const from = yield* readCheckpoints(live, allPartitions(log.partitions))
+    const behind = [...ends].reduce((n, [p, end]) => n + Math.max(0, end - from.get(p)!), 0)
+    yield* readUpTo(log, from, ends).pipe(
+      coalesce,
+      Stream.runForEach((batch) => query("catch-up batch", () => applyBatch(live, kinds, batch)))
+    )
+    return { ends, behind }
   })
 
 /** Tables of the read-model schema that no event projects: the migrator's, and how far the
