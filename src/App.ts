@@ -118,7 +118,7 @@ export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSession
 
 /** Everything a node runs, given the Postgres URL to use. */
 export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number) => {
-  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize })
+  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize, node: config.nodeId })
   const base = Layer.mergeAll(
     logLayer(config),
     clusterLayer(config),
@@ -141,7 +141,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     NodeMetrics.layer
   ).pipe(Layer.provideMerge(db))
   // the audit writer appends through the actor host's partition writers (the hash chain's one writer)
-  const host = Layer.mergeAll(AuditLog.layer({ windowMs: config.auditWindowMs }), LogSignals.layer).pipe(
+  const host = Layer.mergeAll(AuditLog.layer({ windowMs: config.auditWindowMs, timeoutMs: config.commandTimeoutMs }), LogSignals.layer).pipe(
     Layer.provideMerge(ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition })),
     Layer.provideMerge(base)
   )

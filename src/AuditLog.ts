@@ -21,7 +21,7 @@
 import { Context, Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { ActorHost } from "../streams/ActorHost.ts"
-import { EventLog, type EventRecord, type LogError } from "../streams/EventLog.ts"
+import { EventLog, type EventRecord, LogError } from "../streams/EventLog.ts"
 import * as GroupCommit from "../streams/GroupCommit.ts"
 import { NodeMetrics } from "../streams/Metrics.ts"
 import { partitionFor } from "../streams/partitioner.ts"
@@ -42,6 +42,11 @@ export class AuditLog extends Context.Tag("svc/AuditLog")<AuditLog, AuditLogServ
 export interface AuditLogOptions {
   /** How long the first record of a batch waits for others (measured: docs/performance.md). */
   readonly windowMs: number
+  /**
+   * How long a caller waits for its record to be durable: one commit is bounded by the command
+   * timeout, but a record queued behind a commit that hangs (a broker gone) would wait for two.
+   */
+  readonly timeoutMs: number
 }
 
 export const layer = (options: AuditLogOptions): Layer.Layer<AuditLog, never, EventLog | ActorHost | NodeMetrics> =>
@@ -69,6 +74,13 @@ export const layer = (options: AuditLogOptions): Layer.Layer<AuditLog, never, Ev
           })
         }
       })
-      return { append: committer.submit, appended: () => last } satisfies AuditLogService
+      const append = (record: EventRecord) =>
+        committer.submit(record).pipe(
+          Effect.timeoutFail({
+            duration: options.timeoutMs,
+            onTimeout: () => new LogError({ operation: "audit append", message: `the audit record was not durable within ${options.timeoutMs} ms` })
+          })
+        )
+      return { append, appended: () => last } satisfies AuditLogService
     })
   )

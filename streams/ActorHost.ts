@@ -137,6 +137,11 @@ interface Ownership {
   /** Next offset the projection has applied, and who waits for it. */
   applied: number
   readonly waiters: Set<{ readonly offset: number; readonly resolve: (passed: boolean) => void }>
+  /**
+   * Why catching up last failed (the log or the database is down), until it succeeds: commands
+   * are then refused at once, retryably, rather than held until the command timeout.
+   */
+  stalled: string | undefined
   /** Events appended since the partition's last signed checkpoint, and whether one is being appended. */
   uncheckpointed: number
   checkpointing: boolean
@@ -229,6 +234,15 @@ export const make = (options: ActorHostOptions) =>
             ownership.waiters.add(waiter)
           })
 
+    /** An append that hangs (a broker gone quiet) must not hold the partition's queue, or its caller, forever. */
+    const boundedAppend = (writer: PartitionWriter, records: ReadonlyArray<EventRecord>) =>
+      writer.append(records).pipe(
+        Effect.timeoutFail({
+          duration: options.commandTimeoutMs,
+          onTimeout: () => new LogError({ operation: "append", message: `no answer from the log within ${options.commandTimeoutMs} ms` })
+        })
+      )
+
     /** Opens the writer (fencing the previous owner), then projects up to the log's end as it stands. */
     const catchUp = (ownership: Ownership): Promise<boolean> =>
       run(
@@ -243,9 +257,18 @@ export const make = (options: ActorHostOptions) =>
           const end = (yield* log.endOffsets([ownership.partition])).get(ownership.partition) ?? 0
           const caughtUp = end === 0 || (yield* Effect.promise(() => projected(ownership, end - 1)))
           if (caughtUp && owned.get(ownership.partition) === ownership) ownership.caughtUp = true
+          ownership.stalled = undefined
           return ownership.caughtUp
         }).pipe(
-          Effect.tapError((error) => Effect.logWarning(`partition ${ownership.partition}: catching up failed; retrying`, error)),
+          Effect.tapError((error) =>
+            Effect.zipRight(
+              Effect.sync(() => {
+                ownership.stalled = error.message
+                for (const job of ownership.queue.splice(0)) job.settle(stalledOutcome(ownership))
+              }),
+              Effect.logWarning(`partition ${ownership.partition}: catching up failed; retrying`, error)
+            )
+          ),
           Effect.retry({ schedule: Schedule.spaced("1 second"), while: () => owned.get(ownership.partition) === ownership }),
           Effect.orElseSucceed(() => false)
         )
@@ -280,6 +303,7 @@ export const make = (options: ActorHostOptions) =>
         working: false,
         applied: 0,
         waiters: new Set(),
+        stalled: undefined,
         uncheckpointed: 0,
         checkpointing: false
       }
@@ -320,6 +344,7 @@ export const make = (options: ActorHostOptions) =>
     }
 
     const enqueue = (ownership: Ownership, job: Job) => {
+      if (ownership.stalled !== undefined) return job.settle(stalledOutcome(ownership))
       ownership.queue.push(job)
       if (!ownership.working) void work(ownership)
     }
@@ -400,14 +425,7 @@ export const make = (options: ActorHostOptions) =>
         return
       }
       const appendStarted = performance.now()
-      // an append that hangs (a broker gone quiet) must not hold the partition's queue forever
-      const appended = await run(ownership.writer!.writer.append(records).pipe(
-        Effect.timeoutFail({
-          duration: options.commandTimeoutMs,
-          onTimeout: () => new LogError({ operation: "append", message: `no answer from the log within ${options.commandTimeoutMs} ms` })
-        }),
-        Effect.either
-      ))
+      const appended = await run(Effect.either(boundedAppend(ownership.writer!.writer, records)))
       // observed together, so that a scrape never sees one without the other
       metrics.appendSeconds.observe((performance.now() - appendStarted) / 1000)
       metrics.appendEvents.observe(records.length)
@@ -537,6 +555,8 @@ export const make = (options: ActorHostOptions) =>
 
     const notOwner = (): Outcome => ({ ok: false, unavailable: "not_owner", message: "this node does not own the partition" })
     const failure = (message: string): Outcome => ({ ok: false, unavailable: "failure", message })
+    const stalledOutcome = (ownership: Ownership) =>
+      failure(`partition ${ownership.partition} cannot catch up with the log (${ownership.stalled}); retry`)
 
     const commandSeconds = new Map([...kinds.keys()].map((kind) => [kind, metrics.commandSeconds.labels(kind)]))
 
@@ -568,10 +588,11 @@ export const make = (options: ActorHostOptions) =>
     const appendHere = (partition: number, records: ReadonlyArray<EventRecord>): Promise<AppendReply> | undefined => {
       const ownership = owned.get(partition)
       if (ownership === undefined) return undefined
+      if (ownership.stalled !== undefined) return Promise.resolve(stalledOutcome(ownership) as AppendReply)
       return ownership.ready.then(async (ready): Promise<AppendReply> => {
         const writer = ownership.writer
         if (!ready || owned.get(partition) !== ownership || writer === undefined) return notOwner() as AppendReply
-        const appended = await run(Effect.either(writer.writer.append(records)))
+        const appended = await run(Effect.either(boundedAppend(writer.writer, records)))
         if (Either.isRight(appended)) {
           addPosition(acked, { partition, offset: appended.right[appended.right.length - 1] })
           counted(ownership, records.length)
@@ -591,7 +612,15 @@ export const make = (options: ActorHostOptions) =>
       const until = Date.now() + options.commandTimeoutMs
       const attempt = (): Effect.Effect<AppendReply, HostUnavailable> => {
         const here = appendHere(partition, records)
-        if (here !== undefined) return Effect.promise(() => here)
+        // a partition still catching up holds its appends: the caller waits no longer than its deadline
+        if (here !== undefined) {
+          return Effect.promise(() => here).pipe(
+            Effect.timeoutFail({
+              duration: Math.max(1, until - Date.now()),
+              onTimeout: () => new HostUnavailable({ reason: "timeout", message: `partition ${partition} did not append within ${options.commandTimeoutMs} ms` })
+            })
+          )
+        }
         const remote: RemoteCommand = { key: APPEND_KEY, commandId: randomUUID(), at: records[0].at, actor: records[0].actor, body: Schema.encodeSync(AppendedRecords)(records) }
         return cluster.send(partition, remote, Math.max(1, until - Date.now())).pipe(
           Effect.map((reply) => reply as AppendReply),

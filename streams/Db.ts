@@ -33,6 +33,8 @@ export interface DbOptions {
   readonly schema: string
   /** Pool size; embedded PGlite has one backend, so it gets one connection. */
   readonly max?: number
+  /** The node's id: its connections are `svc <node>` in `pg_stat_activity`, so an operator sees whose they are. */
+  readonly node?: string
 }
 
 export const migrationsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../migrations")
@@ -49,7 +51,7 @@ export const connect = (options: DbOptions): postgres.Sql => {
   return postgres(options.url, {
     max: options.max ?? 10,
     onnotice: () => {},
-    connection: { application_name: "svc" },
+    connection: { application_name: options.node === undefined ? "svc" : `svc ${options.node}` },
     backoff: reconnectDelaySeconds,
     // offsets and counts are bigint in SQL; they stay far below 2^53, so numbers serve
     types: {

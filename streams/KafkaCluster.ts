@@ -22,6 +22,7 @@ import {
   type RemoteReply
 } from "./Cluster.ts"
 import { commandsTopicSpec, ensureTopics, makeClient, tail, topicsOf } from "./KafkaLog.ts"
+import { dependencyRetry } from "./Backoff.ts"
 
 const { Partitioners } = kafkajs
 
@@ -91,6 +92,9 @@ const encodeEnvelope = (envelope: Envelope): string => {
   }
 }
 
+/** How soon a node that lost its membership asks to join again. */
+const REJOIN_DELAY_MS = 500
+
 export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, ClusterError, Scope.Scope> =>
   Effect.gen(function* () {
     const { prefix, partitions, nodeId } = config
@@ -130,9 +134,13 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
       for (const waiting of pending.values()) Deferred.unsafeDone(waiting, Exit.fail(error))
       pending.clear()
     }
-    yield* tail(kafka, replyTopic, new Map([[0, Number(replyStart.high)]]), `${replyTopic}.${randomUUID()}`).pipe(
-      Stream.runForEach(({ messages }) =>
+    let repliesFrom = Number(replyStart.high)
+    // a reply channel that fails (the broker restarting) is opened again where it got to; meanwhile sends fail at once
+    yield* Effect.suspend(() => {
+      replyChannelDown = undefined
+      return tail(kafka, replyTopic, new Map([[0, repliesFrom]]), `${replyTopic}.${randomUUID()}`).pipe(Stream.runForEach(({ messages, next }) =>
         Effect.sync(() => {
+          repliesFrom = next
           for (const message of messages) {
             const correlationId = header(message, CORRELATION_ID)
             // no one waits for a reply that came after its send timed out
@@ -140,13 +148,15 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
             if (waiting) Deferred.unsafeDone(waiting, replyExit(message))
           }
         })
-      ),
-      Effect.catchAll((error) =>
+      ))
+    }).pipe(
+      Effect.tapError((error) =>
         Effect.sync(() => {
           replyChannelDown = transport("reply channel")(error)
           failPending(replyChannelDown)
-        }).pipe(Effect.zipRight(Effect.logError(`reply channel ${replyTopic} failed`, error)))
+        }).pipe(Effect.zipRight(Effect.logError(`reply channel ${replyTopic} failed; opening it again`, error)))
       ),
+      Effect.retry(dependencyRetry),
       Effect.forkScoped
     )
     yield* Effect.addFinalizer(() =>
@@ -228,19 +238,41 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
           owned = next
           if (lost.length > 0) handlers.onRevoked(lost)
           if (gained.length > 0) handlers.onAssigned(gained)
+          member = true
           Deferred.unsafeDone(joined, Exit.void)
         })
+        let member = false
+        let leaving = false
+        /**
+         * kafkajs restarts a consumer only after a retriable failure; one that gave up (no group
+         * coordinator while the broker restarts) has left the group for good. A node that was a
+         * member joins again, until it is stopped: it must own partitions once the broker is back.
+         */
+        const rejoin = () =>
+          setTimeout(() => {
+            if (leaving) return
+            consumer.connect().then(() => consumer.run(runOptions)).catch((error: unknown) => {
+              void runPromise(Effect.logWarning(`node ${nodeId} could not join the cluster again; retrying`, transport("cluster membership")(error)))
+              rejoin()
+            })
+          }, REJOIN_DELAY_MS)
         consumer.on(consumer.events.CRASH, ({ payload }) => {
           // a crashed kafkajs consumer has left the group (it rejoins itself when it restarts)
           revokeAll()
-          if (!payload.restart) {
-            const error = transport("cluster membership")(payload.error)
+          if (payload.restart) return
+          const error = transport("cluster membership")(payload.error)
+          if (!member) {
             Deferred.unsafeDone(joined, Exit.fail(error))
-            void runPromise(Effect.logError(`node ${nodeId} left the cluster for good`, error))
+            return void runPromise(Effect.logError(`node ${nodeId} could not join the cluster`, error))
           }
+          void runPromise(Effect.logError(`node ${nodeId} lost its cluster membership; joining again`, error))
+          rejoin()
         })
         yield* Effect.acquireRelease(tryKafka("join", () => consumer.connect()), () =>
-          Effect.sync(revokeAll).pipe(Effect.zipRight(Effect.promise(() => consumer.disconnect().catch(() => undefined))))
+          Effect.sync(() => {
+            leaving = true
+            revokeAll()
+          }).pipe(Effect.zipRight(Effect.promise(() => consumer.disconnect().catch(() => undefined))))
         )
 
         const handle = ({ partition, message, heartbeat }: EachMessagePayload): Effect.Effect<void> =>
@@ -257,14 +289,15 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
             yield* reply(replyTo, correlationId, envelope)
           })
 
+        const runOptions = {
+          partitionsConsumedConcurrently: partitions,
+          // commit each command once it is answered
+          autoCommitThreshold: 1,
+          eachMessage: (payload: EachMessagePayload) => runPromise(handle(payload))
+        }
         yield* tryKafka("join", async () => {
           await consumer.subscribe({ topics: [commands], fromBeginning: true })
-          await consumer.run({
-            partitionsConsumedConcurrently: partitions,
-            // commit each command once it is answered
-            autoCommitThreshold: 1,
-            eachMessage: (payload) => runPromise(handle(payload))
-          })
+          await consumer.run(runOptions)
         })
         yield* Deferred.await(joined)
       })

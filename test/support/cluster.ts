@@ -75,8 +75,10 @@ export const startClusterProcess = async (options: ClusterProcessOptions): Promi
     },
     stdio: ["ignore", "pipe", "pipe"]
   })
-  child.stdout!.pipe(logFile)
-  child.stderr!.pipe(logFile)
+  // both into one file: neither ends it, or the other's last lines (a crash's stack) would be written after its end
+  child.stdout!.pipe(logFile, { end: false })
+  child.stderr!.pipe(logFile, { end: false })
+  child.once("exit", () => setTimeout(() => logFile.end(), 100))
   const proc = { name, child, baseUrl: `http://127.0.0.1:${port}` }
   try {
     await until(`${name} to serve`, async () => ((await health(proc)).partitions ? true : undefined))

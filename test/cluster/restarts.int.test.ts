@@ -1,0 +1,275 @@
+/**
+ * A node rides through its dependencies' restarts, as an operator sees it: a real process of the
+ * platform (`bin/main.ts`) under load from 8 clients creating nodes, each request carrying an
+ * Idempotency-Key and retried with it until acknowledged. Postgres (a server of the test's own) or
+ * the Kafka broker (likewise) stops mid-load and starts again on the same port. The history then
+ * says: the process is the one started (no crash, no restart), every answer while the dependency
+ * was down was 503 `unavailable` with Retry-After, the node answered again within its bound of the
+ * dependency's return, and every acknowledged create is readable exactly once.
+ *
+ * Also: the node carries on when its pool's backends are terminated under it, and a node stopped
+ * with SIGINT mid-load leaves read models that `replay --compare` finds the same as the log's.
+ */
+import { execFile, execFileSync } from "node:child_process"
+import { mkdtemp } from "node:fs/promises"
+import { tmpdir } from "node:os"
+import * as path from "node:path"
+import postgres from "postgres"
+import { afterAll, describe, expect, it } from "vitest"
+import { freePort } from "../../src/ports.ts"
+import { type ClusterProcess, health, readBootstrap, startClusterProcess, until } from "../support/cluster.ts"
+import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
+import { call } from "../support/http.ts"
+import { startTestNode, type TestNode } from "../support/platform.ts"
+import { type PostgresServer, startPostgresServer } from "../support/postgresServer.ts"
+
+const CLIENTS = 8
+const PARTITIONS = 4
+const BEFORE_FAULT_MS = 3_000
+const DOWN_MS = 3_000
+const AFTER_RETURN_MS = 12_000
+/** Spec of issue 21: answering again within 5 s of Postgres's return, 10 s of the broker's. */
+const POSTGRES_BOUND_MS = 5_000
+const BROKER_BOUND_MS = 10_000
+const BACKOFF_MS = 50
+/**
+ * A request in flight when a dependency goes may wait for its idempotency record, its command and
+ * its audit record in turn, each bounded by the node's command timeout (15 s), before its 503.
+ */
+const REQUEST_TIMEOUT_MS = 60_000
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const root = path.resolve(import.meta.dirname, "../..")
+
+interface Answer {
+  readonly at: number
+  readonly status: number
+  readonly code?: string
+  readonly retryAfter?: string | null
+}
+
+/**
+ * 8 clients creating nodes with Idempotency-Keys, each retried until acknowledged, until `stop`
+ * (`abandon`: what is unacknowledged then is given up, for a node that is gone).
+ */
+const createLoad = (baseUrl: () => string, key: string, org: string, ws: string) => {
+  const answers: Answer[] = []
+  const acked = new Map<string, Set<string>>()
+  let over = false
+  let abandoned = false
+  const create = async (idempotencyKey: string, n: number) => {
+    while (!abandoned) {
+      const at = Date.now()
+      const response = await fetch(`${baseUrl()}/v1/${org}/${ws}/node/create`, {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey },
+        body: JSON.stringify({ label: "Item", properties: { n } }),
+        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
+      }).catch(() => undefined)
+      if (response === undefined) {
+        answers.push({ at, status: 0 })
+        await sleep(BACKOFF_MS)
+        continue
+      }
+      const body = (await response.json().catch(() => undefined)) as { error?: { code?: string }; nodeId?: string } | undefined
+      answers.push({ at, status: response.status, code: body?.error?.code, retryAfter: response.headers.get("retry-after") })
+      if (response.status === 200) {
+        acked.set(idempotencyKey, (acked.get(idempotencyKey) ?? new Set()).add(body!.nodeId!))
+        return
+      }
+      await sleep(BACKOFF_MS)
+    }
+  }
+  const clients = Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
+    for (let i = 0; !over; i++) await create(`c${client}-${i}`, i)
+  }))
+  return {
+    answers,
+    acked,
+    stop: async (abandon = false) => {
+      over = true
+      abandoned = abandon
+      await clients
+    }
+  }
+}
+
+/** Every acknowledged key named one node, each readable, and the label holds exactly those. */
+const expectExactlyOnce = async (baseUrl: string, key: string, org: string, ws: string, acked: ReadonlyMap<string, ReadonlySet<string>>) => {
+  for (const [idempotencyKey, ids] of acked) expect([idempotencyKey, ids.size]).toEqual([idempotencyKey, 1])
+  const expected = [...acked.values()].map((ids) => [...ids][0]).sort()
+  const listed: string[] = []
+  for (let cursor: string | undefined; ;) {
+    const page = await call(baseUrl, key, `/v1/${org}/${ws}/node/list`, { label: "Item", limit: 200, ...(cursor === undefined ? {} : { cursor }) })
+    expect(page.status).toBe(200)
+    listed.push(...page.body.nodes.map((n: { nodeId: string }) => n.nodeId))
+    if (page.body.nextCursor === null) break
+    cursor = page.body.nextCursor
+  }
+  expect(listed.sort()).toEqual(expected)
+}
+
+/** The first acknowledgement at or after `from`, in ms after it. */
+const answeredAgainAfter = (answers: ReadonlyArray<Answer>, from: number) =>
+  Math.min(...answers.filter((a) => a.status === 200 && a.at >= from).map((a) => a.at)) - from
+
+/**
+ * Every refusal in the run was the spec's: 503 `unavailable` with Retry-After, never a 500, a
+ * reset socket or no answer; `refusedWhileDown`: and requests sent while the dependency was away
+ * were refused (a broker's outage may instead be waited out within the command timeout).
+ */
+const expectOnlyUnavailable = (answers: ReadonlyArray<Answer>, down: number, back: number, refusedWhileDown: boolean) => {
+  const refused = answers.filter((a) => a.status !== 200)
+  for (const a of refused) expect({ status: a.status, code: a.code, retryAfter: a.retryAfter }).toEqual({ status: 503, code: "unavailable", retryAfter: "1" })
+  if (refusedWhileDown) expect(refused.filter((a) => a.at >= down && a.at < back).length).toBeGreaterThan(0)
+}
+
+const defineItem = async (p: ClusterProcess, key: string, org: string, ws: string) => {
+  const defined = await call(p.baseUrl, key, `/v1/${org}/${ws}/schema/define_label`, { label: "Item", properties: { n: { type: "number", required: true } } })
+  expect(defined.status).toBe(200)
+}
+
+const started: Array<{ readonly stop: () => void }> = []
+afterAll(() => {
+  for (const s of started.reverse()) s.stop()
+})
+
+const startProcess = async (env: Record<string, string>, dirPrefix: string) => {
+  const dataDir = await mkdtemp(path.join(tmpdir(), dirPrefix))
+  const schema = uniqueName("t")
+  const proc = await startClusterProcess({ name: "node-a", dataDir, schema, prefix: uniqueName("t"), partitions: PARTITIONS, env })
+  started.push({ stop: () => proc.child.kill("SIGKILL") })
+  const bootstrap = await readBootstrap(dataDir)
+  return { proc, dataDir, schema, ...bootstrap }
+}
+
+describe("a Postgres restart under load", () => {
+  let pg: PostgresServer | undefined
+  afterAll(() => pg?.remove())
+
+  // the embedded log lives in Postgres too: the harder case; on Kafka, the operator's setup
+  const modes: Array<[string, string]> = [["the embedded log", ""], ...(kafkaBrokers.length > 0 ? [["Kafka", kafkaBrokers.join(",")] as [string, string]] : [])]
+  it.each(modes)("on %s: the node survives, answers 503 with Retry-After while it is down, and again within 5 s; acknowledged writes exactly once", { timeout: 120_000 }, async (_, brokers) => {
+    pg ??= await startPostgresServer()
+    const { proc, orgSlug: org, workspaceSlug: ws, workspaceKey: key } = await startProcess({ DATABASE_URL: pg.url, KAFKA_BROKERS: brokers }, "svc-pg-restart-")
+    const pid = proc.child.pid
+    await defineItem(proc, key, org, ws)
+    const load = createLoad(() => proc.baseUrl, key, org, ws)
+    await sleep(BEFORE_FAULT_MS)
+    const down = Date.now()
+    pg.stop()
+    await sleep(DOWN_MS)
+    pg.start()
+    const back = Date.now()
+    await sleep(AFTER_RETURN_MS)
+    await load.stop()
+
+    expect(proc.child.exitCode).toBe(null)
+    expect(proc.child.pid).toBe(pid)
+    expectOnlyUnavailable(load.answers, down, back, true)
+    const again = answeredAgainAfter(load.answers, back)
+    console.log(`Postgres on ${brokers === "" ? "the embedded log" : "Kafka"}: answering again ${again} ms after its return`)
+    expect(again).toBeLessThanOrEqual(POSTGRES_BOUND_MS)
+    await expectExactlyOnce(proc.baseUrl, key, org, ws, load.acked)
+  })
+})
+
+describe.skipIf(kafkaBrokers.length === 0)("a Kafka broker restart under load", () => {
+  const broker = { port: 0, dir: "" }
+  const kafka = (action: "start" | "stop") =>
+    execFileSync("bash", [path.join(root, "scripts/kafka.sh"), action], {
+      env: { ...process.env, SVC_KAFKA_PORT: String(broker.port), SVC_KAFKA_DIR: broker.dir },
+      stdio: ["ignore", "pipe", "pipe"],
+      timeout: 120_000
+    })
+  afterAll(() => {
+    if (broker.dir !== "") kafka("stop")
+  })
+
+  it("the node survives, owns its partitions again and answers within 10 s of the broker's return; acknowledged writes exactly once", { timeout: 180_000 }, async () => {
+    // the broker's controller listens on the next port
+    do broker.port = await freePort()
+    while (!(await freePort().then((p) => p !== broker.port + 1)))
+    broker.dir = await mkdtemp(path.join(tmpdir(), "svc-kafka-restart-"))
+    kafka("start")
+    const { proc, orgSlug: org, workspaceSlug: ws, workspaceKey: key } = await startProcess({ KAFKA_BROKERS: `127.0.0.1:${broker.port}`, DATABASE_URL: databaseUrl }, "svc-kafka-restart-")
+    const pid = proc.child.pid
+    await defineItem(proc, key, org, ws)
+    const load = createLoad(() => proc.baseUrl, key, org, ws)
+    await sleep(BEFORE_FAULT_MS)
+    const down = Date.now()
+    kafka("stop")
+    await sleep(DOWN_MS)
+    kafka("start")
+    const back = Date.now()
+    await sleep(AFTER_RETURN_MS)
+    await load.stop()
+
+    expect(proc.child.exitCode).toBe(null)
+    expect(proc.child.pid).toBe(pid)
+    expectOnlyUnavailable(load.answers, down, back, false)
+    const again = answeredAgainAfter(load.answers, back)
+    console.log(`Kafka: answering again ${again} ms after the broker's return`)
+    expect(again).toBeLessThanOrEqual(BROKER_BOUND_MS)
+    expect((await health(proc)).partitions).toMatchObject({ owned: [0, 1, 2, 3], ready: [0, 1, 2, 3] })
+    await expectExactlyOnce(proc.baseUrl, key, org, ws, load.acked)
+  })
+})
+
+describe("the node's Postgres connections terminated under it", () => {
+  let node: TestNode | undefined
+  afterAll(() => node?.stop())
+
+  it("carries on: every create acknowledged, exactly once", { timeout: 60_000 }, async () => {
+    node = await startTestNode()
+    const { orgSlug: org, workspaceSlug: ws, workspaceKey: key } = node.bootstrap
+    const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+    try {
+      const terminate = async () =>
+        (await admin`select pg_terminate_backend(pid) as done from pg_stat_activity where application_name = ${`svc ${node!.config.nodeId}`}`).length
+      const defined = await call(node.baseUrl, key, `/v1/${org}/${ws}/schema/define_label`, { label: "Item", properties: { n: { type: "number", required: true } } })
+      expect(defined.status).toBe(200)
+      const load = createLoad(() => node!.baseUrl, key, org, ws)
+      let terminated = 0
+      for (let i = 0; i < 5; i++) {
+        await sleep(500)
+        terminated += await terminate()
+      }
+      await sleep(1_500)
+      await load.stop()
+      // the node had connections to lose, lost them, and answered after each time
+      expect(terminated).toBeGreaterThanOrEqual(5)
+      expect(answeredAgainAfter(load.answers, Date.now() - 1_500)).toBeLessThan(1_500)
+      expect(load.answers.filter((a) => a.status !== 200 && a.status !== 503)).toEqual([])
+      await expectExactlyOnce(node.baseUrl, key, org, ws, load.acked)
+    } finally {
+      await admin.end()
+    }
+  })
+})
+
+describe("replay --compare after a node is stopped with SIGINT mid-load", () => {
+  const cli = (env: Record<string, string>) =>
+    new Promise<{ code: number; stdout: string }>((resolve) =>
+      execFile(path.join(root, "node_modules/.bin/tsx"), ["bin/cli.ts", "replay", "--compare"], { cwd: root, timeout: 120_000, env: { ...process.env, ...env } }, (error, stdout) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout }))
+    )
+
+  it.each<[string, string]>([["the embedded default", ""], ["Postgres", databaseUrl]])("on %s: every table the same", { timeout: 180_000 }, async (_, url) => {
+    const { proc, dataDir, schema, orgSlug: org, workspaceSlug: ws, workspaceKey: key } = await startProcess({ DATABASE_URL: url, KAFKA_BROKERS: "" }, "svc-sigint-")
+    await defineItem(proc, key, org, ws)
+    const load = createLoad(() => proc.baseUrl, key, org, ws)
+    await sleep(2_000)
+    const exited = new Promise<number | null>((resolve) => proc.child.once("exit", resolve))
+    proc.child.kill("SIGINT")
+    expect(await exited).toBe(0)
+    // the clients see the node go: what they were sending gets no answer
+    await load.stop(true)
+    expect(load.acked.size).toBeGreaterThan(0)
+
+    const replayed = await cli({ SVC_DATA_DIR: dataDir, DATABASE_URL: url, DB_SCHEMA: schema, LOG_PARTITIONS: String(PARTITIONS), KAFKA_BROKERS: "" })
+    expect(replayed.stdout).not.toContain("DIFFERENT")
+    expect(replayed.stdout).toMatch(/same {2}actor_state/)
+    expect(replayed.code).toBe(0)
+  })
+})
