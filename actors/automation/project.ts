@@ -1,5 +1,7 @@
 /** Read models: `automations`, one row per live automation (migrations 0012, 0021), the skipped
- * ticks among `automation_runs`, and the owner's notice of a change that disabled it. */
+ * ticks among `automation_runs`, and a change that disabled it: the owner's notice and its security
+ * record in the audit log. */
+import { securityAuditRow } from "../audit/security.ts"
 import type { EventContext, Json, RowOp } from "../kernel.ts"
 import type { AutomationEvent } from "./events.ts"
 import { type AutomationState, enablerOf } from "./state.ts"
@@ -65,6 +67,8 @@ export const project = (after: AutomationState, event: AutomationEvent, ctx: Eve
     })
   }
   if (event._tag === "automation.held") {
+    // who changed it (the event's actor: the key, the login) in the organization audit log
+    rows.push(securityAuditRow(ctx, { orgId: after.orgId, workspaceId: after.workspaceId, event: event._tag, detail: { automationId: after.automationId, revision: after.revision } }))
     rows.push({
       op: "upsert",
       table: "notifications",

@@ -436,11 +436,14 @@ describe("automations projection", () => {
       automations: [{ ...row, event_type: "node.updated", trigger: onTaskUpdate, live_since: T2, updated_at: T2, version: 2, revision: 2, enabled_by: "u2", enabled_revision: 2 }]
     }))
 
-  it("holds an AI's change disabled, with the revision nobody enabled, and tells the owner", () =>
+  it("holds an AI's change disabled, with the revision nobody enabled, tells the owner and records it for auditors", () =>
     expect(
       projectedRows(AutomationActor, "automation:aut_1", [[live, T0], [updated({ steps: [], origin: "ai" }), T2], [held(T2), T2]])
     ).toEqual({
       automations: [{ ...row, steps: [], enabled: false, live_since: null, origin: "ai", updated_at: T2, version: 3, revision: 2, enabled_by: null, enabled_revision: null }],
+      audit_log: [
+        expect.objectContaining({ invocation_id: "automation:aut_1#3#o1", kind: "security", event: "automation.held", org_id: "o1", workspace_id: "w1", detail: { automationId: "aut_1", revision: 2 } })
+      ],
       notifications: [
         {
           notification_id: "aut_1:held:2",

@@ -114,7 +114,7 @@ describe("the enable gate covers changes (issue 22)", () => {
     expect((await endedRun(ok(await asKey("automation.trigger", { automationId })).runId)).status).toBe("succeeded")
   })
 
-  it("the owner is told, with a link to the automation", async () => {
+  it("the owner is told, with a link to the automation, and the audit log names the key that changed it", async () => {
     const automationId = await ownersAutomation("told about")
     ok(await asKey("automation.update", { automationId, trigger: { type: "api" }, steps: [ping, hire("told")] }))
     const { orgSlug, workspaceSlug } = node.bootstrap
@@ -127,6 +127,8 @@ describe("the enable gate covers changes (issue 22)", () => {
       if (i > 100) throw new Error("the owner got no notice")
       await sleep(50)
     }
+    const held = ok(await asOwner("audit.list", { kind: "security", event: "automation.held" })).entries.filter((e: any) => e.detail?.automationId === automationId)
+    expect(held).toEqual([expect.objectContaining({ principalKind: "key", apiKeyId: expect.stringMatching(/^aky_/), detail: { automationId, revision: 2 } })])
   })
 
   it("enabled again by a person (a Member), a run acts as them, and the step needing approval is refused: still no agent", async () => {
