@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
-import { firedAt, type Trigger } from "./definition.ts"
+import { firedAt, sameJson, samePlaybook, type Trigger } from "./definition.ts"
 import {
   AutomationExists,
   type AutomationError,
@@ -16,13 +16,14 @@ import {
   AutomationDisabled,
   AutomationEnabled,
   type AutomationEvent,
+  AutomationHeld,
   AutomationUpdated,
   RunAdmitted,
   ScheduledRunEnded,
   TickSkipped
 } from "./events.ts"
-import type { AdmitRun, AutomationCommand, CreateAutomation, UpdateAutomation } from "./protocol.ts"
-import type { AutomationState, LiveAutomation } from "./state.ts"
+import type { AdmitRun, AutomationCommand, CreateAutomation, EnableAutomation, UpdateAutomation } from "./protocol.ts"
+import { type AutomationState, enablerOf, type LiveAutomation } from "./state.ts"
 
 type Decision = Either.Either<ReadonlyArray<AutomationEvent>, AutomationError>
 
@@ -32,8 +33,6 @@ const live = (state: AutomationState, command: { readonly automationId: string; 
     ? Either.right(state)
     : Either.left(new AutomationNotFound({ automationId: command.automationId }))
 
-const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
-
 /** Spec 3.4: an AI origin always creates it disabled; a person only when `enabled` is explicitly true. */
 const create = (state: AutomationState, command: CreateAutomation, meta: CommandMeta): Decision => {
   if (state._tag !== "Absent") return Either.left(new AutomationExists({ automationId: command.automationId }))
@@ -41,6 +40,11 @@ const create = (state: AutomationState, command: CreateAutomation, meta: Command
   return Either.right([new AutomationCreated({ ...fields, enabled: command.origin === "human" && asked === true, at: meta.at })])
 }
 
+/**
+ * What is omitted stays. A new trigger or new steps are a new revision: from an AI origin, an
+ * enabled automation goes back to disabled until a person enables it (spec 3.4 for changes as for
+ * creation), so a key cannot borrow the enabler's rights; from a person, they enable it (evolve).
+ */
 const update = (state: AutomationState, command: UpdateAutomation, meta: CommandMeta): Decision =>
   Either.map(live(state, command), (automation) => {
     const next = {
@@ -49,10 +53,21 @@ const update = (state: AutomationState, command: UpdateAutomation, meta: Command
       trigger: command.trigger ?? automation.trigger,
       steps: command.steps ?? automation.steps
     }
-    const triggerReplaced = !sameJson(next.trigger, automation.trigger)
-    const changed = triggerReplaced || next.name !== automation.name || next.description !== automation.description || !sameJson(next.steps, automation.steps)
-    if (!changed) return []
-    return [new AutomationUpdated({ automationId: automation.automationId, workspaceId: automation.workspaceId, ...next, triggerReplaced, at: meta.at })]
+    const rewritten = !samePlaybook(next, automation)
+    if (!rewritten && next.name === automation.name && next.description === automation.description) return []
+    const { automationId, workspaceId } = automation
+    const { origin, by } = command
+    const updated = new AutomationUpdated({ automationId, workspaceId, ...next, triggerReplaced: !sameJson(next.trigger, automation.trigger), origin, by, at: meta.at })
+    return rewritten && origin === "ai" && automation.enabled ? [updated, new AutomationHeld({ automationId, workspaceId, by, at: meta.at })] : [updated]
+  })
+
+/** Only a person enables, and enabling is what lets the current revision run as them: an automation
+ * enabled with no enabler of its revision (stored before enablers were) is enabled anew. */
+const enable = (state: AutomationState, command: EnableAutomation, meta: CommandMeta): Decision =>
+  Either.flatMap(live(state, command), (automation) => {
+    const { automationId, workspaceId } = automation
+    if (command.origin !== "human") return Either.left(new HumanRequired({ automationId }))
+    return Either.right(enablerOf(automation) !== null ? [] : [new AutomationEnabled({ automationId, workspaceId, by: command.by, at: meta.at })])
   })
 
 const triggerType = (trigger: Trigger) => trigger.type
@@ -64,8 +79,9 @@ const admit = (state: AutomationState, command: AdmitRun): Decision =>
     if (triggerType(automation.trigger) !== command.trigger.type) {
       return yield* Either.left(new TriggerMismatch({ automationId, expected: automation.trigger.type, got: command.trigger.type }))
     }
-    // what fired before the trigger went live (while disabled, or for a replaced trigger) never runs
-    if (!automation.enabled || automation.liveSince === null || firedAt(command.trigger) < automation.liveSince) {
+    // what fired before the trigger went live (while disabled, or for a replaced trigger) never runs,
+    // nor a revision nobody enabled
+    if (enablerOf(automation) === null || automation.liveSince === null || firedAt(command.trigger) < automation.liveSince) {
       return yield* Either.left(new AutomationIsDisabled({ automationId }))
     }
     if (command.trigger.type !== "schedule") return [new RunAdmitted({ automationId, workspaceId, runId: command.runId, tick: null })]
@@ -88,11 +104,7 @@ export const decide = (state: AutomationState, command: AutomationCommand, meta:
     case "UpdateAutomation":
       return update(state, command, meta)
     case "EnableAutomation":
-      return Either.flatMap(live(state, command), ({ automationId, workspaceId, enabled }) =>
-        command.origin !== "human"
-          ? Either.left(new HumanRequired({ automationId }))
-          : Either.right(enabled ? [] : [new AutomationEnabled({ automationId, workspaceId, at: meta.at })])
-      )
+      return enable(state, command, meta)
     case "DisableAutomation":
       return Either.map(live(state, command), ({ automationId, workspaceId, enabled }) =>
         enabled ? [new AutomationDisabled({ automationId, workspaceId, at: meta.at })] : []

@@ -43,7 +43,8 @@ export const Step = Schema.Struct({
 })
 export type Step = typeof Step.Type
 
-/** Who a run acts for: the person the automation's creator was or stood for. */
+/** A person, and the key that stood for them if any: an automation's owner (whom its creator was or
+ * stood for), and whom a run acts for (the person who enabled the revision it runs, no key). */
 export const RunAs = Schema.Struct({
   userId: Schema.NonEmptyString,
   /** The key the automation was created with, if any (recorded, not used to authenticate). */
@@ -51,7 +52,8 @@ export const RunAs = Schema.Struct({
 })
 export type RunAs = typeof RunAs.Type
 
-/** Where a change to an automation came from (spec 3.4). */
+/** Where a change to an automation came from (spec 3.4): `human` only for a person's own sign-in on
+ * the API; keys, MCP and the agent are `ai`. */
 export const Origin = Schema.Literal("human", "ai")
 export type Origin = typeof Origin.Type
 
@@ -76,6 +78,16 @@ export const RunTrigger = Schema.Union(
   Schema.Struct({ type: Schema.Literal("api"), at: Schema.String, payload: Json })
 )
 export type RunTrigger = typeof RunTrigger.Type
+
+/** Whether two JSON values are alike, field order included (as stored definitions keep it). */
+export const sameJson = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b)
+
+/** Whether two definitions run alike: same trigger, same steps. A new name or description changes
+ * neither; any other change is a new revision, which runs only once a person enables it. */
+export const samePlaybook = (
+  a: { readonly trigger: Trigger; readonly steps: ReadonlyArray<Step> },
+  b: { readonly trigger: Trigger; readonly steps: ReadonlyArray<Step> }
+) => sameJson(a.trigger, b.trigger) && sameJson(a.steps, b.steps)
 
 /** When the trigger fired: what the enable gate compares with when it went live. */
 export const firedAt = (trigger: RunTrigger): string => (trigger.type === "schedule" ? trigger.tick : trigger.at)

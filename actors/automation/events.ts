@@ -4,6 +4,10 @@ import { Origin, RunAs, Step, Trigger } from "./definition.ts"
 
 const target = { automationId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString }
 
+/** The person a change was made by or for (a key's or a login's person); null: recorded before the
+ * enable gate covered changes, when it was not (nobody is known to have enabled what followed). */
+const by = Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null, exact: true })
+
 export class AutomationCreated extends Schema.TaggedClass<AutomationCreated>()("automation.created", {
   ...target,
   orgId: Schema.NonEmptyString,
@@ -27,10 +31,23 @@ export class AutomationUpdated extends Schema.TaggedClass<AutomationUpdated>()("
   steps: Schema.Array(Step),
   /** Whether the trigger was replaced (a live one goes live again from now). */
   triggerReplaced: Schema.Boolean,
+  /** Where the change came from; `human` for changes recorded before it was (their `by` is null). */
+  origin: Schema.optionalWith(Origin, { default: () => "human" as const, exact: true }),
+  by,
   at: Schema.String
 }) {}
 
-export class AutomationEnabled extends Schema.TaggedClass<AutomationEnabled>()("automation.enabled", { ...target, at: Schema.String }) {}
+/** A person enabled it: the current revision's runs act as them (`by`). */
+export class AutomationEnabled extends Schema.TaggedClass<AutomationEnabled>()("automation.enabled", { ...target, by, at: Schema.String }) {}
+
+/** A change of an enabled automation's trigger or steps from an AI origin disabled it until a person
+ * enables it again (spec 3.4, for changes as for creation); its owner is told. `by`: whom the
+ * changing key, login or agent acted for. */
+export class AutomationHeld extends Schema.TaggedClass<AutomationHeld>()("automation.held", {
+  ...target,
+  by: Schema.String,
+  at: Schema.String
+}) {}
 
 export class AutomationDisabled extends Schema.TaggedClass<AutomationDisabled>()("automation.disabled", { ...target, at: Schema.String }) {}
 
@@ -61,6 +78,7 @@ export const AutomationEvent = Schema.Union(
   AutomationUpdated,
   AutomationEnabled,
   AutomationDisabled,
+  AutomationHeld,
   AutomationDeleted,
   RunAdmitted,
   TickSkipped,

@@ -18,16 +18,21 @@ export class CreateAutomation extends Schema.TaggedClass<CreateAutomation>()("Cr
   runAs: RunAs
 }) {}
 
+/** The person a command was sent by or for: a session's or login's person, a key's creator. */
+const by = Schema.NonEmptyString
+
 /** Replaces what is given; what is omitted stays. */
 export class UpdateAutomation extends Schema.TaggedClass<UpdateAutomation>()("UpdateAutomation", {
   ...target,
   name: Schema.optional(Schema.String),
   description: Schema.optional(Schema.String),
   trigger: Schema.optional(Trigger),
-  steps: Schema.optional(Schema.Array(Step))
+  steps: Schema.optional(Schema.Array(Step)),
+  origin: Origin,
+  by
 }) {}
 
-export class EnableAutomation extends Schema.TaggedClass<EnableAutomation>()("EnableAutomation", { ...target, origin: Origin }) {}
+export class EnableAutomation extends Schema.TaggedClass<EnableAutomation>()("EnableAutomation", { ...target, origin: Origin, by }) {}
 
 export class DisableAutomation extends Schema.TaggedClass<DisableAutomation>()("DisableAutomation", target) {}
 

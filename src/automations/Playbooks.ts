@@ -34,7 +34,7 @@ export const WebhookConfig = Schema.Struct({
 })
 export const HumanInputConfig = Schema.Struct({
   prompt: Text(4000),
-  /** The person asked (a user id); the automation's owner when omitted. */
+  /** The person asked (a user id); when omitted, the person the run acts for (who enabled it). */
   assignee: Schema.optional(Schema.NonEmptyString),
   /** Up to 30 days. */
   timeoutSeconds: Schema.optional(Seconds(30 * 24 * 3600))

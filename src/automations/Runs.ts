@@ -1,14 +1,16 @@
 /**
  * Starting a run, whatever fired it: the automation admits it (its enable gate and the schedule's
- * overlap policy), then the run is created with the playbook as it stands. The run's id derives
- * from what fired it, so firing twice (a reaction reading an event again after a restart, a
- * scheduler on a new owner) starts it once.
+ * overlap policy), then the run is created with the playbook as it stands, acting for the person
+ * who enabled that revision. The run's id derives from what fired it, so firing twice (a reaction
+ * reading an event again after a restart, a scheduler on a new owner) starts it once.
  */
 import { Effect } from "effect"
 import { createHash } from "node:crypto"
 import { AutomationActor } from "../../actors/automation/actor.ts"
 import type { RunTrigger } from "../../actors/automation/definition.ts"
+import { AutomationIsDisabled } from "../../actors/automation/errors.ts"
 import { AdmitRun } from "../../actors/automation/protocol.ts"
+import { enablerOf } from "../../actors/automation/state.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { CreateRun } from "../../actors/automationrun/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
@@ -34,6 +36,10 @@ export const startRun = (automation: { readonly automationId: string; readonly w
     const admitted = yield* host.send(AutomationActor, automationId, new AdmitRun({ automationId, workspaceId, runId, trigger }), { ...meta, commandId: `admit_${runId}` })
     const state = admitted.state
     if (state._tag !== "Live") return yield* Effect.dieMessage("an admitted run's automation is not live")
+    // the run acts as the person who enabled the revision it runs; a run admitted before (asked for
+    // again) whose automation was disabled or rewritten since does not start now
+    const enabler = enablerOf(state)
+    if (enabler === null) return yield* new AutomationIsDisabled({ automationId })
     if (admitted.events.some((e) => e._tag === "automation.tick_skipped")) return { runId, status: "skipped" } satisfies Started
     // nothing new: this run was admitted before (a schedule's tick shows it as its active run)
     if (admitted.events.length === 0 && trigger.type === "schedule" && state.activeScheduledRun !== runId) {
@@ -42,7 +48,7 @@ export const startRun = (automation: { readonly automationId: string; readonly w
     const created = yield* host.send(
       AutomationRunActor,
       runId,
-      new CreateRun({ runId, automationId, orgId: state.orgId, workspaceId, trigger, steps: state.steps, runAs: state.runAs }),
+      new CreateRun({ runId, automationId, orgId: state.orgId, workspaceId, trigger, steps: state.steps, runAs: { userId: enabler, apiKeyId: null } }),
       { ...meta, commandId: `create_${runId}` }
     )
     return { runId, status: created.state._tag === "Run" && created.state.status === "succeeded" ? "succeeded" : "running" } satisfies Started

@@ -12,7 +12,7 @@ import type { Run } from "../../actors/automationrun/state.ts"
 import type { Json } from "../../actors/kernel.ts"
 import type { Principal } from "../Auth.ts"
 import { slugsOf } from "../Auth.ts"
-import { invoke } from "../Capabilities.ts"
+import { Capabilities, invoke } from "../Capabilities.ts"
 import { askAgent } from "../capabilities/Agents.ts"
 import { FailureDescriber } from "../Failures.ts"
 import { PlatformSecrets } from "../Secrets.ts"
@@ -31,7 +31,8 @@ export type StepOutcome =
   /** A `human_input` step: the run waits for a person until `expiresAt`. */
   | { readonly _tag: "await"; readonly prompt: string; readonly assignee: string; readonly expiresAt: string }
 
-/** The run acts for its person, with their memberships as they stand at each call. */
+/** The run acts for its person (who enabled the revision it runs), with their memberships as they
+ * stand at each call. */
 export const playbookPrincipal = (run: Run): Principal => ({
   credential: "playbook",
   apiKeyId: null,
@@ -96,6 +97,15 @@ export const executeStep = (run: Run, index: number, now: number) =>
     switch (step.stepType) {
       case "tool": {
         const config = configOf({ ...step, stepType: "tool" })
+        // as chat parks such a call for its person, a run does not make it unasked; a run cannot park
+        // it yet, so the step is refused (docs/decisions.md)
+        if ((yield* Capabilities).byName.get(config.capability)?.needsApproval === true) {
+          return yield* new StepFailure({
+            code: "approval_required",
+            message: `${config.capability} needs a person's approval, which a playbook step cannot ask for; call it from chat, where it waits for approval`,
+            retryable: false
+          })
+        }
         const output = yield* exitToStep(
           yield* Effect.exit(
             invoke({

@@ -14,7 +14,7 @@ import {
   EnableAutomation,
   UpdateAutomation
 } from "../../actors/automation/protocol.ts"
-import type { AutomationState } from "../../actors/automation/state.ts"
+import { type AutomationState, enablerOf } from "../../actors/automation/state.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { ProvideInput } from "../../actors/automationrun/protocol.ts"
 import { Json } from "../../actors/kernel.ts"
@@ -76,11 +76,15 @@ const Automation = Schema.Struct({
   trigger: Trigger,
   steps: Schema.Array(StepSchema),
   enabled: Schema.Boolean,
-  /** Where it was created from: `human` or `ai` (spec 3.4). */
+  /** Where its trigger and steps came from, at creation or their latest change: `human` or `ai` (spec 3.4). */
   origin: Schema.Literal("human", "ai"),
   createdAt: Schema.String,
   updatedAt: Schema.String,
-  version: Schema.Int
+  version: Schema.Int,
+  /** 1 on creation, +1 per change of the trigger or steps. */
+  revision: Schema.Int,
+  /** The person who enabled the current revision: its runs act with their rights. Null while disabled. */
+  enabledBy: Schema.NullOr(Schema.String)
 })
 type Automation = typeof Automation.Type
 
@@ -118,8 +122,8 @@ const checkPlaybook = (invocation: Invocation, steps: ReadonlyArray<Step>) =>
 
 const fromState = (state: AutomationState): Automation => {
   if (state._tag !== "Live") throw new Error("an automation command succeeded without a live automation")
-  const { automationId, name, description, trigger, steps, enabled, origin, createdAt, updatedAt, version } = state
-  return { automationId, name, description, trigger, steps, enabled, origin, createdAt, updatedAt, version }
+  const { automationId, name, description, trigger, steps, enabled, origin, createdAt, updatedAt, version, revision } = state
+  return { automationId, name, description, trigger, steps, enabled, origin, createdAt, updatedAt, version, revision, enabledBy: enablerOf(state) }
 }
 
 const iso = (value: Date | string | null) => (value === null ? null : value instanceof Date ? value.toISOString() : value)
@@ -134,7 +138,9 @@ const toAutomation = (row: Record<string, any>): Automation => ({
   origin: row.origin,
   createdAt: iso(row.created_at)!,
   updatedAt: iso(row.updated_at)!,
-  version: row.version
+  version: row.version,
+  revision: row.revision,
+  enabledBy: row.enabled_by
 })
 
 const toRun = (row: Record<string, any>): typeof Run.Type => ({
@@ -211,7 +217,8 @@ export const createAutomation = defineCapability({
 export const updateAutomation = defineCapability({
   ...writes,
   name: "automation.update",
-  description: "Rename or re-describe an automation, replace its trigger, or replace its steps; what is omitted stays.",
+  description:
+    "Rename or re-describe an automation, replace its trigger, or replace its steps; what is omitted stays. A new trigger or new steps from an AI (a key, MCP, the agent) disable an enabled automation until a person enables it again.",
   input: Schema.Struct({
     automationId: AutomationId,
     name: Schema.optional(Name),
@@ -226,7 +233,11 @@ export const updateAutomation = defineCapability({
       const trigger = input.trigger === undefined ? undefined : yield* checkTrigger(workspaceId, input.trigger)
       if (input.steps !== undefined) yield* checkPlaybook(invocation, input.steps)
       const { automationId, name, description, steps } = input
-      const { state } = yield* send(invocation, automationId, new UpdateAutomation({ automationId, workspaceId, name, description, trigger, steps }))
+      const { state } = yield* send(
+        invocation,
+        automationId,
+        new UpdateAutomation({ automationId, workspaceId, name, description, trigger, steps, origin: originOf(invocation), by: invocation.principal.attributedTo })
+      )
       return fromState(state)
     })
 })
@@ -234,12 +245,17 @@ export const updateAutomation = defineCapability({
 export const enableAutomation = defineCapability({
   ...writes,
   name: "automation.enable",
-  description: "Enable an automation: its trigger goes live. Only a person acting directly may enable one (spec 3.4).",
+  description:
+    "Enable an automation: its trigger goes live, and its runs act with the enabling person's rights. Only a person acting directly may enable one (spec 3.4).",
   input: AutomationRef,
   output: Automation,
   handler: (invocation, { automationId }) =>
     Effect.map(
-      send(invocation, automationId, new EnableAutomation({ automationId, workspaceId: workspaceOf(invocation), origin: originOf(invocation) })),
+      send(
+        invocation,
+        automationId,
+        new EnableAutomation({ automationId, workspaceId: workspaceOf(invocation), origin: originOf(invocation), by: invocation.principal.attributedTo })
+      ),
       ({ state }) => fromState(state)
     )
 })

@@ -1,6 +1,7 @@
 /**
  * A person's in-app notices in an organization (spec 2.9, 4.5): a `human_input` step waiting for
- * them (kind `run`), a plugin credential needing re-authentication (kind `system`), newest first.
+ * them (kind `run`), an automation of theirs a change disabled (kind `security`), a plugin credential
+ * needing re-authentication (kind `system`), newest first.
  * Only a person reads and marks them: they are addressed to one. And the organization's
  * `mcp_auth_alerts` setting, which decides who hears of a credential needing re-authentication.
  */
@@ -53,12 +54,14 @@ const personal = {
   claimedBy: "builtin"
 } as const
 
-/** A run's notice is projected by the run, which knows no slugs: its route is made when it is read. */
+/** An automation's or a run's notice is projected by its actor, which knows no slugs: its route (the
+ * run's, else the automation's) is made when it is read. */
 const deepLinkOf = (r: Record<string, any>) =>
   r.deep_link !== null
     ? Effect.succeed(r.deep_link as string)
-    : r.kind === "run" && r.workspace_id !== null
-      ? Effect.map(slugsOf(r.org_id, r.workspace_id), (place) => `/${place}/automations/${r.subject.automationId}/runs/${r.subject.runId}`)
+    : typeof r.subject?.automationId === "string" && r.workspace_id !== null
+      ? Effect.map(slugsOf(r.org_id, r.workspace_id), (place) =>
+          `/${place}/automations/${r.subject.automationId}${typeof r.subject.runId === "string" ? `/runs/${r.subject.runId}` : ""}`)
       : Effect.succeed(null)
 
 export const listNotifications = defineCapability({

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import { Schema } from "effect"
 import { AutomationActor } from "../../actors/automation/actor.ts"
 import type { Origin, RunTrigger, Step, Trigger } from "../../actors/automation/definition.ts"
 import {
@@ -15,6 +16,7 @@ import {
   AutomationDisabled,
   AutomationEnabled,
   type AutomationEvent,
+  AutomationHeld,
   AutomationUpdated,
   RunAdmitted,
   ScheduledRunEnded,
@@ -29,6 +31,7 @@ import {
   EndScheduledRun,
   UpdateAutomation
 } from "../../actors/automation/protocol.ts"
+import { enablerOf } from "../../actors/automation/state.ts"
 import { meta, projectedRows, spec } from "../support/decider.ts"
 
 const T0 = "2024-05-01T10:00:00.000Z"
@@ -49,11 +52,14 @@ const create = (origin: Origin, enabled?: boolean) =>
   new CreateAutomation({ ...definition, origin, ...(enabled === undefined ? {} : { enabled }) })
 const created = (fields: Partial<ConstructorParameters<typeof AutomationCreated>[0]> = {}) =>
   new AutomationCreated({ ...definition, enabled: true, origin: "human", at: T0, ...fields })
-const update = (fields: Omit<ConstructorParameters<typeof UpdateAutomation>[0], keyof typeof target>) =>
-  new UpdateAutomation({ ...target, ...fields })
+/** A change by or for `u2`: a person's own (`human`) unless said otherwise. */
+const update = (fields: Omit<ConstructorParameters<typeof UpdateAutomation>[0], keyof typeof target | "origin" | "by">, origin: Origin = "human") =>
+  new UpdateAutomation({ ...target, ...fields, origin, by: "u2" })
 const updated = (fields: Partial<ConstructorParameters<typeof AutomationUpdated>[0]>) =>
-  new AutomationUpdated({ ...target, name: "Triage", description: "Sort new tasks", trigger: onNewTask, steps, triggerReplaced: false, at: T2, ...fields })
-const enabled = (at: string) => new AutomationEnabled({ ...target, at })
+  new AutomationUpdated({ ...target, name: "Triage", description: "Sort new tasks", trigger: onNewTask, steps, triggerReplaced: false, origin: "human", by: "u2", at: T2, ...fields })
+const enable = (origin: Origin, by = "u3") => new EnableAutomation({ ...target, origin, by })
+const enabled = (at: string, by: string | null = "u3") => new AutomationEnabled({ ...target, by, at })
+const held = (at: string) => new AutomationHeld({ ...target, by: "u2", at })
 const disabled = (at: string) => new AutomationDisabled({ ...target, at })
 const deleted = new AutomationDeleted(target)
 
@@ -103,7 +109,7 @@ describe("the enable gate (spec 3.4)", () => {
   it("lets a person enable a disabled automation; its trigger goes live then", () =>
     spec(AutomationActor)
       .given([off])
-      .when(new EnableAutomation({ ...target, origin: "human" }), meta({ at: T1 }))
+      .when(enable("human"), meta({ at: T1 }))
       .then([enabled(T1)]))
 
   it.each([
@@ -112,13 +118,13 @@ describe("the enable gate (spec 3.4)", () => {
   ] as const)("refuses an AI origin enabling an automation that is %s", (_, history) =>
     spec(AutomationActor)
       .given(history)
-      .when(new EnableAutomation({ ...target, origin: "ai" }))
+      .when(enable("ai"))
       .thenThrows(new HumanRequired({ automationId: "aut_1" })))
 
   it("does nothing when a person enables an enabled automation", () =>
     spec(AutomationActor)
       .given([live])
-      .when(new EnableAutomation({ ...target, origin: "human" }))
+      .when(enable("human"))
       .thenNothingHappened())
 
   it("disables an enabled automation, whoever asks", () =>
@@ -128,7 +134,7 @@ describe("the enable gate (spec 3.4)", () => {
     spec(AutomationActor).given([live, disabled(T1)]).when(new DisableAutomation(target)).thenNothingHappened())
 
   it.each(missing)("does not find %s to enable, disable or delete", (_, history) => {
-    spec(AutomationActor).given(history).when(new EnableAutomation({ ...target, origin: "human" })).thenThrows(notFound)
+    spec(AutomationActor).given(history).when(enable("human")).thenThrows(notFound)
     spec(AutomationActor).given(history).when(new DisableAutomation(target)).thenThrows(notFound)
     spec(AutomationActor).given(history).when(new DeleteAutomation(target)).thenThrows(notFound)
   })
@@ -193,6 +199,99 @@ describe("UpdateAutomation", () => {
       .given([live, updated({ name: "Route", at: T2 })])
       .when(admit("arn_1", nodeEvent(T1)))
       .then([admitted("arn_1")]))
+})
+
+describe("the enable gate covers changes (spec 3.4, issue 22)", () => {
+  const callAgent = [{ name: "Hire", stepType: "tool", config: { capability: "agent.create", input: { slug: "x", name: "X" } } }] as const
+  const api: Trigger = { type: "api" }
+
+  it.each([
+    ["its steps", { steps: callAgent }, {}],
+    ["its trigger", { trigger: api }, { triggerReplaced: true }],
+    ["what a step calls", { steps: [{ ...steps[0], config: { url: "https://elsewhere.example.com" } }] }, {}],
+    ["its trigger and steps", { trigger: api, steps: callAgent }, { triggerReplaced: true }]
+  ] as const)("an AI origin changing %s of an enabled automation disables it until a person enables it", (_, fields, also) =>
+    spec(AutomationActor)
+      .given([live])
+      .when(update(fields, "ai"), meta({ at: T2 }))
+      .then([updated({ ...fields, ...also, origin: "ai" }), held(T2)]))
+
+  it.each([
+    ["renames", { name: "Route" }],
+    ["re-describes", { description: "Route new tasks" }]
+  ] as const)("an AI origin that only %s leaves it enabled: what runs did not change", (_, fields) =>
+    spec(AutomationActor)
+      .given([live])
+      .when(update(fields, "ai"), meta({ at: T2 }))
+      .then([updated({ ...fields, origin: "ai" })]))
+
+  it("an AI origin changing the steps of a disabled automation holds nothing: it is off already", () =>
+    spec(AutomationActor)
+      .given([off])
+      .when(update({ steps: callAgent }, "ai"), meta({ at: T2 }))
+      .then([updated({ steps: callAgent, origin: "ai" })]))
+
+  it.each([
+    ["held by an AI's change", [live, updated({ steps: callAgent, origin: "ai" }), held(T2)]],
+    // a log whose change was not held (what the revision check alone stops)
+    ["changed by an AI, not held", [live, updated({ steps: callAgent, origin: "ai" })]]
+  ] as const)("refuses a run of a revision nobody enabled: %s", (_, history) =>
+    spec(AutomationActor)
+      .given(history)
+      .when(admit("arn_1", nodeEvent(T3)))
+      .thenThrows(new AutomationIsDisabled({ automationId: "aut_1" })))
+
+  it("held, it is enabled again only by a person, who its runs then act as", () => {
+    const history = [live, updated({ steps: callAgent, origin: "ai" }), held(T2)]
+    spec(AutomationActor).given(history).when(enable("ai")).thenThrows(new HumanRequired({ automationId: "aut_1" }))
+    spec(AutomationActor).given(history).when(enable("human"), meta({ at: T3 })).then([enabled(T3)])
+    spec(AutomationActor).given([...history, enabled(T3)]).when(admit("arn_1", nodeEvent(T3))).then([admitted("arn_1")])
+  })
+
+  it("enables anew an automation that is enabled with no enabler of its current revision", () =>
+    spec(AutomationActor)
+      .given([live, updated({ steps: callAgent, origin: "ai" })])
+      .when(enable("human"), meta({ at: T3 }))
+      .then([enabled(T3)]))
+
+  /** Whom a run acts for after `history` (null: none starts). */
+  const enabler = (history: ReadonlyArray<AutomationEvent>) => {
+    const state = history.reduce(AutomationActor.evolve, AutomationActor.initialState)
+    return state._tag === "Live" ? enablerOf(state) : "not live"
+  }
+  it.each([
+    ["created enabled by its owner's session", [live], "u1"],
+    ["created disabled", [off], null],
+    ["created by an AI, enabled by a person", [created({ enabled: false, origin: "ai" }), enabled(T1)], "u3"],
+    ["renamed by an AI", [live, updated({ name: "Route", origin: "ai" })], "u1"],
+    ["rewritten by a person's session (u2) while enabled: theirs to answer for", [live, updated({ steps: callAgent })], "u2"],
+    ["rewritten by a person while disabled", [off, updated({ steps: callAgent })], null],
+    ["rewritten by an AI and held", [live, updated({ steps: callAgent, origin: "ai" }), held(T2)], null],
+    ["held, then enabled by a person (u3)", [live, updated({ steps: callAgent, origin: "ai" }), held(T2), enabled(T3)], "u3"],
+    ["disabled", [live, disabled(T1)], null],
+    // events recorded before changes named their person: nobody is known to have enabled what followed
+    ["enabled by an unrecorded person", [off, enabled(T1, null)], null],
+    ["renamed by an unrecorded person", [live, new AutomationUpdated({ ...target, name: "Route", description: "Sort new tasks", trigger: onNewTask, steps, triggerReplaced: false, at: T2 })], null],
+    ["rewritten by an unrecorded person", [live, new AutomationUpdated({ ...target, name: "Triage", description: "Sort new tasks", trigger: onNewTask, steps: callAgent, triggerReplaced: false, at: T2 })], null]
+  ] as const)("runs act for the person who enabled the current revision: %s", (_, history, expected) =>
+    expect(enabler(history)).toBe(expected))
+
+  /** A state as stored before revisions and enablers were: the fields of the state the history folds to, without them. */
+  const storedBefore = (history: ReadonlyArray<AutomationEvent>) => {
+    const encoded = Schema.encodeSync(AutomationActor.state)(history.reduce(AutomationActor.evolve, AutomationActor.initialState)) as Record<string, unknown>
+    const { revision: _, enabledBy: __, enabledRevision: ___, ...stored } = encoded
+    return Schema.decodeUnknownSync(AutomationActor.state)(stored)
+  }
+  it.each([
+    ["enabled at its creation and never changed since: its owner", [live], "u1"],
+    ["enabled at its creation, renamed since", [live, new AutomationUpdated({ ...target, name: "Route", description: "Sort new tasks", trigger: onNewTask, steps, triggerReplaced: false, at: T2 })], null],
+    ["enabled later", [off, enabled(T1, null)], null],
+    ["disabled", [off], null]
+  ] as const)("reads a state stored before enablers were as its events replay: %s", (_, history, expected) => {
+    const state = storedBefore(history)
+    expect(state._tag === "Live" ? enablerOf(state) : "not live").toBe(expected)
+    expect(state._tag === "Live" ? enablerOf(state) : "not live").toBe(enabler(history))
+  })
 })
 
 describe("DeleteAutomation", () => {
@@ -315,6 +414,9 @@ describe("automations projection", () => {
     created_at: T0,
     updated_at: T0,
     version: 1,
+    revision: 1,
+    enabled_by: "u1",
+    enabled_revision: 1,
     last_tick: null,
     active_scheduled_run: null
   }
@@ -324,14 +426,40 @@ describe("automations projection", () => {
 
   it("holds a disabled automation with no live time", () =>
     expect(projectedRows(AutomationActor, "automation:aut_1", [[live, T0], [disabled(T1), T1]])).toEqual({
-      automations: [{ ...row, enabled: false, live_since: null, updated_at: T1, version: 2 }]
+      automations: [{ ...row, enabled: false, live_since: null, updated_at: T1, version: 2, enabled_by: null, enabled_revision: null }]
     }))
 
   it("moves the live time to a replaced trigger's update", () =>
     expect(
       projectedRows(AutomationActor, "automation:aut_1", [[live, T0], [updated({ trigger: onTaskUpdate, triggerReplaced: true }), T2]])
     ).toEqual({
-      automations: [{ ...row, event_type: "node.updated", trigger: onTaskUpdate, live_since: T2, updated_at: T2, version: 2 }]
+      automations: [{ ...row, event_type: "node.updated", trigger: onTaskUpdate, live_since: T2, updated_at: T2, version: 2, revision: 2, enabled_by: "u2", enabled_revision: 2 }]
+    }))
+
+  it("holds an AI's change disabled, with the revision nobody enabled, tells the owner and records it for auditors", () =>
+    expect(
+      projectedRows(AutomationActor, "automation:aut_1", [[live, T0], [updated({ steps: [], origin: "ai" }), T2], [held(T2), T2]])
+    ).toEqual({
+      automations: [{ ...row, steps: [], enabled: false, live_since: null, origin: "ai", updated_at: T2, version: 3, revision: 2, enabled_by: null, enabled_revision: null }],
+      audit_log: [
+        expect.objectContaining({ invocation_id: "automation:aut_1#3#o1", kind: "security", event: "automation.held", org_id: "o1", workspace_id: "w1", detail: { automationId: "aut_1", revision: 2 } })
+      ],
+      notifications: [
+        {
+          notification_id: "aut_1:held:2",
+          org_id: "o1",
+          workspace_id: "w1",
+          user_id: "u1",
+          kind: "security",
+          title: "An automation was changed and is disabled until a person enables it: Triage",
+          body: expect.stringContaining("enable it"),
+          subject: { automationId: "aut_1", revision: 2, changedBy: "u2" },
+          created_at: T2,
+          resolved_at: null,
+          deep_link: null,
+          emailed_at: null
+        }
+      ]
     }))
 
   it("records a skipped tick as a skipped run, and the schedule's last tick and active run", () =>

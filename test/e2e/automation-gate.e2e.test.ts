@@ -1,0 +1,156 @@
+/**
+ * The enable gate covers changes (issue 22, finding 1), on a real node over REST and MCP. An Owner's
+ * session enables an `api` automation with a harmless step; the workspace key (a Member, which may
+ * not call `agent.create` itself) rewrites it to call `agent.create` and fires it. The rewrite
+ * disables it until a person enables it, its owner is told, and no agent is created. Enabled again,
+ * a run acts with the rights of the person who enabled the current revision, and a step calling a
+ * capability that needs approval is refused.
+ */
+import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { connectMcp } from "../support/mcp.ts"
+import { addPerson, type Person } from "../support/people.ts"
+import { startTestNode, type TestNode } from "../support/platform.ts"
+import { asPerson, type Caller, ok, overMcp } from "../support/plugins.ts"
+import { call, expectError, type Reply, sleep } from "./client.ts"
+
+const ping = { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
+/** A step creating an agent: what the key may not do itself. */
+const hire = (slug: string) => ({ name: "hire", stepType: "tool", config: { capability: "agent.create", input: { slug, name: `Hired as ${slug}` } } })
+
+describe("the enable gate covers changes (issue 22)", () => {
+  let node: TestNode
+  let owner: Person
+  let member: Person
+  let asOwner: Caller
+  let asMember: Caller
+  let keyMcp: Client
+  const asKey = (capability: string, input: unknown): Promise<Reply> => call(node, capability, input)
+
+  beforeAll(async () => {
+    node = await startTestNode()
+    owner = await addPerson(node, "owner", { org: "owner" })
+    member = await addPerson(node, "member", { org: "member", workspace: "member" })
+    asOwner = await asPerson(node, owner)
+    asMember = await asPerson(node, member)
+    keyMcp = await connectMcp(node.baseUrl, node.bootstrap.workspaceKey, "svc-e2e-automation-gate")
+  }, 60_000)
+
+  afterAll(async () => {
+    await keyMcp?.close()
+    await node?.stop()
+  })
+
+  /** An enabled `api` automation of the Owner's, pinging. */
+  const ownersAutomation = async (name: string) => {
+    const automation = ok(await asOwner("automation.create", { name, trigger: { type: "api" }, steps: [ping], enabled: true }))
+    expect(automation).toMatchObject({ enabled: true, origin: "human" })
+    return automation.automationId as string
+  }
+
+  const noAgent = async (slug: string) => expectError(await asOwner("agent.get", { slug }), 404, "not_found", "agent_not_found")
+
+  /** Fired: the run, once it ended, had one started (so that what it did is there to look for). */
+  const settled = async <F extends Reply | { readonly refused: boolean; readonly body: any }>(fired: F): Promise<F> => {
+    const started = "status" in fired ? fired.status === 200 : !fired.refused
+    if (started) await endedRun(fired.body.runId)
+    return fired
+  }
+
+  /** The run once it ended. */
+  const endedRun = async (runId: string) => {
+    for (let i = 0; i < 300; i++) {
+      const run = ok(await asOwner("automation.get_run", { runId }))
+      if (run.status === "succeeded" || run.status === "failed") return run
+      await sleep(50)
+    }
+    throw new Error(`run ${runId} did not end`)
+  }
+
+  /** The people the run's playbook events (in the audit log) name: whom it acted for. */
+  const actedFor = async (runId: string) => {
+    for (let i = 0; i < 100; i++) {
+      const entries = ok(await asOwner("audit.list", { kind: "playbook", limit: 200 })).entries.filter((e: any) => e.detail?.runId === runId)
+      if (entries.some((e: any) => e.event === "automation_run.succeeded" || e.event === "automation_run.failed")) return [...new Set(entries.map((e: any) => e.userId))]
+      await sleep(50)
+    }
+    throw new Error(`run ${runId} has no end in the audit log`)
+  }
+
+  it("over REST: the key's rewrite answers enabled: false, its trigger is refused, and no agent is created", async () => {
+    const automationId = await ownersAutomation("rewritten over REST")
+    expectError(await asKey("agent.create", { slug: "by-key", name: "by key" }), 403, "forbidden", undefined)
+
+    const rewritten = await asKey("automation.update", { automationId, steps: [hire("rest-rewrite")] })
+    const fired = await settled(await asKey("automation.trigger", { automationId }))
+    await noAgent("rest-rewrite")
+    expect(ok(rewritten)).toMatchObject({ enabled: false, origin: "ai", steps: [hire("rest-rewrite")] })
+    expectError(fired, 409, "conflict", "automation_disabled")
+    expect(ok(await asOwner("automation.get", { automationId }))).toMatchObject({ enabled: false, origin: "ai", recentRuns: [] })
+    // nor does the Owner's own call run what the key wrote
+    expectError(await asOwner("automation.trigger", { automationId }), 409, "conflict", "automation_disabled")
+  })
+
+  it("over MCP: the key's rewrite answers enabled: false, its trigger is refused, and no agent is created", async () => {
+    const automationId = await ownersAutomation("rewritten over MCP")
+    const rewritten = await overMcp(keyMcp, "automation.update", { automationId, steps: [hire("mcp-rewrite")] })
+    const fired = await settled(await overMcp(keyMcp, "automation.trigger", { automationId }))
+    await noAgent("mcp-rewrite")
+    expect(rewritten).toMatchObject({ refused: false, body: { enabled: false, origin: "ai" } })
+    expect(fired).toMatchObject({ refused: true, body: { error: { code: "conflict", reason: "automation_disabled" } } })
+    expect(ok(await asOwner("automation.get", { automationId })).recentRuns).toEqual([])
+  })
+
+  it("records each revision and who enabled it: the key's rewrite is a revision nobody enabled", async () => {
+    const automationId = await ownersAutomation("revisions")
+    expect(ok(await asOwner("automation.get", { automationId }))).toMatchObject({ revision: 1, enabledBy: owner.userId })
+    expect(ok(await asKey("automation.update", { automationId, steps: [ping, { ...ping, name: "twice" }] }))).toMatchObject({ revision: 2, enabledBy: null })
+    expect(ok(await asOwner("automation.enable", { automationId }))).toMatchObject({ revision: 2, enabledBy: owner.userId })
+  })
+
+  it("a rename by the key leaves it enabled: what runs did not change", async () => {
+    const automationId = await ownersAutomation("renamed by the key")
+    expect(ok(await asKey("automation.update", { automationId, name: "renamed" }))).toMatchObject({ enabled: true, revision: 1, enabledBy: owner.userId })
+    expect((await endedRun(ok(await asKey("automation.trigger", { automationId })).runId)).status).toBe("succeeded")
+  })
+
+  it("the owner is told, with a link to the automation, and the audit log names the key that changed it", async () => {
+    const automationId = await ownersAutomation("told about")
+    ok(await asKey("automation.update", { automationId, trigger: { type: "api" }, steps: [ping, hire("told")] }))
+    const { orgSlug, workspaceSlug } = node.bootstrap
+    for (let i = 0; ; i++) {
+      const notice = ok(await asOwner("notifications.list", {})).notifications.find((n: any) => n.subject?.automationId === automationId)
+      if (notice !== undefined) {
+        expect(notice).toMatchObject({ kind: "security", subject: { automationId, revision: 2 }, deepLink: `/${orgSlug}/${workspaceSlug}/automations/${automationId}`, resolvedAt: null })
+        break
+      }
+      if (i > 100) throw new Error("the owner got no notice")
+      await sleep(50)
+    }
+    const held = ok(await asOwner("audit.list", { kind: "security", event: "automation.held" })).entries.filter((e: any) => e.detail?.automationId === automationId)
+    expect(held).toEqual([expect.objectContaining({ principalKind: "key", apiKeyId: expect.stringMatching(/^aky_/), detail: { automationId, revision: 2 } })])
+  })
+
+  it("enabled again by a person (a Member), a run acts as them, and the step needing approval is refused: still no agent", async () => {
+    const automationId = await ownersAutomation("enabled again")
+    ok(await asKey("automation.update", { automationId, steps: [ping, hire("re-enabled")] }))
+    expectError(await asKey("automation.enable", { automationId }), 403, "forbidden", "human_required")
+    expect(ok(await asMember("automation.enable", { automationId }))).toMatchObject({ enabled: true })
+
+    const { runId } = ok(await asMember("automation.trigger", { automationId }))
+    const run = await endedRun(runId)
+    await noAgent("re-enabled")
+    expect(run).toMatchObject({ status: "failed", error: { code: "approval_required", step: "hire" } })
+    expect(run.steps.map((s: any) => [s.name, s.status])).toEqual([["ping", "succeeded"], ["hire", "failed"]])
+    expect(await actedFor(runId)).toEqual([member.userId])
+  })
+
+  it("a person's own rewrite keeps it enabled, and its runs act with that person's rights, not the earlier enabler's", async () => {
+    const automationId = await ownersAutomation("rewritten by a Member")
+    const rewritten = ok(await asMember("automation.update", { automationId, steps: [ping, { ...ping, name: "ping again" }] }))
+    const { runId } = ok(await asOwner("automation.trigger", { automationId }))
+    expect((await endedRun(runId)).status).toBe("succeeded")
+    expect(await actedFor(runId)).toEqual([member.userId])
+    expect(rewritten).toMatchObject({ enabled: true, origin: "human", revision: 2, enabledBy: member.userId })
+  })
+})
