@@ -411,6 +411,25 @@ describe("on one node", () => {
     expect((await d.asOwner("automation.get", { automationId })).body.steps).toEqual([ping()])
   })
 
+  it("the webhook signing secret: shown at creation to its creator, afterwards to Owners and Admins, not to a Member nor a key", async () => {
+    const byKey = created(await d.asKey("automation.create", { name: "secret of a key's", trigger: { type: "api" } }))
+    expect(byKey.webhookSecret).toMatch(/^whsec_/)
+    const member = await addPerson(d.node, "member", { org: "member", workspace: "member" })
+    const admin = await addPerson(d.node, "admin", { org: "member", workspace: "admin" })
+    const place = `/v1/${d.node.bootstrap.orgSlug}/${d.node.bootstrap.workspaceSlug}/automation/get`
+    const asPerson = async (person: Person) => callWithCookie(d.node.baseUrl, (await signIn(d.node.baseUrl, person)).cookie, place, { automationId: byKey.automationId })
+    const byMember = await asPerson(member)
+    expect(byMember.status).toBe(200)
+    expect(byMember.body).not.toHaveProperty("webhookSecret")
+    const byKeyLater = await d.asKey("automation.get", { automationId: byKey.automationId })
+    expect(byKeyLater.status).toBe(200)
+    expect(byKeyLater.body).not.toHaveProperty("webhookSecret")
+    expect(mcpCreated(await overMcp(keyMcp, "automation.get", { automationId: byKey.automationId }))).not.toHaveProperty("webhookSecret")
+    expect((await asPerson(admin)).body.webhookSecret).toBe(byKey.webhookSecret)
+    expect((await d.asOwner("automation.get", { automationId: byKey.automationId })).body.webhookSecret).toBe(byKey.webhookSecret)
+    expect(mcpCreated(await overMcp(ownerMcp, "automation.get", { automationId: byKey.automationId })).webhookSecret).toBe(byKey.webhookSecret)
+  })
+
   it("an organization key neither lists nor reads automations: 403 forbidden (spec 5 rule 3)", async () => {
     const { automationId } = created(await d.asOwner("automation.create", { name: "not the org key's", trigger: { type: "api" } }))
     const orgKey = { key: d.node.bootstrap.orgKey }
