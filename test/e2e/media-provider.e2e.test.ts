@@ -14,6 +14,7 @@ import { encodePng } from "../../src/media/Png.ts"
 import { capability, type Reply } from "../support/http.ts"
 import { enablePacks } from "../support/packs.ts"
 import { ok } from "../support/plugins.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { expectError } from "./client.ts"
 
@@ -61,7 +62,9 @@ beforeAll(async () => {
       openaiApiKey: "sk-images",
       imageModel: "test-image-1",
       visionModel: "test-vision-1"
-    }
+    },
+    // the provider listens on this machine
+    outboundAllow: parseOutboundAllow("127.0.0.1")
   })
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
   asOwner = capability(node.baseUrl, workspaceKey, orgSlug, workspaceSlug)
