@@ -117,3 +117,20 @@ describe("image.analyze with a vision model", () => {
     expectError(await asOwner("image.analyze", { fileId: made.fileId }), 502, "bad_gateway", "image_provider_failed")
   })
 })
+
+describe("an images model on an address the node may not call", () => {
+  it("is refused by the outbound guard without OUTBOUND_ALLOW: 502 image_provider_failed, and the endpoint gets nothing", async () => {
+    const strict = await startTestNode({ assistant: { ...node.config.assistant } })
+    try {
+      await enablePacks(strict, "svc/media-image")
+      const { orgSlug, workspaceSlug, workspaceKey } = strict.bootstrap
+      const before = requests.length
+      const refused = await capability(strict.baseUrl, workspaceKey, orgSlug, workspaceSlug)("image.generate", { prompt: "inside" })
+      expectError(refused, 502, "bad_gateway", "image_provider_failed")
+      expect(refused.body.error.message).toMatch(/is a loopback address/)
+      expect(requests.length).toBe(before)
+    } finally {
+      await strict.stop()
+    }
+  })
+})
