@@ -18,8 +18,8 @@ import {
 } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
 import { Cause, Effect, type Exit } from "effect"
-import { authenticate } from "../src/Auth.ts"
-import { type AnyCapability, Capabilities, invoke } from "../src/Capabilities.ts"
+import { authenticate, type Principal } from "../src/Auth.ts"
+import { type AnyCapability, Capabilities, invocableByCredential, invoke } from "../src/Capabilities.ts"
 import { BadRequest } from "../src/Errors.ts"
 import { isObject, type JsonObject, objectSchemaOf } from "../src/ToolSchemas.ts"
 import { describeFailure, type FailureDescription } from "./errors.ts"
@@ -206,10 +206,17 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
     return errorResult(described)
   }
 
-  const serverFor = (req: HttpRequest, authorization: string, known: ReadonlyMap<string, McpTool>): Server => {
+  /** The tools the credential may call in its own place; the checkpoint still decides each call. */
+  const listTools = async (principal: Principal, known: ReadonlyMap<string, McpTool>) => {
+    const exit = await options.run(invocableByCredential(principal, "mcp"))
+    if (exit._tag === "Failure") throw new McpError(ErrorCode.InternalError, describeFailure(exit.cause).message)
+    const callable = new Set(exit.value.map((c) => c.name))
+    return { tools: [...known.values()].filter((t) => callable.has(t.capability.name)).map((t) => t.tool) }
+  }
+
+  const serverFor = (req: HttpRequest, authorization: string, principal: Principal, known: ReadonlyMap<string, McpTool>): Server => {
     const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS, jsonSchemaValidator: validator })
-    // every MCP tool is listed; the checkpoint refuses, per call, what this credential may not do
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [...known.values()].map((t) => t.tool) }))
+    server.setRequestHandler(ListToolsRequestSchema, () => listTools(principal, known))
     server.setRequestHandler(CallToolRequestSchema, (request) =>
       callTool(req, authorization, known.get(request.params.name), request.params.name, request.params.arguments ?? {})
     )
@@ -241,7 +248,7 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
       throw error
     }
     const known = await loadTools()
-    const server = serverFor(req, authorization!, known)
+    const server = serverFor(req, authorization!, authenticated.value, known)
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,

@@ -161,7 +161,7 @@ if ((${#dependent[@]} > 0)); then
   PIDS+=($!)
   wait_for "the asking model" grep -q '^http' "$WORK/asking-model.log"
   model_url="$(grep -m 1 '^http' "$WORK/asking-model.log")"
-  start_platform asking OPENAI_BASE_URL="$model_url" OPENAI_API_KEY=sk-local \
+  start_platform asking OPENAI_BASE_URL="$model_url" OPENAI_API_KEY=sk-local OUTBOUND_ALLOW=127.0.0.1 \
     MODEL_TIER_FAST=openai:asking MODEL_TIER_BALANCED=openai:asking MODEL_TIER_PRECISE=openai:asking
   log "running the agent-dependent tests against an agent that asks"
   tck "agent-dependent, on an asking agent" "$PROXY_URL" "${dependent[@]}"

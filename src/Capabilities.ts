@@ -21,7 +21,7 @@ import { AuditLog } from "./AuditLog.ts"
 import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "./Auth.ts"
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
 import { bindIdempotencyKey, requestDigest } from "./IdempotencyKeys.ts"
-import { checkEntitlement } from "./packs/Entitlement.ts"
+import { checkEntitlement, entitled, packsOf } from "./packs/Entitlement.ts"
 
 /** `playbook`: an automation's run; it may invoke what the agent surface offers, and what lists it
  * (a turn: `ask_assistant`) (docs/decisions.md). */
@@ -442,11 +442,39 @@ const authorize = (principal: Principal, capability: AnyCapability, place: Resol
         return yield* forbidden("mfa_required", "this organization requires two-factor authentication; set it up to continue")
       }
     }
-    const roles = person ? personRoles(standing) : yield* keyRoles(principal, place, security)
+    const roles = yield* rolesIn(principal, { orgId: place.orgId, workspaceId: place.workspaceId }, security, standing)
     if (!rolesAllow(principal, capability, roles)) {
       return yield* new Forbidden({ message: `this credential (role ${roles.join(", ") || "none"}) may not invoke ${capability.name}` })
     }
     return roles
+  })
+
+/** The roles the caller holds in a place of an organization: a person's live memberships, a key's own role. */
+const rolesIn = (principal: Principal, place: ResolvedPlace & { readonly orgId: string }, security: OrgSecurity, standing: Standing) =>
+  isPerson(principal) ? Effect.succeed(personRoles(standing)) : keyRoles(principal, place, security)
+
+/** The roles a credential holds in its own place (its workspace, or its organization); none without one. */
+const ownRoles = (principal: Principal) => {
+  const { orgId, workspaceId } = principal
+  if (orgId === null) return Effect.succeed<ReadonlyArray<Role>>([])
+  return Effect.flatMap(accessFacts(orgId, workspaceId, principal.attributedTo, principal.sso?.providerId ?? null), ({ security, standing }) =>
+    rolesIn(principal, { orgId, workspaceId }, security, standing))
+}
+
+/**
+ * The capabilities a caller holding `roles` may invoke on `surface`: offered there, claimed by a
+ * pack the organization enabled (`packs`), and admitted by the purpose and role rules (`admits`).
+ * What `access.get` states and MCP's `tools/list` lists.
+ */
+export const invocable = (registry: Registry, principal: Principal, roles: ReadonlyArray<Role>, packs: ReadonlySet<string>, surface: Surface) =>
+  registry.all.filter((c) => offeredOn(c, surface) && entitled(c, packs) && admits(principal, c, roles))
+
+/** `invocable` for a credential in its own place, as it stands now. */
+export const invocableByCredential = (principal: Principal, surface: Surface) =>
+  Effect.gen(function* () {
+    const registry = yield* Capabilities
+    const roles = yield* ownRoles(principal)
+    return invocable(registry, principal, roles, yield* packsOf(principal.orgId), surface)
   })
 
 const personRoles = (standing: Standing): ReadonlyArray<Role> => [

@@ -1,13 +1,16 @@
 /**
  * OpenID Connect relying party for organization SSO: discovery, the authorization request
  * (authorization code + PKCE S256, state and nonce) and the callback (code exchange, id_token
- * validation, claims). A thin layer over openid-client v6; plain async functions.
+ * validation, claims). A thin layer over openid-client v6; plain async functions. Every request
+ * to the provider (discovery, keys, token, userinfo) goes through the fetch it is given: the
+ * outbound guard's (`checkedFetch`), so an issuer on an address the node may not reach is refused.
  *
  * Nothing here logs. Error messages name what failed, never a secret, code, token or verifier.
  */
 import { timingSafeEqual } from "node:crypto"
 import { Schema } from "effect"
 import * as client from "openid-client"
+import { type OutboundFetch, OutboundRefused } from "./Outbound.ts"
 
 /** A discovered provider plus this client's registration at it (client id and secret). */
 export type OidcProvider = client.Configuration
@@ -19,6 +22,8 @@ export interface DiscoverProviderInput {
   readonly clientSecret: string
   /** Timeout for every request made to the provider. Default 10. */
   readonly timeoutSeconds?: number
+  /** Every request to the provider goes through it, then and after (the returned provider keeps it). */
+  readonly fetch: OutboundFetch
 }
 
 export interface StartAuthorizationInput {
@@ -58,7 +63,7 @@ export const DEFAULT_SCOPE = "openid email profile"
 
 /** The provider could not be used: bad issuer URL, unreachable, or its metadata disagrees. */
 export class OidcDiscoveryFailed extends Schema.TaggedError<OidcDiscoveryFailed>()("OidcDiscoveryFailed", {
-  reason: Schema.Literal("invalid_issuer", "insecure_issuer", "invalid_client", "unreachable", "issuer_mismatch", "invalid_metadata"),
+  reason: Schema.Literal("invalid_issuer", "insecure_issuer", "invalid_client", "unreachable", "address_refused", "issuer_mismatch", "invalid_metadata"),
   message: Schema.String
 }) {}
 
@@ -138,9 +143,12 @@ export const discoverProvider = async (input: DiscoverProviderInput): Promise<Oi
   try {
     handle = await client.discovery(url, clientId, { client_secret: clientSecret }, undefined, {
       timeout: input.timeoutSeconds ?? 10,
+      [client.customFetch]: input.fetch,
       ...(insecure ? { execute: [client.allowInsecureRequests] } : {})
     })
   } catch (error) {
+    const cause = (error as { cause?: unknown }).cause
+    if (cause instanceof OutboundRefused) throw discoveryFailed("address_refused", issuer, cause.message)
     const code = errorCode(error)
     if (code === "OAUTH_JSON_ATTRIBUTE_COMPARISON_FAILED") {
       throw discoveryFailed("issuer_mismatch", issuer, "the discovery document names a different issuer")
@@ -152,7 +160,6 @@ export const discoverProvider = async (input: DiscoverProviderInput): Promise<Oi
       const status = (error as { cause?: { status?: unknown } }).cause?.status
       throw discoveryFailed("unreachable", issuer, `no discovery document (HTTP ${typeof status === "number" ? status : "error"})`)
     }
-    const cause = (error as { cause?: unknown }).cause
     const underlying = cause instanceof Error ? `: ${cause.message}` : ""
     throw discoveryFailed("unreachable", issuer, `${errorMessage(error)}${underlying}`)
   }
@@ -176,6 +183,7 @@ export const discoverProvider = async (input: DiscoverProviderInput): Promise<Oi
   }
   const configured = new client.Configuration(metadata, clientId, { client_secret: clientSecret }, auth)
   configured.timeout = input.timeoutSeconds ?? 10
+  configured[client.customFetch] = input.fetch
   if (insecure) client.allowInsecureRequests(configured)
   return configured
 }

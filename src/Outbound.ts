@@ -3,13 +3,17 @@
  * webhook step, a marketplace plugin) goes through `request`, which resolves the host, refuses it
  * when any of its addresses lies in a range the node must not reach on a user's behalf (loopback,
  * private, link-local, cloud metadata, ...) unless the operator allowed it (`OUTBOUND_ALLOW`), and
- * then connects to the addresses it checked, never to a second DNS answer (rebinding).
+ * then connects to the addresses it checked, never to a second DNS answer (rebinding). Clients that
+ * take a fetch (the model providers, OpenID Connect, MCP) are given `checkedFetch`, the same guard
+ * with an answer that streams. Neither follows a redirect: a 3xx is the answer, so no redirect
+ * leads where the check did not look.
  */
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Context, Duration, Effect, Either, Layer, Schema } from "effect"
 import { lookup as dnsLookup } from "node:dns/promises"
 import * as http from "node:http"
 import * as https from "node:https"
 import { BlockList, isIP, type LookupFunction } from "node:net"
+import { Readable } from "node:stream"
 
 // ---------------------------------------------------------------------------------------------
 // The address check (pure)
@@ -265,13 +269,30 @@ export const check = (url: string): Effect.Effect<CheckedTarget, OutboundRefused
             catch: (error) => new OutboundConnectionFailed({ url: shown, code: errorCode(error), message: `'${host}' did not resolve` })
           })
     if (addresses.length === 0) return yield* new OutboundConnectionFailed({ url: shown, message: `'${host}' resolved to no address` })
-    for (const { address } of addresses) {
-      const range = refusedRange(address)
-      if (range !== undefined && !policy.allowance.allows(host, address, range)) {
-        return yield* new OutboundRefused({ url: shown, host, address, reason: range })
-      }
-    }
+    for (const { address } of addresses) yield* checkAddress(policy, shown, host, address)
     return { url: parsed, addresses }
+  })
+
+const checkAddress = (policy: OutboundPolicyService, shown: string, host: string, address: string) => {
+  const range = refusedRange(address)
+  return range !== undefined && !policy.allowance.allows(host, address, range)
+    ? Effect.fail(new OutboundRefused({ url: shown, host, address, reason: range }))
+    : Effect.void
+}
+
+/**
+ * What can be told of a URL before any call, without asking DNS: an http(s) URL whose host, when
+ * it is an IP address, the policy lets through. For refusing a bad address when it is saved; the
+ * call itself still passes `check`.
+ */
+export const checkLiteral = (url: string): Effect.Effect<void, OutboundRefused, OutboundPolicy> =>
+  Effect.gen(function* () {
+    const shown = shownUrl(url)
+    if (!URL.canParse(url)) return yield* new OutboundRefused({ url: shown, host: "", reason: "invalid_url" })
+    const parsed = new URL(url)
+    const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1")
+    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return yield* new OutboundRefused({ url: shown, host, reason: "scheme" })
+    if (isIP(host) !== 0) yield* checkAddress(yield* OutboundPolicy, shown, host, host)
   })
 
 /** A `lookup` that answers with the checked addresses only: the connection goes where the check looked. */
@@ -351,3 +372,46 @@ export const request = (outbound: OutboundRequest): Effect.Effect<OutboundRespon
     Effect.flatMap((target) => send(target, outbound)),
     Effect.timeoutFail({ duration: Duration.millis(outbound.timeoutMs), onTimeout: () => new OutboundTimeout({ url: shownUrl(outbound.url), timeoutMs: outbound.timeoutMs }) })
   )
+
+// ---------------------------------------------------------------------------------------------
+// The checked fetch: for clients that take one, with an answer that streams
+
+/** What clients take as their `fetch` (the `ai` SDK's providers, openid-client, the MCP SDK). */
+export type OutboundFetch = (input: string | URL | Request, init?: RequestInit) => Promise<Response>
+
+const headersOf = (message: http.IncomingMessage): Headers => {
+  const headers = new Headers()
+  for (let i = 0; i + 1 < message.rawHeaders.length; i += 2) headers.append(message.rawHeaders[i], message.rawHeaders[i + 1])
+  return headers
+}
+
+/**
+ * A fetch through the policy: each request passes `check` (a refused address rejects it with the
+ * `OutboundRefused`) and connects to the addresses it checked; the answer's body streams (a model's
+ * tokens, an SSE stream) until it ends or the request's signal aborts it. A redirect is the answer.
+ */
+export const checkedFetch = (policy: OutboundPolicyService): OutboundFetch => async (input, init) => {
+  const request = new Request(input, init)
+  const checked = await Effect.runPromise(Effect.either(Effect.provideService(check(request.url), OutboundPolicy, policy)))
+  if (Either.isLeft(checked)) throw checked.left
+  const target = checked.right
+  const headers = Object.fromEntries(request.headers)
+  const body = request.body === null ? undefined : Buffer.from(await request.arrayBuffer())
+  if (body !== undefined) headers["content-length"] = String(body.length)
+  const client = target.url.protocol === "https:" ? https : http
+  return new Promise<Response>((resolve, reject) => {
+    // agent false: a fresh connection each time, as a pooled one may lead where an earlier check looked
+    const options = { method: request.method, headers, lookup: pinnedLookup(target.addresses), agent: false, signal: request.signal }
+    const outgoing = client.request(target.url, options, (incoming) => {
+      const status = incoming.statusCode ?? 0
+      const noBody = status === 204 || status === 304 || request.method === "HEAD"
+      if (noBody) incoming.resume()
+      resolve(new Response(noBody ? null : (Readable.toWeb(incoming) as ReadableStream), { status, statusText: incoming.statusMessage, headers: headersOf(incoming) }))
+    })
+    outgoing.on("error", reject)
+    outgoing.end(body)
+  })
+}
+
+/** The fetch of this node's policy. */
+export const nodeFetch = Effect.map(OutboundPolicy, checkedFetch)

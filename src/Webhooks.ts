@@ -92,7 +92,7 @@ export interface WebhookDelivery {
   readonly url: string
   /** POST unless named. */
   readonly method?: string
-  /** Further headers; the signature's and `content-type` are the sender's own and win. */
+  /** Further headers; the signature's and `content-type` are the sender's own and win; `refusedHeader`s are dropped. */
   readonly headers?: Readonly<Record<string, string>>
   /** Sent as JSON. */
   readonly body: unknown
@@ -123,12 +123,29 @@ const readBody = (response: Outbound.OutboundResponse): unknown => {
 
 const signatureHeaders = new Set(["webhook-id", "webhook-timestamp", "webhook-signature", "content-type"])
 
+/** Headers of the connection and the message's framing: the transport writes them, no caller. */
+const transportHeaders = new Set(["host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te", "trailer", "proxy-connection"])
+
+/**
+ * Why a caller may not set this header on a delivery, or undefined when it may: one that frames
+ * the request or names the connection (a declared length that is not the body's desynchronizes
+ * the receiver's reading of the stream), or one a proxy writes to say whom it forwards for
+ * (`Forwarded`, `X-Forwarded-*`, `X-Real-IP`), which a receiver may trust.
+ */
+export const refusedHeader = (name: string): string | undefined => {
+  const lower = name.trim().toLowerCase()
+  if (transportHeaders.has(lower)) return `${name} is written by the transport`
+  if (lower === "forwarded" || lower === "x-real-ip" || lower.startsWith("x-forwarded-")) return `${name} is a proxy's to write`
+  return undefined
+}
+
 /** Signs and sends one attempt of a delivery, through the outbound guard; a 2xx answer is its success. */
 export const sendWebhook = (delivery: WebhookDelivery): Effect.Effect<WebhookResponse, WebhookError, Outbound.OutboundPolicy> =>
   Effect.gen(function* () {
     const body = JSON.stringify(delivery.body) ?? "null"
     const timestamp = Math.floor((yield* Clock.currentTimeMillis) / 1000)
-    const callerHeaders = Object.entries(delivery.headers ?? {}).filter(([name]) => !signatureHeaders.has(name.toLowerCase()))
+    // a step saved before `refusedHeader` was checked at create and update still sends none of them
+    const callerHeaders = Object.entries(delivery.headers ?? {}).filter(([name]) => !signatureHeaders.has(name.toLowerCase()) && refusedHeader(name) === undefined)
     const response = yield* Outbound.request({
       url: delivery.url,
       method: delivery.method ?? "POST",

@@ -11,6 +11,7 @@ import type { Db, DbError } from "../../streams/Db.ts"
 import type { AccessCache } from "../AccessCache.ts"
 import { Capabilities } from "../Capabilities.ts"
 import { BadRequest } from "../Errors.ts"
+import { refusedHeader } from "../Webhooks.ts"
 
 /** Steps a playbook holds at most. */
 export const MAX_STEPS = 50
@@ -84,7 +85,8 @@ export interface StepChecks {
 /**
  * Checks a playbook: names unique, each config of its type's shape, a tool step's capability one
  * the playbook surface offers, an agent step's agent deployed in the workspace, a condition's tree
- * and its `else` a later step. 400 with the reason naming what is wrong.
+ * and its `else` a later step, a webhook's URL http(s) and none of its headers one the transport or
+ * a proxy writes (`refusedHeader`). 400 with the reason naming what is wrong.
  */
 export const checkSteps = (steps: ReadonlyArray<Step>, checks: StepChecks) =>
   Effect.gen(function* () {
@@ -123,6 +125,10 @@ export const checkSteps = (steps: ReadonlyArray<Step>, checks: StepChecks) =>
           const url = URL.canParse(config.url as string) ? new URL(config.url as string) : undefined
           if (url === undefined || (url.protocol !== "http:" && url.protocol !== "https:")) {
             return yield* invalidStep(step, "url must be an absolute http or https URL")
+          }
+          for (const name of Object.keys((config.headers as Record<string, string> | undefined) ?? {})) {
+            const refused = refusedHeader(name)
+            if (refused !== undefined) return yield* invalidStep(step, `header ${refused}; a step may not set it`)
           }
           break
         }

@@ -34,6 +34,8 @@ import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 // spec 5 rule 3: an organization key reads no runs, so no `org:member` here
 const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
 const writers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
+/** Who reads a webhook signing secret after its creation: no key holds these roles (spec 5 rule 4). */
+const secretKeepers: ReadonlyArray<Role> = ["org:owner", "workspace:admin"]
 
 const common = { scope: "workspace", surfaces: ["api", "mcp", "agent"], claimedBy: "builtin", destructive: false, needsApproval: false } as const
 const reads = { ...common, roles: readers, mutating: false, sensitivity: "low" } as const
@@ -310,7 +312,7 @@ export const getAutomation = defineCapability({
   input: AutomationRef,
   output: Schema.Struct({
     ...Automation.fields,
-    /** Shown to those who may change the automation (its receivers' secret), not to viewers. */
+    /** The receivers' secret: shown to Owners and Admins only (its creator saw it at creation). */
     webhookSecret: Schema.optional(Schema.String),
     recentRuns: Schema.Array(Run)
   }),
@@ -321,8 +323,8 @@ export const getAutomation = defineCapability({
       const runs = yield* query("recent runs", () => db.sql`
         select * from ${db.table("automation_runs")} where automation_id = ${automationId}
         order by created_at desc, run_id desc limit ${RECENT_RUNS}`)
-      const writer = invocation.roles.some((role) => writers.includes(role))
-      return { ...automation, ...(writer ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: runs.map(toRun) }
+      const keeper = invocation.roles.some((role) => secretKeepers.includes(role))
+      return { ...automation, ...(keeper ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: runs.map(toRun) }
     })
 })
 

@@ -2,12 +2,14 @@
  * `codegraph.search`: asks the code graph service named by `CODEGRAPH_URL` for the code that
  * matches a query. The service is outside this platform; its protocol is one call, `POST
  * <url>/search` with `{query, limit}`, answering `{results: [{path, symbol?, line?, snippet?}]}`.
- * Not set up, not answering, or answering something else: `CodegraphUnavailable`, which ends an
- * assistant turn with `codegraph_unavailable` (spec 7.2).
+ * Called through the outbound guard, so a service on loopback or a private address needs
+ * `OUTBOUND_ALLOW`. Not set up, not answering (or refused), or answering something else:
+ * `CodegraphUnavailable`, which ends an assistant turn with `codegraph_unavailable` (spec 7.2).
  */
 import { Effect, Schema } from "effect"
 import { AssistantSettings } from "../assistant/Settings.ts"
 import { type AnyCapability, defineCapability, type Role } from "../Capabilities.ts"
+import { nodeFetch } from "../Outbound.ts"
 
 export class CodegraphUnavailable extends Schema.TaggedError<CodegraphUnavailable>()("CodegraphUnavailable", {
   message: Schema.String
@@ -47,6 +49,7 @@ export const searchCodegraph = defineCapability({
     Effect.gen(function* () {
       const { codegraphUrl } = yield* AssistantSettings
       if (codegraphUrl === undefined) return yield* new CodegraphUnavailable({ message: "no code graph service is set up (CODEGRAPH_URL)" })
+      const fetch = yield* nodeFetch
       const response = yield* Effect.tryPromise({
         try: (signal) =>
           fetch(`${codegraphUrl.replace(/\/+$/, "")}/search`, {

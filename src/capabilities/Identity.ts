@@ -3,9 +3,9 @@
  * workspace.
  */
 import { Effect, Schema } from "effect"
-import { admits, type AnyCapability, Capabilities, defineCapability, offeredOn, type Role } from "../Capabilities.ts"
+import { type AnyCapability, Capabilities, defineCapability, invocable, type Role } from "../Capabilities.ts"
 import { Unauthorized } from "../Errors.ts"
-import { entitled, packsOf } from "../packs/Entitlement.ts"
+import { packsOf } from "../packs/Entitlement.ts"
 
 export const whoami = defineCapability({
   name: "auth.whoami",
@@ -68,8 +68,8 @@ export const getAccess = defineCapability({
       const registry = yield* Capabilities
       const packs = yield* packsOf(invocation.orgId)
       // the roles resolved for this workspace are the ones any capability acting here (or on its organization) is resolved with
-      const capabilities = registry.all
-        .filter((c) => c.scope !== "principal" && offeredOn(c, "api") && entitled(c, packs) && admits(invocation.principal, c, invocation.roles))
+      const capabilities = invocable(registry, invocation.principal, invocation.roles, packs, "api")
+        .filter((c) => c.scope !== "principal")
         .map((c) => c.name)
         .sort()
       return {

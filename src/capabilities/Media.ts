@@ -15,6 +15,7 @@ import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { AssistantSettings } from "../assistant/Settings.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { NotFound } from "../Errors.ts"
+import { nodeFetch } from "../Outbound.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { decodePng, dominantColours, renderPromptPng } from "../media/Png.ts"
 import { dimensionsOf, formatOf } from "../media/ImageInfo.ts"
@@ -111,11 +112,16 @@ export const generateSvg = defineCapability({
 const ImageInput = Schema.Struct({ prompt: Prompt, width: Schema.optional(Side), height: Schema.optional(Side) })
 const ImageOutput = Schema.Struct({ ...GeneratedFile.fields, width: Schema.Number, height: Schema.Number })
 
+/** The operator's OpenAI-compatible endpoint, called through the outbound guard. */
+const operatorProvider = Effect.gen(function* () {
+  const settings = yield* AssistantSettings
+  return createOpenAICompatible({ name: "openai", baseURL: settings.openaiBaseUrl, apiKey: settings.openaiApiKey, fetch: yield* nodeFetch })
+})
+
 /** The configured model's image of the prompt: its bytes and type as the endpoint answered them. */
 const imageFromModel = (modelId: string, prompt: string, width: number, height: number) =>
   Effect.gen(function* () {
-    const settings = yield* AssistantSettings
-    const model = createOpenAICompatible({ name: "openai", baseURL: settings.openaiBaseUrl, apiKey: settings.openaiApiKey }).imageModel(modelId)
+    const model = (yield* operatorProvider).imageModel(modelId)
     const { image } = yield* Effect.tryPromise({
       try: (signal) => generateWithModel({ model, prompt, n: 1, size: `${width}x${height}`, maxRetries: 0, abortSignal: signal }),
       catch: (e) => new ImageProviderFailed({ message: `the images model ${modelId} gave no image: ${e instanceof Error ? e.message : String(e)}` })
@@ -181,8 +187,7 @@ const DESCRIBE_PROMPT = "Describe what this image shows in two or three sentence
 /** What the configured vision model sees in the image (one call, no tools). */
 const describeWithModel = (modelId: string, bytes: Uint8Array, mediaType: string) =>
   Effect.gen(function* () {
-    const settings = yield* AssistantSettings
-    const model = createOpenAICompatible({ name: "openai", baseURL: settings.openaiBaseUrl, apiKey: settings.openaiApiKey }).chatModel(modelId)
+    const model = (yield* operatorProvider).chatModel(modelId)
     const { text } = yield* Effect.tryPromise({
       try: (signal) =>
         generateText({

@@ -16,6 +16,7 @@ import { AssistantSettings } from "../assistant/Settings.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { BadRequest } from "../Errors.ts"
+import { checkLiteral } from "../Outbound.ts"
 import { PlatformSecrets } from "../Secrets.ts"
 
 const OWNER: ReadonlyArray<Role> = ["org:owner"]
@@ -148,7 +149,7 @@ export const setModelKey = defineCapability({
   ...ownerWrites,
   name: "org.model_key.set",
   description:
-    "Set the organization's own key for a model family (openai: any OpenAI-compatible endpoint at baseUrl, default OpenAI's API; anthropic). Tiers without sharedKey pay with it. models, when given, are the only models it may run. The key is stored sealed and never shown again.",
+    "Set the organization's own key for a model family (openai: any OpenAI-compatible endpoint at baseUrl, default OpenAI's API; anthropic). Tiers without sharedKey pay with it. models, when given, are the only models it may run. The key is stored sealed and never shown again. A baseUrl on a loopback or private address is refused unless the operator allowed it.",
   input: Schema.Struct({
     family: KeyFamily,
     apiKey: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(4096)),
@@ -161,6 +162,10 @@ export const setModelKey = defineCapability({
       const host = yield* ActorHost
       const secrets = yield* PlatformSecrets
       const orgId = orgOf(invocation)
+      if (input.baseUrl !== undefined) {
+        // a loopback or private address written as such is refused now; a host name is checked at each call
+        yield* checkLiteral(input.baseUrl).pipe(Effect.mapError((refused) => new BadRequest({ reason: "invalid_input", message: `baseUrl: ${refused.message}` })))
+      }
       const models = input.models === undefined ? null : yield* restriction(input.family, input.models)
       const command = new SetModelKey({
         orgId,

@@ -15,6 +15,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { discoverProvider, OidcDiscoveryFailed } from "../Oidc.ts"
+import { nodeFetch } from "../Outbound.ts"
 import { PlatformSecrets } from "../Secrets.ts"
 
 /** The platform's public base URL (`AppConfig.baseUrl`), e.g. `https://svc.example.com`. */
@@ -108,8 +109,9 @@ export const discoverSsoProvider = (provider: { readonly issuer: string; readonl
         message: `the client secret of ${provider.issuer} cannot be opened with this platform key; register the provider again`
       })
     }
+    const fetch = yield* nodeFetch
     return yield* Effect.tryPromise({
-      try: () => discoverProvider({ issuer: provider.issuer, clientId: provider.clientId, clientSecret }),
+      try: () => discoverProvider({ issuer: provider.issuer, clientId: provider.clientId, clientSecret, fetch }),
       catch: (error) =>
         error instanceof OidcDiscoveryFailed
           ? error

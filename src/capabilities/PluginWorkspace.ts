@@ -15,7 +15,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
 import { connectHeaders } from "../marketplace/Credentials.ts"
 import { listTools, McpOAuthRequired } from "../marketplace/McpConnect.ts"
-import { nodeOutboundFetch } from "../marketplace/McpFetch.ts"
+import { nodeFetch } from "../Outbound.ts"
 import { type Listing, ListingId, listingOfState, readListing, workspaceWrites } from "./PluginListings.ts"
 
 const common = { ...workspaceWrites, surfaces: ["api", "mcp"], sensitivity: "medium" } as const
@@ -52,7 +52,7 @@ const installOf = (state: ListingState, workspaceId: string): WorkspaceInstall =
 const checkHealth = (invocation: Invocation, listing: Listing) =>
   Effect.gen(function* () {
     const workspaceId = invocation.workspaceId!
-    const fetch = yield* nodeOutboundFetch
+    const fetch = yield* nodeFetch
     // what the server (or a missing credential) caused is its health; the platform's own failures are not
     const found = yield* Effect.flatMap(connectHeaders(workspaceId, listing), (headers) =>
       listTools({ endpointUrl: listing.endpointUrl!, transport: listing.transport!, headers }, fetch)

@@ -4,7 +4,7 @@
  * dynamic registration when the server offers it, else the admin's client credentials, (c) the
  * authorization code with PKCE S256 (the state bound to the person, listing and workspace, single
  * use, short-lived), (d) the token exchange, (e) refresh, (f) re-authentication from (c) with the
- * stored client id. Every request goes through the outbound guard (McpFetch.ts); every secret (the
+ * stored client id. Every request goes through the outbound guard (`checkedFetch`, src/Outbound.ts); every secret (the
  * verifier, the client secret, the tokens) is sealed before it reaches a command.
  */
 import {
@@ -30,7 +30,7 @@ import { SecretShownOnce } from "../Errors.ts"
 import { OAuthStateInvalid } from "../../actors/credential/errors.ts"
 import { credentialIdOf, readCredential, sealContext } from "./Credentials.ts"
 import { Envelope } from "./Envelope.ts"
-import { nodeOutboundFetch } from "./McpFetch.ts"
+import { nodeFetch } from "../Outbound.ts"
 
 /** Spec 4.5's callback path. */
 export const OAUTH_CALLBACK_PATH = "/api/v1/plugins/oauth/callback"
@@ -138,7 +138,7 @@ const storedClient = (workspaceId: string, listingId: string) =>
  */
 export const beginAuthorization = (request: AuthorizationRequest) =>
   Effect.gen(function* () {
-    const fetch = yield* nodeOutboundFetch
+    const fetch = yield* nodeFetch
     const { listing, workspaceId } = request
     const credentialId = credentialIdOf(workspaceId, listing.listingId)
     const redirectUri = new URL(OAUTH_CALLBACK_PATH, yield* PublicUrl).href
@@ -254,7 +254,7 @@ export const completeAuthorization = (request: CallbackRequest) =>
     })
     if (request.error !== undefined || request.code === undefined) return yield* new OAuthDenied({ error: request.error ?? "no_code" })
     const pending: PendingAuthorization = consumed.state._tag === "Live" && consumed.state.pending !== null ? consumed.state.pending : yield* new OAuthStateInvalid({ credentialId, why: "unknown" })
-    const fetch = yield* nodeOutboundFetch
+    const fetch = yield* nodeFetch
     const { authorizationServerUrl, resource } = pending.origin
     const metadata = yield* authorizationServerMetadata(authorizationServerUrl, fetch)
     const codeVerifier = yield* (yield* Envelope).open(pending.codeVerifier.ciphertext, pending.codeVerifier.keyId, sealContext(credentialId, "code_verifier"))
@@ -293,7 +293,7 @@ export const refreshCredential = (credential: { readonly workspaceId: string; re
     const credentialId = row.credential_id as string
     const keyId = row.token_kms_key_id as string | null
     const origin = row.oauth as OAuthOrigin
-    const fetch = yield* nodeOutboundFetch
+    const fetch = yield* nodeFetch
     const metadata = yield* authorizationServerMetadata(origin.authorizationServerUrl, fetch)
     const clientSecret = row.oauth_client_secret_enc === null || keyId === null ? null : { ciphertext: row.oauth_client_secret_enc as string, keyId }
     const client = yield* clientInformation(credentialId, row.oauth_client_id, clientSecret)

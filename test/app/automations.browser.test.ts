@@ -14,6 +14,7 @@ import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from
 import { type OpenAiServer, startOpenAiServer } from "../support/openaiServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { asPerson, ok, runWaitingOnPerson } from "../support/plugins.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call } from "../e2e/client.ts"
 
@@ -32,7 +33,9 @@ beforeAll(async () => {
       openaiBaseUrl: model.url,
       openaiApiKey: "sk-test",
       operatorTiers: { fast: "openai:gpt-4o-mini", balanced: "openai:gpt-5-test", precise: "openai:o3" }
-    }
+    },
+    // the model server listens on this machine
+    outboundAllow: parseOutboundAllow("127.0.0.1")
   })
   browser = await launchBrowser()
   owner = await addPerson(node, "automator", { org: "owner" })

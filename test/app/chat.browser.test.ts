@@ -14,6 +14,7 @@ import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from
 import { type OpenAiServer, type RecordedRequest, startOpenAiServer } from "../support/openaiServer.ts"
 import { postJson } from "../support/chat.ts"
 import { addPerson, type Person, signIn } from "../support/people.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call } from "../e2e/client.ts"
 
@@ -33,7 +34,9 @@ beforeAll(async () => {
       openaiApiKey: "sk-test",
       operatorTiers: { fast: "openai:gpt-5-test", balanced: "offline:balanced", precise: "offline:precise" },
       defaultTier: "balanced"
-    }
+    },
+    // the model server listens on this machine
+    outboundAllow: parseOutboundAllow("127.0.0.1")
   })
   browser = await launchBrowser()
   person = await addPerson(node, "chatter", { org: "member", workspace: "member" })

@@ -11,6 +11,7 @@ import { launchBrowser, newContext, watchForPageErrors } from "../support/browse
 import { startOidcServer, type OidcServer } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { asPerson, ok } from "../support/plugins.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
 
 const CLIENT_ID = "svc-acme-app"
@@ -23,7 +24,8 @@ let dana: Person
 
 beforeAll(async () => {
   const port = await freePort()
-  node = await startTestNode({ port, baseUrl: `http://127.0.0.1:${port}` })
+  // the identity provider listens on this machine
+  node = await startTestNode({ port, baseUrl: `http://127.0.0.1:${port}`, outboundAllow: parseOutboundAllow("127.0.0.1") })
   const olga = await addPerson(node, "olga", { org: "owner" })
   dana = await addPerson(node, "dana", { org: "member", workspace: "member" })
   oidc = await startOidcServer({

@@ -19,12 +19,15 @@ import type { Effort } from "../../src/assistant/models/ids.ts"
 import { type ResolvedModel, resolveTurnModel, type TurnModelRequest } from "../../src/assistant/models/resolve.ts"
 import type { AssistantSettings } from "../../src/assistant/Settings.ts"
 import { loadConfig } from "../../src/Config.ts"
+import { type OutboundPolicy, parseOutboundAllow } from "../../src/Outbound.ts"
 import type { Db } from "../../streams/Db.ts"
 import type { PlatformSecrets } from "../../src/Secrets.ts"
 import type { ActorHost } from "../../streams/ActorHost.ts"
 import { eventsOf } from "../e2e/client.ts"
+import { streamChat } from "../support/chat.ts"
+import { connectMcp } from "../support/mcp.ts"
 import { startOpenAiServer, type OpenAiServer } from "../support/openaiServer.ts"
-import { addPerson, callWithCookie, signIn } from "../support/people.ts"
+import { addPerson, callWithCookie, cliLogin, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
 const OPERATOR_KEY = "sk-operator-0123456789abcdef"
@@ -32,7 +35,7 @@ const ORG_KEY = "sk-organization-0123456789wxyz"
 
 let node: TestNode
 let server: OpenAiServer
-let run: <A, E>(effect: Effect.Effect<A, E, Db | ActorHost | AssistantSettings | PlatformSecrets>) => Promise<A>
+let run: <A, E>(effect: Effect.Effect<A, E, Db | ActorHost | AssistantSettings | PlatformSecrets | OutboundPolicy>) => Promise<A>
 let owner: { userId: string; cookie: string }
 let member: { userId: string; cookie: string }
 
@@ -46,9 +49,11 @@ beforeAll(async () => {
       defaultTier: "fast",
       openaiBaseUrl: server.url,
       openaiApiKey: OPERATOR_KEY
-    }
+    },
+    // the local chat-completions server listens there
+    outboundAllow: parseOutboundAllow("127.0.0.1")
   })
-  run = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | ActorHost | AssistantSettings | PlatformSecrets>)
+  run = Runtime.runPromise(node.runtime as Runtime.Runtime<Db | ActorHost | AssistantSettings | PlatformSecrets | OutboundPolicy>)
   const olivia = await addPerson(node, "olivia")
   const mark = await addPerson(node, "mark")
   owner = { userId: olivia.userId, cookie: (await signIn(node.baseUrl, olivia)).cookie }
@@ -198,6 +203,19 @@ describe("the capabilities", () => {
     expect({ status: archived.status, reason: archived.body.error.reason }).toEqual({ status: 409, reason: "model_tier_archived" })
     const restricted = await org.call("org.model_key.set", { family: "openai", apiKey: ORG_KEY, models: ["anthropic:claude-opus-4-5"] })
     expect({ status: restricted.status, reason: restricted.body.error.reason }).toEqual({ status: 400, reason: "invalid_input" })
+  })
+
+  it("refuse a baseUrl on an address the node may not call (metadata, private, loopback not on OUTBOUND_ALLOW); a host name is checked at each call", async () => {
+    const org = await newOrg()
+    for (const baseUrl of ["http://169.254.169.254/v1", "http://10.0.0.5/v1", "https://[fd00::1]/v1", "http://[::1]:8080/v1"]) {
+      const refused = await org.call("org.model_key.set", { family: "openai", apiKey: ORG_KEY, baseUrl })
+      expect({ status: refused.status, code: refused.body.error?.code, reason: refused.body.error?.reason }, baseUrl).toEqual({ status: 400, code: "bad_request", reason: "invalid_input" })
+      expect(refused.body.error.message).toMatch(/^baseUrl: refused to call .* is a (metadata|private|loopback) address/)
+    }
+    expect((await org.ok("org.model_tier.list", {})).keys).toEqual([])
+    // this node allows 127.0.0.1, so its local server may be the key's endpoint
+    expect((await org.ok("org.model_key.set", { family: "openai", apiKey: ORG_KEY, baseUrl: server.url })).baseUrl).toBe(server.url)
+    expect((await org.ok("org.model_key.set", { family: "openai", apiKey: ORG_KEY, baseUrl: "https://llm.example.com/v1" })).baseUrl).toBe("https://llm.example.com/v1")
   })
 
   it("are the Owner's alone", async () => {
@@ -352,5 +370,62 @@ describe("the OpenAI-compatible adapter against a chat-completions server", () =
     let error: unknown
     for await (const part of result.fullStream) if (part.type === "error") error = part.error
     expect(classifyModelError(error, "operator").code).toBe("platform_provider_balance")
+  })
+})
+
+describe("a node that allows no private address (no OUTBOUND_ALLOW)", () => {
+  let strict: TestNode
+  let ownerCookie: string
+  let ownerLogin: string
+
+  beforeAll(async () => {
+    strict = await startTestNode({
+      assistant: { ...loadConfig({}).assistant, operatorTiers: { fast: "offline:fast", balanced: "openai:gpt-5-mini", precise: "offline:precise" }, openaiBaseUrl: server.url, openaiApiKey: OPERATOR_KEY }
+    })
+    const olivia = await addPerson(strict, "olivia", { org: "owner" })
+    ownerCookie = (await signIn(strict.baseUrl, olivia)).cookie
+    ownerLogin = await cliLogin(strict, olivia)
+  })
+
+  afterAll(async () => {
+    await strict?.stop()
+  })
+
+  const asOwner = (capability: string, input: unknown) =>
+    callWithCookie(strict.baseUrl, ownerCookie, `/v1/${strict.bootstrap.orgSlug}/${strict.bootstrap.workspaceSlug}/${capability.replaceAll(".", "/")}`, input)
+
+  it("refuses a loopback baseUrl when it is set, over REST and MCP", async () => {
+    const input = { family: "openai", apiKey: ORG_KEY, baseUrl: server.url }
+    const rest = await asOwner("org.model_key.set", input)
+    expect(rest.status).toBe(400)
+    expect(rest.body.error).toMatchObject({ code: "bad_request", reason: "invalid_input", message: expect.stringMatching(/127\.0\.0\.1 is a loopback address; the operator may allow it with OUTBOUND_ALLOW/) })
+    const mcp = await connectMcp(strict.baseUrl, ownerLogin, "svc-models-test")
+    try {
+      const result = (await mcp.callTool({ name: "org.model_key.set", arguments: input })) as { isError?: boolean; content: Array<{ text: string }> }
+      expect(result.isError).toBe(true)
+      expect(JSON.parse(result.content[0].text)).toEqual(rest.body)
+    } finally {
+      await mcp.close()
+    }
+  })
+
+  it("a member's turn on a tier whose key's endpoint resolves to loopback never reaches it: the model call is refused in the stream", async () => {
+    const port = new URL(server.url).port
+    const set = await asOwner("org.model_key.set", { family: "openai", apiKey: ORG_KEY, baseUrl: `http://localhost:${port}/v1` })
+    expect(set.status, JSON.stringify(set.body)).toBe(200)
+    expect((await asOwner("org.model_tier.set", { slug: "own", model: "openai:gpt-4o", sharedKey: false })).status).toBe(200)
+    const before = server.requests.length
+    // the workspace key: a Member
+    const turn = await streamChat(strict, { content: "what is my system prompt?", tier: "own" })
+    expect(turn.status).toBe(200)
+    expect(turn.events.find((e) => e.type === "error")).toMatchObject({ code: "model_call_failed", message: "the model provider's address is refused (loopback)" })
+    expect(server.requests.length).toBe(before)
+  })
+
+  it("the operator's own endpoint on loopback is refused alike until OUTBOUND_ALLOW names it", async () => {
+    const before = server.requests.length
+    const turn = await streamChat(strict, { content: "hello", tier: "balanced" })
+    expect(turn.events.find((e) => e.type === "error")).toMatchObject({ code: "model_call_failed", message: "the model provider's address is refused (loopback)" })
+    expect(server.requests.length).toBe(before)
   })
 })

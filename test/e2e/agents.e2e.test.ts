@@ -19,6 +19,7 @@ import { auditRows } from "../support/audit.ts"
 import { type OpenAiServer, type RecordedRequest, startOpenAiServer } from "../support/openaiServer.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { addPerson, cliLogin, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, expectError, type Reply } from "./client.ts"
 
@@ -60,7 +61,9 @@ beforeAll(async () => {
       openaiApiKey: "sk-test",
       operatorTiers: { fast: "openai:gpt-4o-mini", balanced: "openai:gpt-5-test", precise: "openai:o3" },
       chatRateLimitPerMinute: 100_000
-    }
+    },
+    // the model server listens on this machine
+    outboundAllow: parseOutboundAllow("127.0.0.1")
   })
   owner = await addPerson(node, "owner", { org: "owner" })
   ownerCookie = (await signIn(node.baseUrl, owner)).cookie

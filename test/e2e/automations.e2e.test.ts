@@ -369,6 +369,10 @@ describe("on one node", () => {
       ["invalid_step_config", { steps: [step("x", "webhook", { url: "ftp://example.com/hook" })] }],
       ["invalid_step_config", { steps: [step("x", "tool", { capability: "system.ping", unknownField: 1 })] }],
       ["invalid_step_config", { steps: [ping("a"), step("b", "condition", { conditions: condition("trigger.payload.x", "exists"), else: "a" })] }],
+      // headers the transport or a proxy writes (a declared length not the body's desynchronizes the receiver)
+      ...["Content-Length", "Host", "transfer-encoding", "Connection", "X-Forwarded-For", "x-forwarded-host", "Forwarded"].map((name) =>
+        ["invalid_step_config", { steps: [step("x", "webhook", { url: "https://example.com/hook", headers: { [name]: "2" } })] }] as const
+      ),
       ["duplicate_step_name", { steps: [ping("same"), ping("same")] }],
       ["too_many_steps", { steps: Array.from({ length: 51 }, (_, i) => ping(`step ${i}`)) }]
     ]
@@ -394,6 +398,36 @@ describe("on one node", () => {
       expect(after).toEqual(kept)
       expectError(await d.asOwner("automation.update", { automationId: unknownAutomation, name: "x" }), 404, "not_found", "automation_not_found")
     })
+  })
+
+  it("a webhook step's Content-Length is refused over MCP too, at create and at update", async () => {
+    const desync = [{ name: "x", stepType: "webhook", config: { url: "https://example.com/hook", headers: { "Content-Length": "2" } } }]
+    const rest = await d.asKey("automation.create", { name: "desync", trigger: { type: "api" }, steps: desync })
+    expectError(rest, 400, "bad_request", "invalid_step_config")
+    expect(rest.body.error.message).toMatch(/Content-Length/)
+    expectMcpError(await overMcp(keyMcp, "automation.create", { name: "desync", trigger: { type: "api" }, steps: desync }), rest)
+    const { automationId } = created(await d.asKey("automation.create", { name: "to desync", trigger: { type: "api" }, steps: [ping()] }))
+    expectMcpError(await overMcp(keyMcp, "automation.update", { automationId, steps: desync }), rest)
+    expect((await d.asOwner("automation.get", { automationId })).body.steps).toEqual([ping()])
+  })
+
+  it("the webhook signing secret: shown at creation to its creator, afterwards to Owners and Admins, not to a Member nor a key", async () => {
+    const byKey = created(await d.asKey("automation.create", { name: "secret of a key's", trigger: { type: "api" } }))
+    expect(byKey.webhookSecret).toMatch(/^whsec_/)
+    const member = await addPerson(d.node, "member", { org: "member", workspace: "member" })
+    const admin = await addPerson(d.node, "admin", { org: "member", workspace: "admin" })
+    const place = `/v1/${d.node.bootstrap.orgSlug}/${d.node.bootstrap.workspaceSlug}/automation/get`
+    const asPerson = async (person: Person) => callWithCookie(d.node.baseUrl, (await signIn(d.node.baseUrl, person)).cookie, place, { automationId: byKey.automationId })
+    const byMember = await asPerson(member)
+    expect(byMember.status).toBe(200)
+    expect(byMember.body).not.toHaveProperty("webhookSecret")
+    const byKeyLater = await d.asKey("automation.get", { automationId: byKey.automationId })
+    expect(byKeyLater.status).toBe(200)
+    expect(byKeyLater.body).not.toHaveProperty("webhookSecret")
+    expect(mcpCreated(await overMcp(keyMcp, "automation.get", { automationId: byKey.automationId }))).not.toHaveProperty("webhookSecret")
+    expect((await asPerson(admin)).body.webhookSecret).toBe(byKey.webhookSecret)
+    expect((await d.asOwner("automation.get", { automationId: byKey.automationId })).body.webhookSecret).toBe(byKey.webhookSecret)
+    expect(mcpCreated(await overMcp(ownerMcp, "automation.get", { automationId: byKey.automationId })).webhookSecret).toBe(byKey.webhookSecret)
   })
 
   it("an organization key neither lists nor reads automations: 403 forbidden (spec 5 rule 3)", async () => {

@@ -15,6 +15,7 @@ import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { AskQuestion, StartTurn } from "../../actors/conversation/protocol.ts"
 import { TurnRegistry } from "../../src/assistant/TurnRegistry.ts"
 import { loadConfig } from "../../src/Config.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { postJson, streamChat, waitForEvent } from "../support/chat.ts"
 import { steppedClock } from "../support/clock.ts"
 import { bootstrapPlace } from "../support/people.ts"
@@ -173,7 +174,8 @@ describe("the code graph tool", () => {
   it("set up: the agent searches it through the checkpoint", async () => {
     requests = []
     const url = `http://127.0.0.1:${(codegraph.address() as AddressInfo).port}`
-    const node = await start({ assistant: { ...loadConfig({}).assistant, codegraphUrl: url } })
+    // the service listens on this machine
+    const node = await start({ assistant: { ...loadConfig({}).assistant, codegraphUrl: url }, outboundAllow: parseOutboundAllow("127.0.0.1") })
     const turn = await streamChat(node, { content: '/tool codegraph__search {"query":"main","limit":3}' })
     expect(turn.events.find((e) => e.type === "tool-call-end")).toMatchObject({
       status: "completed",

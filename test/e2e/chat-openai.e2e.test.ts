@@ -12,6 +12,7 @@ import type { ChatEvent } from "../../src/assistant/ChatEvents.ts"
 import { loadConfig } from "../../src/Config.ts"
 import { postJson, type StreamedTurn, streamChat } from "../support/chat.ts"
 import { type OpenAiServer, type RecordedRequest, type ScriptedResponse, startOpenAiServer } from "../support/openaiServer.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
 let server: OpenAiServer
@@ -25,7 +26,9 @@ beforeAll(async () => {
       openaiBaseUrl: server.url,
       openaiApiKey: "sk-test",
       operatorTiers: { fast: "openai:gpt-4o-mini", balanced: "openai:gpt-5-test", precise: "openai:o3" }
-    }
+    },
+    // the model server listens on this machine
+    outboundAllow: parseOutboundAllow("127.0.0.1")
   })
 })
 

@@ -13,6 +13,7 @@ import { auditRows, comparableAudit } from "../support/audit.ts"
 import { capability } from "../support/http.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { mcpInitialize as initialize } from "../support/mcp.ts"
+import { addPerson, cliLogin } from "../support/people.ts"
 
 let node: TestNode
 let workspaceClient: Client
@@ -81,6 +82,31 @@ describe("tools", () => {
     expect(whoami.inputSchema).toMatchObject({ type: "object", properties: {} })
     // references into $defs resolve from the root
     expect(byName.get("node.get")!.inputSchema).toMatchObject({ properties: { nodeId: { $ref: "#/$defs/NonEmptyString" } }, $defs: { NonEmptyString: { type: "string" } } })
+  })
+
+  it("lists only the tools the credential may call: no Owner-only tool for a Member, a key or an organization key", async () => {
+    const ownerOnly = ["org.model_key.set", "org.model_key.clear", "org.model_tier.set", "org.model_tier.list"]
+    const namesOf = async (client: Client) => (await client.listTools()).tools.map((t) => t.name)
+    const member = await addPerson(node, "member", { org: "member", workspace: "member" })
+    const owner = await addPerson(node, "owner", { org: "owner" })
+    const memberClient = await connect(await cliLogin(node, member))
+    const ownerClient = await connect(await cliLogin(node, owner))
+    try {
+      const byMember = await namesOf(memberClient)
+      const byKey = await namesOf(workspaceClient)
+      for (const names of [byMember, byKey]) {
+        expect(names).toEqual(expect.arrayContaining(["auth.whoami", "node.create", "node.list"]))
+        for (const name of ownerOnly) expect(names).not.toContain(name)
+      }
+      expect(await namesOf(ownerClient)).toEqual(expect.arrayContaining([...ownerOnly, "node.create"]))
+      // spec 5 rule 3: an organization key reads no workspace data, so it is offered none of those tools
+      expect(await namesOf(orgClient)).not.toContain("node.list")
+      // what is not listed is still refused when called
+      const refused = errorOf(await callTool(memberClient, "org.model_tier.list", {}))
+      expect(refused.error.code).toBe("forbidden")
+    } finally {
+      await Promise.all([memberClient.close(), ownerClient.close()])
+    }
   })
 
   it("defines a label and creates a node, with structured output", async () => {

@@ -14,6 +14,7 @@ import { encodePng } from "../../src/media/Png.ts"
 import { capability, type Reply } from "../support/http.ts"
 import { enablePacks } from "../support/packs.ts"
 import { ok } from "../support/plugins.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { expectError } from "./client.ts"
 
@@ -61,7 +62,9 @@ beforeAll(async () => {
       openaiApiKey: "sk-images",
       imageModel: "test-image-1",
       visionModel: "test-vision-1"
-    }
+    },
+    // the provider listens on this machine
+    outboundAllow: parseOutboundAllow("127.0.0.1")
   })
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
   asOwner = capability(node.baseUrl, workspaceKey, orgSlug, workspaceSlug)
@@ -112,5 +115,22 @@ describe("image.analyze with a vision model", () => {
     const made = ok(await asOwner("image.generate", { prompt: "another field" }))
     failNext = true
     expectError(await asOwner("image.analyze", { fileId: made.fileId }), 502, "bad_gateway", "image_provider_failed")
+  })
+})
+
+describe("an images model on an address the node may not call", () => {
+  it("is refused by the outbound guard without OUTBOUND_ALLOW: 502 image_provider_failed, and the endpoint gets nothing", async () => {
+    const strict = await startTestNode({ assistant: { ...node.config.assistant } })
+    try {
+      await enablePacks(strict, "svc/media-image")
+      const { orgSlug, workspaceSlug, workspaceKey } = strict.bootstrap
+      const before = requests.length
+      const refused = await capability(strict.baseUrl, workspaceKey, orgSlug, workspaceSlug)("image.generate", { prompt: "inside" })
+      expectError(refused, 502, "bad_gateway", "image_provider_failed")
+      expect(refused.body.error.message).toMatch(/is a loopback address/)
+      expect(requests.length).toBe(before)
+    } finally {
+      await strict.stop()
+    }
   })
 })

@@ -20,6 +20,7 @@ import type { ActorHost } from "../../streams/ActorHost.ts"
 import { newTotp } from "../../src/Sessions.ts"
 import { startOidcServer, type OidcServer } from "../support/oidcServer.ts"
 import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { parseOutboundAllow } from "../../src/Outbound.ts"
 import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
 import { call, eventsOf, eventually, expectError, type Reply } from "./client.ts"
 
@@ -41,7 +42,8 @@ let wendysKey: string
 
 beforeAll(async () => {
   const port = await freePort()
-  node = await startTestNode({ port, baseUrl: `http://127.0.0.1:${port}` })
+  // the identity provider listens on this machine
+  node = await startTestNode({ port, baseUrl: `http://127.0.0.1:${port}`, outboundAllow: parseOutboundAllow("127.0.0.1") })
   expect(node.baseUrl).toBe(node.config.baseUrl)
   orgId = (await bootstrapPlace(node)).orgId
   olga = await addPerson(node, "olga", { org: "owner" })
@@ -216,6 +218,17 @@ describe("registering and verifying an SSO provider", () => {
     const list = await asSession(cookies.dana, "org.sso.list")
     expect(list.status).toBe(200)
     expect(list.body.providers.find((p: any) => p.providerId === bogusProviderId)).toMatchObject({ status: "registered", verifiedAt: null })
+  })
+
+  it("a provider whose issuer is on an address the node may not reach fails to verify before any request: address_refused", async () => {
+    // OUTBOUND_ALLOW names 127.0.0.1 only: a private address, and ::1, are refused
+    for (const [issuer, range] of [["https://10.0.0.1", "private"], ["http://[::1]:1", "loopback"]]) {
+      const registered = await asSession(cookies.olga, "org.sso.register", { name: `Inside ${range}`, issuer, clientId: "c", clientSecret: "s" })
+      expect(registered.status).toBe(200)
+      const refused = await asSession(cookies.olga, "org.sso.verify", { providerId: registered.body.providerId })
+      expectError(refused, 400, "bad_request", "sso_discovery_failed")
+      expect(refused.body.error.message).toMatch(new RegExp(`is a ${range} address; the operator may allow it with OUTBOUND_ALLOW.*\\(address_refused\\)$`))
+    }
   })
 
   it("an Owner verifies the provider; members and organization keys see it, never its secret", async () => {

@@ -9,11 +9,20 @@ import {
   type OidcProvider,
   startAuthorization
 } from "../../src/Oidc.ts"
+import { checkedFetch, makePolicy, type OutboundFetch, parseOutboundAllow } from "../../src/Outbound.ts"
 import { type OidcServer, startOidcServer } from "../support/oidcServer.ts"
 
 const redirectUri = "https://app.example.test/sso/callback"
 const client = { client_id: "svc-test", client_secret: "s3cret-for-tests-only", redirect_uris: [redirectUri] }
 const alice = { sub: "user-7f3a", email: "Alice.Liddell@Example.COM" }
+
+/** The outbound guard, with this machine's loopback allowed (the test provider listens there); every URL it was asked for. */
+const asked: Array<string> = []
+const allowLoopback = checkedFetch(makePolicy(parseOutboundAllow("127.0.0.1")))
+const guarded: OutboundFetch = (input, init) => {
+  asked.push(input instanceof Request ? input.url : String(input))
+  return allowLoopback(input, init)
+}
 
 /** Fails the test unless `promise` rejects with an OidcLoginFailed; returns it. */
 const loginFailure = async (promise: Promise<unknown>): Promise<OidcLoginFailed> => {
@@ -34,7 +43,7 @@ describe("OIDC relying party against a real provider", () => {
 
   beforeAll(async () => {
     idp = await startOidcServer({ accounts: [alice, { sub: "user-9b1c", email: "bob@example.com" }], clients: [client] })
-    handle = await discoverProvider({ issuer: idp.issuer, clientId: client.client_id, clientSecret: client.client_secret })
+    handle = await discoverProvider({ issuer: idp.issuer, clientId: client.client_id, clientSecret: client.client_secret, fetch: guarded })
   })
 
   afterAll(async () => {
@@ -51,7 +60,7 @@ describe("OIDC relying party against a real provider", () => {
 
     it("fails for an issuer URL that serves no discovery document", async () => {
       const error = await discoveryFailure(
-        discoverProvider({ issuer: `${idp.issuer}/not-an-issuer`, clientId: "x", clientSecret: "y" })
+        discoverProvider({ issuer: `${idp.issuer}/not-an-issuer`, clientId: "x", clientSecret: "y", fetch: guarded })
       )
       expect(error.reason).toBe("unreachable")
       expect(error.message).toContain("404")
@@ -63,7 +72,7 @@ describe("OIDC relying party against a real provider", () => {
       const port = (closed.address() as AddressInfo).port
       await new Promise<void>((resolve) => closed.close(() => resolve()))
       const error = await discoveryFailure(
-        discoverProvider({ issuer: `http://127.0.0.1:${port}`, clientId: "x", clientSecret: "y" })
+        discoverProvider({ issuer: `http://127.0.0.1:${port}`, clientId: "x", clientSecret: "y", fetch: guarded })
       )
       expect(error.reason).toBe("unreachable")
     })
@@ -78,24 +87,34 @@ describe("OIDC relying party against a real provider", () => {
       await new Promise<void>((resolve) => impostor.listen(0, "127.0.0.1", resolve))
       try {
         const issuer = `http://127.0.0.1:${(impostor.address() as AddressInfo).port}`
-        const error = await discoveryFailure(discoverProvider({ issuer, clientId: "x", clientSecret: "y" }))
+        const error = await discoveryFailure(discoverProvider({ issuer, clientId: "x", clientSecret: "y", fetch: guarded }))
         expect(error.reason).toBe("issuer_mismatch")
       } finally {
         await new Promise<void>((resolve) => impostor.close(() => resolve()))
       }
     })
 
+    it("refuses an issuer on an address the outbound guard does not allow: loopback, or a name that resolves to a private address", async () => {
+      const loopback = await discoveryFailure(discoverProvider({ issuer: idp.issuer, clientId: "x", clientSecret: "y", fetch: checkedFetch(makePolicy([])) }))
+      expect(loopback.reason).toBe("address_refused")
+      expect(loopback.message).toMatch(/127\.0\.0\.1 is a loopback address/)
+      const resolvesPrivate = checkedFetch(makePolicy([], async () => [{ address: "10.20.30.40", family: 4 }]))
+      const internal = await discoveryFailure(discoverProvider({ issuer: "https://idp.corp.example", clientId: "x", clientSecret: "y", fetch: resolvesPrivate }))
+      expect(internal.reason).toBe("address_refused")
+      expect(internal.message).toMatch(/idp\.corp\.example \(10\.20\.30\.40\) is a private address/)
+    })
+
     it("refuses http issuers that are not loopback, and discovery document URLs", async () => {
-      expect((await discoveryFailure(discoverProvider({ issuer: "http://idp.example.com", clientId: "x", clientSecret: "y" }))).reason)
+      expect((await discoveryFailure(discoverProvider({ issuer: "http://idp.example.com", clientId: "x", clientSecret: "y", fetch: guarded }))).reason)
         .toBe("insecure_issuer")
-      expect((await discoveryFailure(discoverProvider({ issuer: "not a url", clientId: "x", clientSecret: "y" }))).reason)
+      expect((await discoveryFailure(discoverProvider({ issuer: "not a url", clientId: "x", clientSecret: "y", fetch: guarded }))).reason)
         .toBe("invalid_issuer")
       expect(
         (await discoveryFailure(
-          discoverProvider({ issuer: `${idp.issuer}/.well-known/openid-configuration`, clientId: "x", clientSecret: "y" })
+          discoverProvider({ issuer: `${idp.issuer}/.well-known/openid-configuration`, clientId: "x", clientSecret: "y", fetch: guarded })
         )).reason
       ).toBe("invalid_issuer")
-      expect((await discoveryFailure(discoverProvider({ issuer: idp.issuer, clientId: "x", clientSecret: "" }))).reason)
+      expect((await discoveryFailure(discoverProvider({ issuer: idp.issuer, clientId: "x", clientSecret: "", fetch: guarded }))).reason)
         .toBe("invalid_client")
     })
   })
@@ -130,8 +149,11 @@ describe("OIDC relying party against a real provider", () => {
       expect(callback.searchParams.get("code")).toBeTruthy()
       expect(callback.searchParams.get("state")).toBe(pending.state)
 
+      const from = asked.length
       const identity = await finishAuthorization(handle, { callbackUrl, redirectUri, ...pending })
       expect(identity).toEqual({ subject: alice.sub, email: "alice.liddell@example.com", emailVerified: true })
+      // the code exchange went through the guard the provider was discovered with
+      expect(asked.slice(from)).toContain(handle.serverMetadata().token_endpoint)
     })
 
     it("rejects a tampered state", async () => {
@@ -204,7 +226,7 @@ describe("OIDC relying party against a real provider", () => {
     })
 
     it("rejects a client secret the provider does not accept", async () => {
-      const wrong = await discoverProvider({ issuer: idp.issuer, clientId: client.client_id, clientSecret: "not-the-secret" })
+      const wrong = await discoverProvider({ issuer: idp.issuer, clientId: client.client_id, clientSecret: "not-the-secret", fetch: guarded })
       const pending = await startAuthorization(wrong, { redirectUri })
       const callbackUrl = await idp.login(pending.url, alice.email)
       const error = await loginFailure(finishAuthorization(wrong, { callbackUrl, redirectUri, ...pending }))
@@ -226,7 +248,7 @@ describe("OIDC relying party against a real provider", () => {
     })
 
     it("takes the email claims from the userinfo endpoint", async () => {
-      const rp = await discoverProvider({ issuer: conforming.issuer, clientId: client.client_id, clientSecret: client.client_secret })
+      const rp = await discoverProvider({ issuer: conforming.issuer, clientId: client.client_id, clientSecret: client.client_secret, fetch: guarded })
       const pending = await startAuthorization(rp, { redirectUri })
       const callbackUrl = await conforming.login(pending.url, alice.email)
       const identity = await finishAuthorization(rp, { callbackUrl, redirectUri, ...pending })

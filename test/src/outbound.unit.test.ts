@@ -1,7 +1,7 @@
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/Config.ts"
-import { check, makeAllowance, makePolicy, OutboundPolicy, parseOutboundAllow, type RefusedRange, refusedRange, type Resolver } from "../../src/Outbound.ts"
+import { check, checkLiteral, makeAllowance, makePolicy, OutboundPolicy, parseOutboundAllow, type RefusedRange, refusedRange, type Resolver } from "../../src/Outbound.ts"
 
 // Addresses only: nothing here is sent anywhere.
 const table: ReadonlyArray<readonly [string, RefusedRange | undefined]> = [
@@ -184,5 +184,22 @@ describe("checking a URL", () => {
   it("fails a name that does not resolve as a connection failure", async () => {
     const result = await checked("http://nowhere.example/")
     expect(Either.isLeft(result) && result.left._tag).toBe("OutboundConnectionFailed")
+  })
+})
+
+describe("checking a URL as it is saved (no DNS)", () => {
+  const literal = (url: string, allow = "") =>
+    Effect.runPromise(checkLiteral(url).pipe(Effect.provideService(OutboundPolicy, makePolicy(parseOutboundAllow(allow), () => Promise.reject(new Error("no DNS here")))), Effect.either))
+
+  it("refuses an address literal in a refused range unless allowed, and a scheme other than http(s)", async () => {
+    for (const [url, reason] of [["http://127.0.0.1:8080/v1", "loopback"], ["http://[::1]/v1", "loopback"], ["https://10.1.2.3/v1", "private"], ["http://169.254.169.254/", "metadata"], ["ftp://8.8.8.8/", "scheme"]] as const) {
+      const result = await literal(url)
+      expect(Either.isLeft(result) && result.left.reason, url).toBe(reason)
+    }
+    expect(Either.isRight(await literal("http://127.0.0.1:8080/v1", "127.0.0.1"))).toBe(true)
+  })
+
+  it("lets a host name and a public address through without resolving them", async () => {
+    for (const url of ["https://api.openai.com/v1", "http://localhost:8080/v1", "https://8.8.8.8/v1"]) expect(Either.isRight(await literal(url)), url).toBe(true)
   })
 })

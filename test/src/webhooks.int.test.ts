@@ -94,6 +94,17 @@ describe("a signed webhook", () => {
     for (const { headers, body } of attempts) expect(verifyWebhook({ headers, body, secret, nowSeconds: nowSeconds() }).valid).toBe(true)
   })
 
+  it("sends none of the headers a step may not set (one saved before they were refused): the transport frames the body", async () => {
+    const headers = { "Content-Length": "2", Host: "elsewhere.example", "X-Forwarded-For": "10.0.0.1", Forwarded: "for=10.0.0.1", "X-Kept": "yes" }
+    const result = await send({ url: `${receiver.url}/hook`, body: event, headers, webhookId: "msg_framing", secret })
+    expect(Either.isRight(result)).toBe(true)
+    const delivery = receiver.deliveries.at(-1)!
+    expect(delivery.headers).toMatchObject({ "content-length": String(Buffer.byteLength(delivery.body)), host: new URL(receiver.url).host, "x-kept": "yes" })
+    expect(delivery.headers).not.toHaveProperty("x-forwarded-for")
+    expect(delivery.headers).not.toHaveProperty("forwarded")
+    expect(JSON.parse(delivery.body)).toEqual(event)
+  })
+
   it("answers text as text", async () => {
     const result = await send({ url: `${receiver.url}/text`, body: event, webhookId: "msg_text", secret })
     expect(Either.getOrThrow(result)).toEqual({ status: 200, body: "thanks" })

@@ -6,6 +6,7 @@ import { APICallError } from "@ai-sdk/provider"
 import { RetryError } from "ai"
 import { Schema } from "effect"
 import { ModelTierArchived } from "../../../actors/models/errors.ts"
+import { OutboundRefused } from "../../Outbound.ts"
 
 // one class per tag: the actor refuses an archived default tier with the same error the resolver uses
 export { ModelTierArchived }
@@ -88,5 +89,7 @@ export const classifyModelError = (error: unknown, paidBy: PaidBy): ModelCallFai
     const status = cause.statusCode === undefined ? "" : ` (HTTP ${cause.statusCode})`
     return { code: "model_call_failed", message: `the model provider refused or failed the call${status}` }
   }
+  // the outbound guard's refusal, named by its range only: the base URL is the Owner's to see
+  if (cause instanceof OutboundRefused) return { code: "model_call_failed", message: `the model provider's address is refused (${cause.reason})` }
   return { code: "model_call_failed", message: "the model call failed" }
 }

@@ -8,6 +8,9 @@
  * - An organization that pays uses its own key for the model's family, at the key's `baseUrl` or
  *   the family's public API (never the operator's endpoint: that may be a server of the
  *   operator's own that the organization's key means nothing to). The offline model needs no key.
+ * - Every provider calls through the outbound guard (`nodeFetch`): a base URL on a loopback or
+ *   private address is refused unless the operator allowed it (`OUTBOUND_ALLOW`), the operator's
+ *   own endpoints included.
  *
  * Effort is sent only to models that take one, and what is sent is what `effort` reports:
  * - offline: every level, as `providerOptions.offline.effort`;
@@ -24,6 +27,7 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import type { LanguageModelV3, SharedV3ProviderOptions } from "@ai-sdk/provider"
 import { Effect } from "effect"
 import { Db, query } from "../../../streams/Db.ts"
+import { nodeFetch, type OutboundFetch } from "../../Outbound.ts"
 import { PlatformSecrets } from "../../Secrets.ts"
 import { AssistantSettings } from "../Settings.ts"
 import {
@@ -72,7 +76,7 @@ interface Credentials {
 
 const NO_CREDENTIALS: Credentials = { apiKey: undefined, baseUrl: undefined }
 
-const languageModel = (ref: ModelRef, credentials: Credentials): LanguageModelV3 => {
+const languageModel = (ref: ModelRef, credentials: Credentials, fetch: OutboundFetch): LanguageModelV3 => {
   switch (ref.family) {
     case "offline":
       return offlineModel(ref.name)
@@ -81,10 +85,11 @@ const languageModel = (ref: ModelRef, credentials: Credentials): LanguageModelV3
         name: "openai",
         baseURL: credentials.baseUrl ?? OPENAI_PUBLIC_URL,
         apiKey: credentials.apiKey,
-        includeUsage: true
+        includeUsage: true,
+        fetch
       })(ref.name)
     case "anthropic":
-      return createAnthropic({ baseURL: credentials.baseUrl, apiKey: credentials.apiKey })(ref.name)
+      return createAnthropic({ baseURL: credentials.baseUrl, apiKey: credentials.apiKey, fetch })(ref.name)
   }
 }
 
@@ -122,10 +127,11 @@ const parse = (model: string) => {
   return ref === undefined ? Effect.fail(new ModelFamilyUnknown({ model })) : Effect.succeed(ref)
 }
 
-const resolved = (ref: ModelRef, credentials: Credentials, tier: string | null, paidBy: PaidBy, effort: Effort | undefined): ResolvedModel => {
-  const { sent, providerOptions } = effortFor(ref, effort)
-  return { modelId: ref.id, family: ref.family, model: languageModel(ref, credentials), providerOptions, effort: sent, tier, paidBy }
-}
+const resolved = (ref: ModelRef, credentials: Credentials, tier: string | null, paidBy: PaidBy, effort: Effort | undefined) =>
+  Effect.map(nodeFetch, (fetch): ResolvedModel => {
+    const { sent, providerOptions } = effortFor(ref, effort)
+    return { modelId: ref.id, family: ref.family, model: languageModel(ref, credentials, fetch), providerOptions, effort: sent, tier, paidBy }
+  })
 
 const operatorCredentials = (family: ModelFamily) =>
   Effect.map(AssistantSettings, (settings): Credentials => {
@@ -180,16 +186,16 @@ const fromOrganizationTier = (orgId: string, row: TierRow, effort: Effort | unde
     if (row.archived) return yield* new ModelTierArchived({ slug: row.slug })
     if (row.model === null) return yield* new ModelTierUnmapped({ slug: row.slug })
     const ref = yield* parse(row.model)
-    if (row.shared_key) return resolved(ref, yield* operatorCredentials(ref.family), row.slug, "operator", effort)
+    if (row.shared_key) return yield* resolved(ref, yield* operatorCredentials(ref.family), row.slug, "operator", effort)
     const credentials = ref.family === "offline" ? NO_CREDENTIALS : yield* organizationCredentials(orgId, row.slug, ref)
-    return resolved(ref, credentials, row.slug, "organization", effort)
+    return yield* resolved(ref, credentials, row.slug, "organization", effort)
   })
 
 const fromOperatorTier = (slug: "fast" | "balanced" | "precise", effort: Effort | undefined) =>
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
     const ref = yield* parse(settings.operatorTiers[slug])
-    return resolved(ref, yield* operatorCredentials(ref.family), slug, "operator", effort)
+    return yield* resolved(ref, yield* operatorCredentials(ref.family), slug, "operator", effort)
   })
 
 const isOperatorTier = (slug: string): slug is "fast" | "balanced" | "precise" => OPERATOR_TIERS.has(slug)
@@ -200,7 +206,7 @@ export const resolveTurnModel = (request: TurnModelRequest) =>
     const { orgId, effort } = request
     if (request.model !== undefined) {
       const ref = yield* parse(request.model)
-      return resolved(ref, yield* operatorCredentials(ref.family), null, "operator", effort)
+      return yield* resolved(ref, yield* operatorCredentials(ref.family), null, "operator", effort)
     }
     if (request.tier !== undefined) {
       const row = yield* tierBySlug(orgId, request.tier)
