@@ -27,7 +27,7 @@ import { type PreparedTurn, startTurn } from "../assistant/Turn.ts"
 import { findAgent } from "../assistant/WorkspaceAgents.ts"
 import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
-import { personOf } from "./Person.ts"
+import { ownRecord, personOf } from "./Person.ts"
 
 /** The workspace's people: its Admins, Members and Viewers, and the organization's Owners. */
 export const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -261,7 +261,7 @@ export const answerQuestion = defineCapability({
 export const turnReply = defineCapability({
   ...common,
   name: "assistant.reply",
-  description: "The state of a run and, once the turn finished, its reply: how a client that went away finds the answer.",
+  description: "The state of one of your runs and, once the turn finished, its reply: how a client that went away finds the answer.",
   rest: { method: "post", path: "assistant/reply" },
   surfaces: ["api", "mcp"],
   input: Schema.Struct({ runId: Schema.String.pipe(Schema.maxLength(100)) }),
@@ -273,8 +273,7 @@ export const turnReply = defineCapability({
   mutating: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
-      const run = yield* findRun(invocation.workspaceId!, input.runId)
-      if (run === undefined) return yield* new NotFound({ reason: "run_not_found", message: `no run ${input.runId} in this workspace` })
+      const run = yield* ownRecord(invocation, findRun(invocation.workspaceId!, input.runId), () => runNotFound(input.runId))
       const ended = run.status === "finished" || run.status === "stopped"
       return ended ? { runStatus: run.status, reply: { text: run.reply ?? "" } } : { runStatus: run.status }
     })
