@@ -152,7 +152,7 @@ export const listApprovals = defineCapability({
   ...reads,
   name: "approval.list",
   description:
-    "The workspace's tool calls parked for approval and still waiting (not answered, not expired), the latest first; canAnswer marks those you may answer (only the person who asked may).",
+    "The workspace's tool calls parked for approval and still waiting (not answered, not expired), the latest first; canAnswer marks those you may answer (only the person who asked may); another person's call says who asked and what, not its conversation or run.",
   input: Schema.Struct(page),
   output: Schema.Struct({ approvals: Schema.Array(PendingApproval), nextCursor: Schema.NullOr(Schema.String) }),
   handler: (invocation, input) =>
