@@ -2,8 +2,8 @@
  * The A2A methods as capabilities on their own surface, `a2a`, so they pass the one checkpoint:
  * a workspace key (or a person) acts in its own workspace, and reads, follows, answers and cancels
  * only its person's tasks: another person's task, or another workspace's, is not found (-32001),
- * never revealed. A new task's turn passes the chat's own checks (7.1). The
- * streaming methods answer with the started task, whose updates the gateway frames as SSE.
+ * never revealed. A new task's turn passes the chat's own checks (7.1). The streaming methods
+ * answer with the started task, whose updates the gateway frames as SSE.
  */
 import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Schema } from "effect"
@@ -155,10 +155,7 @@ export const getTask = defineCapability({
   output: Task,
   sensitivity: "low",
   mutating: false,
-  handler: (invocation, params) =>
-    Effect.gen(function* () {
-      return taskView(yield* ownTask(invocation, params.id), params.historyLength)
-    })
+  handler: (invocation, params) => Effect.map(ownTask(invocation, params.id), (task) => taskView(task, params.historyLength))
 })
 
 export const resubscribe = defineCapability({
