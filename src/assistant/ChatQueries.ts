@@ -21,7 +21,8 @@ export interface ConversationRef {
   readonly publicId: string
   readonly orgId: string
   readonly workspaceId: string
-  readonly createdBy: string
+  /** The person whose conversation it is. */
+  readonly userId: string
 }
 
 export const findConversation = (workspaceId: string, idOrPublicId: string): Effect.Effect<ConversationRef | undefined, DbError, Db> =>
@@ -35,7 +36,7 @@ export const findConversation = (workspaceId: string, idOrPublicId: string): Eff
       limit 1`)
     return row === undefined
       ? undefined
-      : { conversationId: row.conversation_id, publicId: row.public_id, orgId: row.org_id, workspaceId: row.workspace_id, createdBy: row.created_by }
+      : { conversationId: row.conversation_id, publicId: row.public_id, orgId: row.org_id, workspaceId: row.workspace_id, userId: row.created_by }
   })
 
 export interface ChatMessage {

@@ -9,6 +9,7 @@ import { RunError, Usage } from "../../actors/conversation/events.ts"
 import { Db, type DbService, query } from "../../streams/Db.ts"
 import { Execution } from "../capabilities/Assistant.ts"
 import { timeIdPage } from "../capabilities/Paging.ts"
+import { isOwn } from "../capabilities/Person.ts"
 import { clipped } from "../StorableText.ts"
 
 const Iso = Schema.String
@@ -351,17 +352,18 @@ export const PendingApproval = Schema.Struct({
   requestedBy: Schema.String,
   /** The asking person's name, or their email when they gave no name. */
   requestedByName: Schema.String,
-  /** The conversation's `cnv_`. */
-  conversationId: Schema.String,
-  /** The run (`tse_`) that parked the call. */
-  runId: Schema.String,
+  /** The conversation's `cnv_`; null on another person's call, whose conversation is theirs alone. */
+  conversationId: Schema.NullOr(Schema.String),
+  /** The run (`tse_`) that parked the call; null on another person's call, whose run is theirs alone. */
+  runId: Schema.NullOr(Schema.String),
   parkedAt: Iso,
   expiresAt: Iso,
   /** Whether the caller may answer it: only the person who asked (spec 4.1 rule 6). */
   canAnswer: Schema.Boolean
 })
 
-/** The workspace's parked calls not yet answered nor expired at `now`, the latest parked first; `userId` is the caller's person. */
+/** The workspace's parked calls not yet answered nor expired at `now`, the latest parked first; `userId` is the caller's person.
+ * Another person's call says who asked and what, but not where: its conversation and run are theirs alone. */
 export const pendingApprovalsOf = (workspaceId: string, userId: string, now: Date, after: readonly [string, string] | undefined, limit: number) =>
   Effect.gen(function* () {
     const db = yield* Db
@@ -376,18 +378,21 @@ export const pendingApprovalsOf = (workspaceId: string, userId: string, now: Dat
       order by a.parked_at desc, a.approval_id desc limit ${limit + 1}`)
     const { page, nextCursor } = timeIdPage(rows, limit, (last) => [last.parked_at as Date, last.approval_id as string])
     return {
-      approvals: page.map((a) => ({
-        approvalId: a.public_id,
-        capability: a.capability,
-        inputPreview: a.input_preview,
-        requestedBy: a.user_id,
-        requestedByName: a.user_name,
-        conversationId: a.conversation_public_id,
-        runId: a.run_id,
-        parkedAt: iso(a.parked_at),
-        expiresAt: iso(a.expires_at),
-        canAnswer: a.user_id === userId
-      })),
+      approvals: page.map((a) => {
+        const own = isOwn({ userId: a.user_id as string }, userId)
+        return {
+          approvalId: a.public_id,
+          capability: a.capability,
+          inputPreview: a.input_preview,
+          requestedBy: a.user_id,
+          requestedByName: a.user_name,
+          conversationId: own ? a.conversation_public_id : null,
+          runId: own ? a.run_id : null,
+          parkedAt: iso(a.parked_at),
+          expiresAt: iso(a.expires_at),
+          canAnswer: own
+        }
+      }),
       nextCursor
     }
   })

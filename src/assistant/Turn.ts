@@ -12,6 +12,7 @@ import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { type Invocation, type Registry, startInBackground } from "../Capabilities.ts"
+import { isOwn } from "../capabilities/Person.ts"
 import { Relay } from "../Relay.ts"
 import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
 import { chargeTurn, checkModelKeyLimit } from "./Billing.ts"
@@ -123,7 +124,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
     let create = false
     if (turn.conversationRef !== null) {
       const found = yield* findConversation(workspaceId, turn.conversationRef)
-      if (found === undefined || found.createdBy !== turn.userId) {
+      if (!isOwn(found, turn.userId)) {
         return sink.done({ failure: failure("conversation_not_found", `no conversation ${turn.conversationRef} in this workspace`) })
       }
       conversationId = found.conversationId

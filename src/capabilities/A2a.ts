@@ -1,8 +1,9 @@
 /**
  * The A2A methods as capabilities on their own surface, `a2a`, so they pass the one checkpoint:
- * a workspace key (or a person) acts in its own workspace, and a task of another workspace is
- * not found (-32001), never revealed. A new task's turn passes the chat's own checks (7.1). The
- * streaming methods answer with the started task, whose updates the gateway frames as SSE.
+ * a workspace key (or a person) acts in its own workspace, and reads, follows, answers and cancels
+ * only its person's tasks: another person's task, or another workspace's, is not found (-32001),
+ * never revealed. A new task's turn passes the chat's own checks (7.1). The streaming methods
+ * answer with the started task, whose updates the gateway frames as SSE.
  */
 import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Schema } from "effect"
@@ -28,6 +29,7 @@ import { BadRequest } from "../Errors.ts"
 import { PublicUrl } from "./Organization.ts"
 import { askers, prepareTurn } from "./Assistant.ts"
 import { uploaderOf } from "./Attachments.ts"
+import { ownRecord } from "./Person.ts"
 
 const Task = Schema.Unknown
 
@@ -52,6 +54,10 @@ const agentSlugOf = (metadata: Readonly<Record<string, unknown>> | undefined) =>
   )
 }
 
+/** The caller's person's task; another person's, of this workspace or another, is -32001 as an unknown one. */
+const ownTask = (invocation: Invocation, taskId: string) =>
+  ownRecord(invocation, findTask(invocation.workspaceId!, taskId), () => new TaskNotFound({ taskId }))
+
 /** A message accepted: a new task to run, or the answer that resumes a waiting one. */
 type AcceptedMessage = { readonly task: NewTask } | { readonly taskId: string }
 
@@ -65,9 +71,8 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
     const workspaceId = invocation.workspaceId!
     const content = contentOf(message.parts)
     if (message.taskId !== undefined) {
-      // the caller answers the question its task waits on; the task's actor decides whether it may
-      const task = yield* findTask(workspaceId, message.taskId)
-      if (task === undefined) return yield* new TaskNotFound({ taskId: message.taskId })
+      // the caller answers the question its own task waits on; the task's actor decides whether it still waits
+      const task = yield* ownTask(invocation, message.taskId)
       // the answer to a question is text (the question's answer): a file has no place in it
       if (message.parts.some((part) => part.kind === "file")) {
         return yield* new BadRequest({ reason: "file_in_answer", message: "a message answering the agent's question carries text and data parts, not files" })
@@ -145,23 +150,18 @@ export const streamMessage = defineCapability({
 export const getTask = defineCapability({
   ...common,
   name: "a2a.tasks.get",
-  description: "Read a task (A2A tasks/get); historyLength keeps the last N messages of its history.",
+  description: "Read one of your tasks (A2A tasks/get); historyLength keeps the last N messages of its history.",
   input: TaskQueryParams,
   output: Task,
   sensitivity: "low",
   mutating: false,
-  handler: (invocation, params) =>
-    Effect.gen(function* () {
-      const task = yield* findTask(invocation.workspaceId!, params.id)
-      if (task === undefined) return yield* new TaskNotFound({ taskId: params.id })
-      return taskView(task, params.historyLength)
-    })
+  handler: (invocation, params) => Effect.map(ownTask(invocation, params.id), (task) => taskView(task, params.historyLength))
 })
 
 export const resubscribe = defineCapability({
   ...common,
   name: "a2a.tasks.resubscribe",
-  description: "Follow a task again (A2A tasks/resubscribe): its status updates until it settles.",
+  description: "Follow one of your tasks again (A2A tasks/resubscribe): its status updates until it settles.",
   input: TaskQueryParams,
   // the follower stays in the process; the gateway frames its updates
   output: Schema.Unknown,
@@ -169,16 +169,15 @@ export const resubscribe = defineCapability({
   mutating: false,
   handler: (invocation, params) =>
     Effect.gen(function* () {
-      const workspaceId = invocation.workspaceId!
-      if ((yield* findTask(workspaceId, params.id)) === undefined) return yield* new TaskNotFound({ taskId: params.id })
-      return yield* streamTask(workspaceId, { taskId: params.id })
+      yield* ownTask(invocation, params.id)
+      return yield* streamTask(invocation.workspaceId!, { taskId: params.id })
     })
 })
 
 export const cancelTask = defineCapability({
   ...common,
   name: "a2a.tasks.cancel",
-  description: "Cancel a task that has not ended (A2A tasks/cancel); its turn stops.",
+  description: "Cancel one of your tasks that has not ended (A2A tasks/cancel); its turn stops.",
   input: TaskIdParams,
   output: Task,
   sensitivity: "medium",
@@ -188,8 +187,8 @@ export const cancelTask = defineCapability({
     Effect.gen(function* () {
       const workspaceId = invocation.workspaceId!
       const host = yield* ActorHost
-      // a malformed or foreign id is not found, like an unknown one
-      if ((yield* findTask(workspaceId, params.id)) === undefined) return yield* new TaskNotFound({ taskId: params.id })
+      // a malformed id, or another person's or workspace's task, is not found, like an unknown one
+      yield* ownTask(invocation, params.id)
       yield* host.send(A2aTaskActor, params.id, new CancelTask({ taskId: params.id, workspaceId }), invocation.meta)
       const task = (yield* findTask(workspaceId, params.id))!
       // stop its turn, wherever it runs (a task cancelled before its run started is stopped by its own process)

@@ -8,10 +8,9 @@ import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Exit, FiberRef, Schema } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { FinishRun, ResolveApproval } from "../../actors/conversation/protocol.ts"
-import { OPERATOR } from "../../actors/apikey/purposes.ts"
 import type { Json } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { accessFacts, slugsOf } from "../Auth.ts"
+import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, Capabilities, defineCapability, type Invocation, invoke, type InvokeRequest, type Role } from "../Capabilities.ts"
 import { Forbidden, NotFound } from "../Errors.ts"
 import { StorableString } from "../StorableText.ts"
@@ -28,6 +27,7 @@ import { type PreparedTurn, startTurn } from "../assistant/Turn.ts"
 import { findAgent } from "../assistant/WorkspaceAgents.ts"
 import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
+import { ownRecord, personOf } from "./Person.ts"
 
 /** The workspace's people: its Admins, Members and Viewers, and the organization's Owners. */
 export const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -78,24 +78,6 @@ export const ChatRequest = Schema.Struct({
 
 /** Fields the ask route refuses (spec 4.1: the model override fields). */
 export const MODEL_OVERRIDE_FIELDS = ["tier", "model", "effort"] as const
-
-const noPrincipal = new Forbidden({
-  reason: "no_principal",
-  message: "this request resolves to no person: the assistant acts for a person, and a key acts for its creator while they are a member of the organization"
-})
-
-/** The person a turn belongs to: the signed-in person, or the key's creator while still a member
- * (the checkpoint checks a key's own role, never its creator's standing). */
-export const personOf = (invocation: Invocation) =>
-  Effect.gen(function* () {
-    const { attributedTo, credential } = invocation.principal
-    if (attributedTo === null || attributedTo === OPERATOR) return yield* noPrincipal
-    if (credential === "api_key") {
-      const { standing } = yield* accessFacts(invocation.orgId!, invocation.workspaceId, attributedTo, null)
-      if (standing.orgRole === null) return yield* noPrincipal
-    }
-    return attributedTo
-  })
 
 const pathOf = (invocation: Invocation) =>
   Effect.map(slugsOf(invocation.orgId!, invocation.workspaceId), (slugs) => {
@@ -184,6 +166,9 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
     }
     return prepared
   })
+
+/** A run that is not the caller's person's, or none: 404 `run_not_found` alike. */
+export const runNotFound = (runId: string) => new NotFound({ reason: "run_not_found", message: `no run ${runId} of yours in this workspace` })
 
 /** Spec 2.4: what became of an approved (or denied) call. */
 export const Execution = Schema.Struct({
@@ -276,7 +261,7 @@ export const answerQuestion = defineCapability({
 export const turnReply = defineCapability({
   ...common,
   name: "assistant.reply",
-  description: "The state of a run and, once the turn finished, its reply: how a client that went away finds the answer.",
+  description: "The state of one of your runs and, once the turn finished, its reply: how a client that went away finds the answer.",
   rest: { method: "post", path: "assistant/reply" },
   surfaces: ["api", "mcp"],
   input: Schema.Struct({ runId: Schema.String.pipe(Schema.maxLength(100)) }),
@@ -288,8 +273,7 @@ export const turnReply = defineCapability({
   mutating: false,
   handler: (invocation, input) =>
     Effect.gen(function* () {
-      const run = yield* findRun(invocation.workspaceId!, input.runId)
-      if (run === undefined) return yield* new NotFound({ reason: "run_not_found", message: `no run ${input.runId} in this workspace` })
+      const run = yield* ownRecord(invocation, findRun(invocation.workspaceId!, input.runId), () => runNotFound(input.runId))
       const ended = run.status === "finished" || run.status === "stopped"
       return ended ? { runStatus: run.status, reply: { text: run.reply ?? "" } } : { runStatus: run.status }
     })

@@ -26,8 +26,8 @@ import {
   Transcript
 } from "../assistant/Transcripts.ts"
 import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
-import { NotFound } from "../Errors.ts"
-import { members, personOf } from "./Assistant.ts"
+import { members, runNotFound } from "./Assistant.ts"
+import { ownRecord, personOf } from "./Person.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor } from "./Paging.ts"
 
 const reads = {
@@ -46,21 +46,12 @@ const Id = Schema.String.pipe(Schema.maxLength(100))
 const page = { limit: Schema.optional(PageLimit), cursor: Schema.optional(Schema.String) }
 
 /** The caller's person's conversation; another person's is not found, as one that never was. */
-const ownConversation = (invocation: Invocation, ref: string, userId: string) =>
-  Effect.gen(function* () {
-    const conversation = yield* findConversation(invocation.workspaceId!, ref)
-    if (conversation === undefined || conversation.createdBy !== userId) return yield* new ConversationNotFound({ conversationId: ref })
-    return conversation
-  })
+const ownConversation = (invocation: Invocation, ref: string) =>
+  ownRecord(invocation, findConversation(invocation.workspaceId!, ref), () => new ConversationNotFound({ conversationId: ref }))
 
 /** The caller's person's run, with its transcript; another person's is not found. */
 const ownRun = (invocation: Invocation, runId: string) =>
-  Effect.gen(function* () {
-    const userId = yield* personOf(invocation)
-    const run = yield* readTranscript(invocation.workspaceId!, runId, new Date(invocation.at))
-    if (run === undefined || run.userId !== userId) return yield* new NotFound({ reason: "run_not_found", message: `no run ${runId} of yours in this workspace` })
-    return run
-  })
+  ownRecord(invocation, readTranscript(invocation.workspaceId!, runId, new Date(invocation.at)), () => runNotFound(runId))
 
 export const listConversations = defineCapability({
   ...reads,
@@ -85,8 +76,7 @@ export const getConversation = defineCapability({
   output: Thread,
   handler: (invocation, input) =>
     Effect.gen(function* () {
-      const userId = yield* personOf(invocation)
-      const conversation = yield* ownConversation(invocation, input.conversationId, userId)
+      const conversation = yield* ownConversation(invocation, input.conversationId)
       const thread = yield* readThread(conversation.conversationId, new Date(invocation.at))
       // the conversation was found a moment ago, and nothing deletes one
       if (thread === undefined) return yield* Effect.dieMessage(`conversation ${conversation.conversationId} has no row`)
@@ -104,7 +94,7 @@ export const listRuns = defineCapability({
     Effect.gen(function* () {
       const userId = yield* personOf(invocation)
       const after = yield* decodeCursor(TimeIdCursor, input.cursor)
-      const conversation = input.conversationId === undefined ? undefined : yield* ownConversation(invocation, input.conversationId, userId)
+      const conversation = input.conversationId === undefined ? undefined : yield* ownConversation(invocation, input.conversationId)
       return yield* runsOf(
         invocation.workspaceId!,
         userId,
@@ -162,7 +152,7 @@ export const listApprovals = defineCapability({
   ...reads,
   name: "approval.list",
   description:
-    "The workspace's tool calls parked for approval and still waiting (not answered, not expired), the latest first; canAnswer marks those you may answer (only the person who asked may).",
+    "The workspace's tool calls parked for approval and still waiting (not answered, not expired), the latest first; canAnswer marks those you may answer (only the person who asked may); another person's call says who asked and what, not its conversation or run.",
   input: Schema.Struct(page),
   output: Schema.Struct({ approvals: Schema.Array(PendingApproval), nextCursor: Schema.NullOr(Schema.String) }),
   handler: (invocation, input) =>

@@ -20,6 +20,7 @@ import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Role } from "../Capabilities.ts"
 import { mcpAuthAlertsOf } from "../marketplace/Notify.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor, timeIdPage } from "./Paging.ts"
+import { ownRecord } from "./Person.ts"
 
 const Notification = Schema.Struct({
   notificationId: Schema.String,
@@ -140,12 +141,14 @@ export const markNotification = defineCapability({
     Effect.gen(function* () {
       const db = yield* Db
       const orgId = invocation.orgId!
-      const userId = invocation.principal.attributedTo
       // only one's own: another person's notice is as absent as one that never was
-      const [own] = yield* query("find notification", () => db.sql`
-        select 1 from ${db.table("notifications")}
-        where notification_id = ${input.notificationId} and org_id = ${orgId} and user_id = ${userId}`)
-      if (own === undefined) return yield* new NotificationNotFound({ notificationId: input.notificationId })
+      const { userId } = yield* ownRecord(
+        invocation,
+        query("find notification", () => db.sql`
+          select user_id from ${db.table("notifications")} where notification_id = ${input.notificationId} and org_id = ${orgId}`)
+          .pipe(Effect.map(([row]) => (row === undefined ? undefined : { userId: row.user_id as string }))),
+        () => new NotificationNotFound({ notificationId: input.notificationId })
+      )
       const { state } = yield* (yield* ActorHost).send(
         NotificationActor,
         input.notificationId,

@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/Config.ts"
 import { EventLog } from "../../streams/EventLog.ts"
+import { addPerson, cliLogin } from "../support/people.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"
 import { sseEnvelopes } from "../support/sse.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
@@ -413,6 +414,29 @@ describe("workspaces", () => {
     expect(own.status.state).toBe("completed")
     expect(errorOf(await getTask(own.id)).code).toBe(-32001)
     expect(resultOf<Task>(await getTask(own.id, undefined, stranger)).id).toBe(own.id)
+  })
+})
+
+describe("people of one workspace", () => {
+  it("a colleague's CLI login can neither read, cancel, answer nor resubscribe to another person's task: -32001, and the task goes on", async () => {
+    // the bootstrap key's task is its creator's, the Owner's; the colleague is a Member of the same workspace
+    const colleague = await A2AClient.fromCardUrl(cardUrl(), { fetchImpl: fetchWithKey(await cliLogin(node, await addPerson(node, "a2a-colleague", { org: "member", workspace: "member" }))) })
+    const asked = await send("/ask Ship it | yes | no")
+    expect(asked.status.state).toBe("input-required")
+    expect(errorOf(await colleague.getTask({ id: asked.id })).code).toBe(-32001)
+    expect(errorOf(await colleague.cancelTask({ id: asked.id })).code).toBe(-32001)
+    expect(errorOf(await colleague.sendMessage({ message: userMessage("yes", { taskId: asked.id }) })).code).toBe(-32001)
+    await expect(readStream(colleague.resubscribeTask({ id: asked.id }))).rejects.toThrow(/Task not found/)
+    // the task is untouched: still waiting on its person, who cancels it
+    expect(resultOf<Task>(await getTask(asked.id)).status.state).toBe("input-required")
+    expect(resultOf<Task>(await client.cancelTask({ id: asked.id })).status.state).toBe("canceled")
+
+    // and the other way round: the colleague's own task is not the Owner's key's to read or cancel
+    const theirs = await send("/ask Mine | yes | no", {}, colleague)
+    expect(errorOf(await getTask(theirs.id)).code).toBe(-32001)
+    expect(errorOf(await client.cancelTask({ id: theirs.id })).code).toBe(-32001)
+    expect(resultOf<Task>(await getTask(theirs.id, undefined, colleague)).status.state).toBe("input-required")
+    expect(resultOf<Task>(await colleague.cancelTask({ id: theirs.id })).status.state).toBe("canceled")
   })
 })
 

@@ -242,6 +242,20 @@ describe("cancel and disconnect", () => {
     expect(reply.body.runStatus).toBe("finished")
     expect(reply.body.reply.text.split(" ")).toHaveLength(40)
   })
+
+  it("the reply route answers only the asking person: a colleague's run is 404 run_not_found, as run.get answers", async () => {
+    const turn = await streamChat(node, { content: "a private thought" })
+    expect((await postJson(node, "assistant/reply", { runId: turn.done.runId })).body.reply.text).toBe("You said: a private thought")
+    const colleague = await addPerson(node, "colleague", { org: "member", workspace: "member" })
+    const { cookie } = await signIn(node.baseUrl, colleague)
+    for (const route of ["assistant/reply", "run/get"]) {
+      const refused = await postJson(node, route, { runId: turn.done.runId }, { cookie })
+      expect({ status: refused.status, error: refused.body.error }).toEqual({
+        status: 404,
+        error: { code: "not_found", reason: "run_not_found", message: `no run ${turn.done.runId} of yours in this workspace` }
+      })
+    }
+  })
 })
 
 describe("the ask route", () => {

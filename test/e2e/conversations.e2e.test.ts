@@ -255,8 +255,9 @@ describe("approvals: the inbox and the thread", () => {
       expiresAt: card.expiresAt,
       canAnswer: true
     })
-    // the same inbox for Bob, who may not answer it
-    expect(ok(await as(bobCookie, "approval.list")).approvals.find((a: any) => a.approvalId === card.approvalId)).toEqual({ ...listed, canAnswer: false })
+    // Bob sees who asked and what, but may not answer it, nor learn where it was asked: no conversation or run of Alice's
+    const seenByBob = ok(await as(bobCookie, "approval.list")).approvals.find((a: any) => a.approvalId === card.approvalId)
+    expect(seenByBob).toEqual({ ...listed, conversationId: null, runId: null, canAnswer: false })
 
     const parked = ok(await as(aliceCookie, "run.get", { runId: result.runId }))
     expect(parked.parkedCards).toEqual([{ approvalId: card.approvalId, capability: "node.delete", expiresAt: card.expiresAt }])

@@ -102,7 +102,7 @@ afterAll(() => actors.stop())
 
 describe("conversations", () => {
   it("are found by UUID (in any case) or cnv_ id, within their workspace only", async () => {
-    const expected = { conversationId, publicId, orgId: "org_chat", workspaceId, createdBy: carol }
+    const expected = { conversationId, publicId, orgId: "org_chat", workspaceId, userId: carol }
     expect(await read(findConversation(workspaceId, conversationId))).toEqual(expected)
     expect(await read(findConversation(workspaceId, conversationId.toUpperCase()))).toEqual(expected)
     expect(await read(findConversation(workspaceId, publicId))).toEqual(expected)

@@ -60,7 +60,7 @@ export const ApprovalsPage = ({ place }: PageProps) => {
         >
           <p className="small">
             Asked by {approval.canAnswer ? "you" : approval.requestedByName} at <Time at={approval.parkedAt} />
-            {approval.canAnswer && (
+            {approval.conversationId !== null && (
               <>
                 {" "}
                 (<Link to={placePath(place, `chat/${approval.conversationId}`)}>open its conversation</Link>)

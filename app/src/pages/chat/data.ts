@@ -77,7 +77,8 @@ export interface PendingApproval {
   readonly requestedBy: string
   /** The asking person's name, or their email. */
   readonly requestedByName: string
-  readonly conversationId: string
+  /** `cnv_`; null on another person's call (their conversation is theirs alone). */
+  readonly conversationId: string | null
   readonly parkedAt: string
   readonly expiresAt: string
   readonly canAnswer: boolean
