@@ -29,7 +29,7 @@ import { invoke } from "../src/Capabilities.ts"
 import { errorFields } from "../src/Logging.ts"
 import type { Started } from "../src/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
-import { type HttpReply, type HttpRequest, PayloadTooLarge, route, Streaming } from "./http.ts"
+import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { openSse } from "./sse.ts"
 
@@ -199,9 +199,13 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     const calls: RequestCalls = { req, sent: req.headers[POSITION_HEADER], written: new Map() }
     let body: unknown
     try {
-      body = JSON.parse((await req.body()).toString("utf8"))
+      body = parseJsonBody(await req.body())
     } catch (error) {
       if (error instanceof PayloadTooLarge) return Streaming
+      // JSON nested past the bound is a request refused as a request (with its HTTP meaning), not unreadable JSON
+      if (error instanceof MalformedJson && error.reason === "json_too_deep") {
+        return { status: 200, json: failure(null, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${error.message}`, data: { status: 400, code: "bad_request", reason: error.reason } }) }
+      }
       return { status: 200, json: failure(null, { code: JSONRPC_PARSE_ERROR, message: "Parse error" }) }
     }
     if (Array.isArray(body)) {

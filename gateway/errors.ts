@@ -30,7 +30,8 @@ const table: Readonly<Record<string, Row>> = {
   Forbidden: own(403, "forbidden"),
   BadRequest: own(400, "bad_request"),
   NotFound: own(404, "not_found"),
-  MalformedJson: badRequest("invalid_json", (e) => e.message),
+  // reason `invalid_json` or `json_too_deep`
+  MalformedJson: own(400, "bad_request"),
   // as the IETF Idempotency-Key draft answers a key reused with another payload (docs/decisions.md)
   IdempotencyKeyReused: { status: 422, code: "unprocessable_content", reason: "idempotency_key_reused", message: (e) => e.message },
   // a replay cannot show a secret again: spec 2.6, the raw key is shown once (docs/decisions.md)
