@@ -70,14 +70,14 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
 const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
-  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; retryAfterSeconds?: number } | undefined
+  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; limit?: string; retryAfterSeconds?: number } | undefined
   switch (error?._tag) {
     case "TaskNotFound":
       return { code: A2A_TASK_NOT_FOUND, message: "Task not found" }
     case "TaskNotCancelable":
       return { code: A2A_TASK_NOT_CANCELABLE, message: "Task cannot be canceled: it has already ended" }
     case "RateLimited":
-      return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", retryAfterSeconds: error.retryAfterSeconds } }
+      return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", reason: error.limit, retryAfterSeconds: error.retryAfterSeconds } }
     case "AttachmentRefused": {
       // a file part that breaks a rule: A2A's own codes for a type and for a file by URI, bad params otherwise
       const data = { code: "attachment_refused", reason: error.reason }

@@ -44,6 +44,14 @@ const table: Readonly<Record<string, Row>> = {
     message: (e) => e.message,
     headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
   },
+  // beyond a rate or a fair share (docs/decisions.md, "Fair shares"); the chat routes answer spec 7.1's own body
+  RateLimited: {
+    status: 429,
+    code: "rate_limited",
+    reason: (e) => e.limit,
+    message: (e) => e.message,
+    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
+  },
   Unavailable: { status: 503, code: "unavailable", reason: "owner_unreachable", message: (e) => e.message },
   DbError: {
     status: 503,
@@ -76,6 +84,7 @@ const table: Readonly<Record<string, Row>> = {
   HumanRequired: { status: 403, code: "forbidden", reason: "human_required", message: () => "only a person acting directly (signed in, on the API) may enable an automation" },
   AutomationIsDisabled: conflict("automation_disabled", (e) => `automation ${e.automationId} is disabled`),
   TriggerMismatch: conflict("trigger_mismatch", (e) => `automation ${e.automationId} has a ${e.expected} trigger, not ${e.got}`),
+  ScheduleLimitReached: conflict("schedule_limit_reached", (e) => e.message),
   TickAlreadyDecided: conflict("tick_already_decided", (e) => `the tick ${e.tick} of automation ${e.automationId} was decided already`),
   AutomationRunNotFound: notFound("run_not_found", (e) => `no run ${e.runId} in this workspace`),
   // marketplace registries (actors/registry)

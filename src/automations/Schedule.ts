@@ -4,7 +4,7 @@
  */
 import { Cron } from "croner"
 import { createHash } from "node:crypto"
-import { Either } from "effect"
+import { Either, Schema } from "effect"
 import { BadRequest } from "../Errors.ts"
 
 const cronOf = (expression: string, timezone: string) => new Cron(expression, { paused: true, mode: "5-part", timezone })
@@ -16,6 +16,18 @@ const knownZone = (timezone: string) => {
     return true
   } catch {
     return false
+  }
+}
+
+/**
+ * A workspace holds as many enabled schedules as its fair share allows (`ENABLED_SCHEDULES_PER_WORKSPACE`):
+ * enabling one more, or giving an enabled automation a schedule, is 409 `schedule_limit_reached`.
+ */
+export class ScheduleLimitReached extends Schema.TaggedError<ScheduleLimitReached>()("ScheduleLimitReached", {
+  limit: Schema.Int
+}) {
+  override get message() {
+    return `this workspace has ${this.limit} enabled schedules, as many as it may; disable one first`
   }
 }
 

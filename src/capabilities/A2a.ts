@@ -139,7 +139,7 @@ export const streamMessage = defineCapability({
   sensitivity: "medium",
   mutating: true,
   changesAccess: false,
-  handler: (invocation, params) => Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation.workspaceId!, accepted))
+  handler: (invocation, params) => Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation, accepted))
 })
 
 export const getTask = defineCapability({
@@ -171,7 +171,7 @@ export const resubscribe = defineCapability({
     Effect.gen(function* () {
       const workspaceId = invocation.workspaceId!
       if ((yield* findTask(workspaceId, params.id)) === undefined) return yield* new TaskNotFound({ taskId: params.id })
-      return yield* streamTask(workspaceId, { taskId: params.id })
+      return yield* streamTask(invocation, { taskId: params.id })
     })
 })
 
