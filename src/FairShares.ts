@@ -4,7 +4,8 @@
  * as the stream or the turn starts and given back as it ends; beyond either bound the start is
  * refused with 429 `rate_limited` and `Retry-After`, before anything is recorded or opened. The
  * counts are per process, as the chat rate is: a cluster of n nodes lets a key hold up to n times
- * its share. The enabled schedules of a workspace are bounded beside them (`src/automations/Schedule.ts`).
+ * its share. A workspace's enabled schedules are bounded beside them (`automation.create`, `update`
+ * and `enable`, src/capabilities/Automations.ts).
  */
 import { Context, Effect, Layer } from "effect"
 import type { Invocation } from "./Capabilities.ts"
