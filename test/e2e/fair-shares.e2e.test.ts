@@ -16,6 +16,7 @@ import { startTestNode, type TestNode } from "../support/platform.ts"
 import { expectError } from "./client.ts"
 
 const STREAMS_PER_KEY = 3
+const TURNS_PER_KEY = 5
 const SCHEDULES = 3
 
 let node: TestNode
@@ -25,7 +26,7 @@ beforeAll(async () => {
   const base = loadConfig({})
   node = await startTestNode({
     assistant: { ...base.assistant, chatRateLimitPerMinute: 100_000 },
-    fairShares: { ...base.fairShares, streamsPerKey: STREAMS_PER_KEY, enabledSchedulesPerWorkspace: SCHEDULES }
+    fairShares: { ...base.fairShares, streamsPerKey: STREAMS_PER_KEY, turnsPerKey: TURNS_PER_KEY, enabledSchedulesPerWorkspace: SCHEDULES }
   })
   cookie = (await signIn(node.baseUrl, await addPerson(node, "owner", { org: "owner" }))).cookie
 })
@@ -86,6 +87,53 @@ describe("streams: a key's share", () => {
     for (const { turnId, streamed } of held) {
       await cancel(turnId)
       await streamed
+    }
+  })
+})
+
+describe("turns: a key's share", () => {
+  const a2a = async (method: string, params: unknown) => {
+    const response = await fetch(`${node.baseUrl}/a2a`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${node.bootstrap.workspaceKey}` },
+      body: JSON.stringify({ jsonrpc: "2.0", id: randomUUID(), method, params })
+    })
+    return (await response.json()) as any
+  }
+  const send = (text: string) =>
+    a2a("message/send", { message: { role: "user", messageId: randomUUID(), parts: [{ kind: "text", text }] }, configuration: { blocking: false } })
+
+  it("turns that hold no stream (A2A message/send, not blocking) count too: the one past the share is refused, and a cancelled one frees its place", async () => {
+    const tasks: Array<string> = []
+    for (let i = 0; i < TURNS_PER_KEY; i++) {
+      const sent = await send("/ask Which one? | a | b")
+      expect(sent.result, JSON.stringify(sent)).toBeDefined()
+      tasks.push(sent.result.id)
+    }
+    const refused = await send("one too many")
+    expect(refused.error.data).toMatchObject({ status: 429, code: "rate_limited", reason: "turns_per_key", retryAfterSeconds: expect.any(Number) })
+
+    const awaitState = async (taskId: string, done: (state: string) => boolean) => {
+      for (let tries = 0; ; tries++) {
+        const got = await a2a("tasks/get", { id: taskId })
+        if (done(got.result.status.state)) return
+        if (tries > 100) throw new Error(`task ${taskId} is still ${got.result.status.state}`)
+        await new Promise((r) => setTimeout(r, 100))
+      }
+    }
+    // the turns wait on their question; a cancelled one ends, and its place is free
+    await awaitState(tasks[0], (state) => state === "input-required")
+    expect((await a2a("tasks/cancel", { id: tasks[0] })).result.status.state).toBe("canceled")
+    let next: any
+    for (let tries = 0; tries < 50; tries++) {
+      next = await send("now there is room")
+      if (next.result !== undefined) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    expect(next.result, JSON.stringify(next)).toBeDefined()
+    for (const taskId of tasks.slice(1)) {
+      await awaitState(taskId, (state) => state === "input-required")
+      await a2a("tasks/cancel", { id: taskId })
     }
   })
 })
