@@ -48,8 +48,8 @@ const MINUTE_MS = 60_000
 /**
  * How long after its time an automation's tick fires: a stable share of the minute (0 to 59.999 s)
  * from a hash of its id, so that a workspace's hundreds of every-minute schedules do not all fire at
- * second 0 (docs/decisions.md, "Schedules fire spread over their minute"). The tick itself, and the run it names, stay on the
- * minute.
+ * second 0 (docs/decisions.md, "Schedules fire spread over their minute"). The tick itself, and the
+ * run it names, stay on the minute.
  */
 export const fireOffsetMs = (automationId: string): number => createHash("sha256").update(automationId).digest().readUInt32BE(0) % MINUTE_MS
 
