@@ -1,7 +1,7 @@
 /**
  * How deep JSON may nest wherever it comes in: a request body (the gateway scans its bytes before
  * parsing), a capability's input on any surface (the checkpoint walks it before decoding), and what a
- * webhook receiver answers. Schema decoding and encoding, condition evaluation and template rendering
+ * webhook receiver or a registry answers. Schema decoding and encoding, condition evaluation and template rendering
  * recurse once per level; past this bound none of them ever sees the value (docs/decisions.md,
  * "Depth bounds").
  */
