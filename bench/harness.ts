@@ -92,7 +92,8 @@ export const runBench = (moduleUrl: string, roles: Roles) => {
  * One node in this process, in `bench`'s scope and data directory: embedded PGlite unless
  * DATABASE_URL is set (else a schema of its own), the embedded log unless KAFKA_BROKERS is set
  * (else topics of its own), LOG_PARTITIONS partitions; with `unlimitedChat`, the chat rate limit
- * raised out of the way (the limiter would refuse all but 120 turns a minute of the one workspace).
+ * and the fair shares of streams and turns raised out of the way (the limiter would refuse all but
+ * 120 turns a minute of the one workspace, and its one key may hold 32 streams at once).
  */
 export const startNode = async (bench: Bench, { unlimitedChat = false, overrides = {} }: { unlimitedChat?: boolean; overrides?: Partial<AppConfig> } = {}) => {
   const { loadConfig } = await import("../src/Config.ts")
@@ -112,7 +113,12 @@ export const startNode = async (bench: Bench, { unlimitedChat = false, overrides
     secureCookies: false,
     // a line per request would bury the bench's tables; LOG_LEVEL=info measures with them
     logging: loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", LOG_FORMAT: process.env.LOG_FORMAT }).logging,
-    ...(unlimitedChat ? { assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 } } : {}),
+    ...(unlimitedChat
+      ? {
+          assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 },
+          fairShares: { ...base.fairShares, streamsPerKey: 1_000_000_000, streamsPerWorkspace: 1_000_000_000, turnsPerKey: 1_000_000_000, turnsPerWorkspace: 1_000_000_000 }
+        }
+      : {}),
     ...overrides
   }
   return Effect.runPromise(Scope.extend(Node.startNode(config), bench.scope))

@@ -29,7 +29,7 @@ import { invoke } from "../src/Capabilities.ts"
 import { errorFields } from "../src/Logging.ts"
 import type { Started } from "../src/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
-import { type HttpReply, type HttpRequest, PayloadTooLarge, route, Streaming } from "./http.ts"
+import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { openSse } from "./sse.ts"
 
@@ -70,14 +70,14 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
 const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
-  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; retryAfterSeconds?: number } | undefined
+  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; limit?: string; retryAfterSeconds?: number } | undefined
   switch (error?._tag) {
     case "TaskNotFound":
       return { code: A2A_TASK_NOT_FOUND, message: "Task not found" }
     case "TaskNotCancelable":
       return { code: A2A_TASK_NOT_CANCELABLE, message: "Task cannot be canceled: it has already ended" }
     case "RateLimited":
-      return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", retryAfterSeconds: error.retryAfterSeconds } }
+      return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", reason: error.limit, retryAfterSeconds: error.retryAfterSeconds } }
     case "AttachmentRefused": {
       // a file part that breaks a rule: A2A's own codes for a type and for a file by URI, bad params otherwise
       const data = { code: "attachment_refused", reason: error.reason }
@@ -199,9 +199,13 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     const calls: RequestCalls = { req, sent: req.headers[POSITION_HEADER], written: new Map() }
     let body: unknown
     try {
-      body = JSON.parse((await req.body()).toString("utf8"))
+      body = parseJsonBody(await req.body())
     } catch (error) {
       if (error instanceof PayloadTooLarge) return Streaming
+      // JSON nested past the bound is a request refused as a request (with its HTTP meaning), not unreadable JSON
+      if (error instanceof MalformedJson && error.reason === "json_too_deep") {
+        return { status: 200, json: failure(null, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${error.message}`, data: { status: 400, code: "bad_request", reason: error.reason } }) }
+      }
       return { status: 200, json: failure(null, { code: JSONRPC_PARSE_ERROR, message: "Parse error" }) }
     }
     if (Array.isArray(body)) {

@@ -15,7 +15,7 @@ import type uWS from "uWebSockets.js"
 import { DeviceTokenError, pollDeviceToken, PollTracker, requestDeviceCode } from "../src/DeviceLogin.ts"
 import { BadRequest } from "../src/Errors.ts"
 import { replyForFailure } from "./errors.ts"
-import { type HttpReply, type HttpRequest, PayloadTooLarge, route, Streaming } from "./http.ts"
+import { type HttpReply, type HttpRequest, type MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import type { GatewayOptions } from "./server.ts"
 
 const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" }
@@ -43,8 +43,9 @@ const readBody = (req: HttpRequest) =>
         return Effect.succeed<unknown>(Object.fromEntries(new URLSearchParams(text)))
       }
       return Effect.try({
-        try: () => JSON.parse(text) as unknown,
-        catch: () => new BadRequest({ reason: "invalid_json", message: "Request body is not valid JSON" })
+        try: () => parseJsonBody(body),
+        // parseJsonBody throws nothing else
+        catch: (error) => new BadRequest({ reason: (error as MalformedJson).reason, message: (error as MalformedJson).message })
       })
     })
   )

@@ -41,7 +41,8 @@ const table: Readonly<Record<string, Row>> = {
   Forbidden: own(403, "forbidden"),
   BadRequest: own(400, "bad_request"),
   NotFound: own(404, "not_found"),
-  MalformedJson: badRequest("invalid_json", (e) => e.message),
+  // reason `invalid_json` or `json_too_deep`
+  MalformedJson: own(400, "bad_request"),
   // as the IETF Idempotency-Key draft answers a key reused with another payload (docs/decisions.md)
   IdempotencyKeyReused: { status: 422, code: "unprocessable_content", reason: "idempotency_key_reused", message: (e) => e.message },
   // a replay cannot show a secret again: spec 2.6, the raw key is shown once (docs/decisions.md)
@@ -51,6 +52,14 @@ const table: Readonly<Record<string, Row>> = {
     status: 429,
     code: "rate_limited",
     reason: "too_many_attempts",
+    message: (e) => e.message,
+    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
+  },
+  // beyond a rate or a fair share (docs/decisions.md, "Fair shares"); the chat routes answer spec 7.1's own body
+  RateLimited: {
+    status: 429,
+    code: "rate_limited",
+    reason: (e) => e.limit,
     message: (e) => e.message,
     headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
   },
@@ -81,6 +90,7 @@ const table: Readonly<Record<string, Row>> = {
   HumanRequired: { status: 403, code: "forbidden", reason: "human_required", message: () => "only a person acting directly (signed in, on the API) may enable an automation" },
   AutomationIsDisabled: conflict("automation_disabled", (e) => `automation ${e.automationId} is disabled`),
   TriggerMismatch: conflict("trigger_mismatch", (e) => `automation ${e.automationId} has a ${e.expected} trigger, not ${e.got}`),
+  ScheduleLimitReached: conflict("schedule_limit_reached", (e) => e.message),
   TickAlreadyDecided: conflict("tick_already_decided", (e) => `the tick ${e.tick} of automation ${e.automationId} was decided already`),
   AutomationRunNotFound: notFound("run_not_found", (e) => `no run ${e.runId} in this workspace`),
   // marketplace registries (actors/registry)

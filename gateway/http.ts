@@ -8,6 +8,7 @@ import { STATUS_CODES } from "node:http"
 import { Effect, LogLevel } from "effect"
 import type uWS from "uWebSockets.js"
 import { BadRequest } from "../src/Errors.ts"
+import { textNestsTooDeep, tooDeepMessage } from "../src/JsonDepth.ts"
 import { errorFields, type LoggedError, type NodeLog } from "../src/Logging.ts"
 import { type Cors, OriginRefused, type ResponseHeaders } from "./cors.ts"
 import type { HttpMetrics } from "./metrics.ts"
@@ -72,8 +73,12 @@ export interface RouteOptions {
   readonly maxBodyBytes?: number
 }
 
+/** A body that is not JSON, or JSON nested deeper than MAX_JSON_DEPTH: 400 `bad_request` with `reason`. */
 export class MalformedJson extends Error {
   readonly _tag = "MalformedJson"
+  constructor(message: string, readonly reason: "invalid_json" | "json_too_deep" = "invalid_json", options?: ErrorOptions) {
+    super(message, options)
+  }
 }
 
 export class PayloadTooLarge extends Error {
@@ -89,15 +94,21 @@ export const jsonError = (status: number, code: string, message: string, reason?
   json: { error: reason === undefined ? { code, message } : { code, reason, message } }
 })
 
-export const readJson = async (req: HttpRequest): Promise<unknown> => {
-  const body = await req.body()
+/**
+ * The one parse of a JSON request body (REST, JSON-RPC, the device routes; MCP's transport parses its
+ * own after the same depth scan): its nesting is bounded before any recursive code sees it.
+ */
+export const parseJsonBody = (body: Buffer): unknown => {
   if (body.length === 0) throw new MalformedJson("Request body is empty")
+  if (textNestsTooDeep(body)) throw new MalformedJson(`Request body is refused: ${tooDeepMessage}`, "json_too_deep")
   try {
     return JSON.parse(body.toString("utf8"))
   } catch (cause) {
-    throw new MalformedJson("Request body is not valid JSON", { cause })
+    throw new MalformedJson("Request body is not valid JSON", "invalid_json", { cause })
   }
 }
+
+export const readJson = async (req: HttpRequest): Promise<unknown> => parseJsonBody(await req.body())
 
 const JSON_TYPE = "application/json"
 const TEXT_TYPE = "text/plain; charset=utf-8"
@@ -574,7 +585,7 @@ export const jsonBody = (req: HttpRequest) =>
     try: () => readJson(req),
     catch: (error) =>
       error instanceof MalformedJson
-        ? new BadRequest({ reason: "invalid_json", message: error.message })
+        ? new BadRequest({ reason: error.reason, message: error.message })
         : error instanceof PayloadTooLarge
           ? error
           : new BadRequest({ reason: "unreadable_body", message: "the request body could not be read" })

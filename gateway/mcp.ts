@@ -21,6 +21,7 @@ import { Cause, Effect, type Exit } from "effect"
 import { authenticate, type Principal } from "../src/Auth.ts"
 import { type AnyCapability, Capabilities, invocableByCredential, invoke } from "../src/Capabilities.ts"
 import { BadRequest } from "../src/Errors.ts"
+import { textNestsTooDeep, tooDeepMessage } from "../src/JsonDepth.ts"
 import { isObject, type JsonObject, objectSchemaOf } from "../src/ToolSchemas.ts"
 import { describeFailure, type FailureDescription } from "./errors.ts"
 import { type Handler, type HttpReply, type HttpRequest, PayloadTooLarge, RequestAborted, Streaming } from "./http.ts"
@@ -152,11 +153,11 @@ const successResult = (output: unknown): CallToolResult => ({
   ...(isObject(output) ? { structuredContent: output } : {})
 })
 
-/** A transport-level refusal, shaped as the SDK's own (JSON-RPC error -32000, no id). */
-const jsonRpcError = (status: number, message: string, headers: Record<string, string> = {}): HttpReply => ({
+/** A transport-level refusal, shaped as the SDK's own (JSON-RPC error -32000 unless told, no id). */
+const jsonRpcError = (status: number, message: string, headers: Record<string, string> = {}, code = -32000, data?: unknown): HttpReply => ({
   status,
   headers,
-  json: { jsonrpc: "2.0", error: { code: -32000, message }, id: null }
+  json: { jsonrpc: "2.0", error: { code, message, ...(data === undefined ? {} : { data }) }, id: null }
 })
 
 /** The fetch Request the SDK transport reads, from the gateway's copy of the uWS request. */
@@ -246,6 +247,10 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
       // a 413 has been sent, or the client is gone: nothing to answer
       if (error instanceof PayloadTooLarge || error instanceof RequestAborted) return Streaming
       throw error
+    }
+    // the transport parses the body itself: its nesting is bounded first, as parseJsonBody does for every other route
+    if (textNestsTooDeep(body)) {
+      return jsonRpcError(400, `Invalid Request: the body is refused: ${tooDeepMessage}`, {}, ErrorCode.InvalidRequest, { code: "bad_request", reason: "json_too_deep" })
     }
     const known = await loadTools()
     const server = serverFor(req, authorization!, authenticated.value, known)

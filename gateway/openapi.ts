@@ -93,7 +93,7 @@ const RETRY_AFTER = { headers: { "Retry-After": ref("headers", "RetryAfter") } }
 /** Every error answer is `{ error: { code, reason?, message } }` (gateway/errors.ts); spec 7 names the codes. */
 const RESPONSES = {
   BadRequest: errorResponse(
-    "`bad_request`: the body is not JSON, or a field breaks its rule; `reason` says which (`invalid_json`, `invalid_input`, `invalid_position`, ...). Chat routes: also `attachment_refused`."
+    "`bad_request`: the body is not JSON, nests more than 64 levels, or a field breaks its rule; `reason` says which (`invalid_json`, `json_too_deep`, `invalid_input`, `invalid_position`, ...). Chat routes: also `attachment_refused`."
   ),
   Unauthorized: errorResponse("`unauthorized`: the key or session is missing, malformed, invalid or expired."),
   PaymentRequired: errorResponse(
@@ -103,12 +103,12 @@ const RESPONSES = {
     "`forbidden`: the caller may not do this; `reason` such as `key_scope_mismatch`, `sso_required`, `mfa_required`, `session_required`, `no_principal`, `kill_switch`."
   ),
   NotFound: errorResponse("`not_found`: `reason` names what is missing (`workspace_not_found`, `unknown_capability`, `node_not_found`, `model_tier_not_found`, ...)."),
-  Conflict: errorResponse("`conflict`: the state does not allow it; `reason` says why (`approval_expired`, `node_exists`, `idempotent_replay_secret`, `model_tier_key_missing`, ...)."),
+  Conflict: errorResponse("`conflict`: the state does not allow it; `reason` says why (`approval_expired`, `node_exists`, `idempotent_replay_secret`, `model_tier_key_missing`, `schedule_limit_reached`, ...)."),
   PayloadTooLarge: errorResponse("`payload_too_large`: the body is over the node's limit; the connection is closed."),
   UnprocessableContent: errorResponse("`unprocessable_content`, reason `idempotency_key_reused`: the Idempotency-Key was first sent with another request."),
   RateLimited: errorResponse("`rate_limited`: too many attempts; retry after `Retry-After` seconds.", RETRY_AFTER),
   ChatRateLimited: {
-    description: "The workspace sent too many chat requests; the body is `{ \"error\": \"rate_limited\" }` (spec 7.1); retry after `Retry-After` seconds.",
+    description: "The workspace sent too many chat requests, or the key or the workspace runs or follows as many turns as its share allows; the body is `{ \"error\": \"rate_limited\" }` (spec 7.1); retry after `Retry-After` seconds.",
     ...RETRY_AFTER,
     content: json({ type: "object", required: ["error"], properties: { error: { const: "rate_limited" } } })
   },

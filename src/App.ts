@@ -53,6 +53,7 @@ import * as Db from "../streams/Db.ts"
 import { signerLayer } from "../streams/Checkpoints.ts"
 import { secretsLayer } from "./Secrets.ts"
 import { AssistantSettings } from "./assistant/Settings.ts"
+import * as FairShares from "./FairShares.ts"
 import { fileContentsLayer } from "./assistant/Files.ts"
 import * as AuditLog from "./AuditLog.ts"
 import { Lockout } from "./Lockout.ts"
@@ -127,6 +128,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     PackRegistry.layer(registry),
     Layer.succeed(PublicUrl, config.baseUrl),
     Layer.succeed(AssistantSettings, config.assistant),
+    FairShares.layer(config.fairShares),
     Layer.succeed(Lockout, config.lockout),
     Outbound.layer(config.outboundAllow),
     Layer.succeed(RegistrySettings, config.marketplace),

@@ -21,6 +21,7 @@ import { AuditLog } from "./AuditLog.ts"
 import { accessFacts, actorOf, authenticate, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "./Auth.ts"
 import { BadRequest, badInputTags, Forbidden, NotFound, Unavailable } from "./Errors.ts"
 import { bindIdempotencyKey, requestDigest } from "./IdempotencyKeys.ts"
+import { MAX_JSON_DEPTH, tooDeepMessage } from "./JsonDepth.ts"
 import { checkEntitlement, entitled, packsOf } from "./packs/Entitlement.ts"
 
 /** `playbook`: an automation's run; it may invoke what the agent surface offers, and what lists it
@@ -197,10 +198,8 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
     // spec 7.3: a pack's capability only for an organization that installed and enabled the pack
     yield* checkEntitlement(capability, place.orgId)
     const raw = yield* request.input
-    const polluted = prototypeKeyIn(raw, "input")
-    if (polluted !== undefined) {
-      return yield* new BadRequest({ reason: "invalid_input", message: `the name __proto__ is not allowed (at ${polluted})` })
-    }
+    const refused = refusedShape(raw)
+    if (refused !== undefined) return yield* refused
     const input = yield* Schema.decodeUnknown(capability.input, { onExcessProperty: "error" })(raw).pipe(
       Effect.mapError((error) => new BadRequest({ reason: "invalid_input", message: ParseResult.TreeFormatter.formatErrorSync(error) }))
     )
@@ -495,16 +494,22 @@ const keyRoles = (principal: Principal, place: ResolvedPlace, security: OrgSecur
   })
 
 /**
- * Where a `__proto__` key sits in parsed JSON, if anywhere. JSON.parse makes it an own property,
- * but record decoding would assign it as the prototype and silently drop it.
+ * What the input's shape breaks before it is decoded, whatever surface it came by, walked without
+ * recursion: nesting deeper than MAX_JSON_DEPTH (decoding recurses once per level), or a `__proto__`
+ * key (JSON.parse makes it an own property, but record decoding would assign it as the prototype
+ * and silently drop it).
  */
-const prototypeKeyIn = (value: unknown, at: string): string | undefined => {
-  // bytes (an upload's files) hold no keys, and listing them one by one costs seconds per megabyte
-  if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) return undefined
-  for (const [key, inner] of Object.entries(value)) {
-    if (key === "__proto__") return at
-    const found = prototypeKeyIn(inner, `${at}.${key}`)
-    if (found !== undefined) return found
+const refusedShape = (input: unknown): BadRequest | undefined => {
+  const pending: Array<readonly [value: unknown, at: string, depth: number]> = [[input, "input", 1]]
+  while (pending.length > 0) {
+    const [value, at, depth] = pending.pop()!
+    // bytes (an upload's files) hold no keys, and listing them one by one costs seconds per megabyte
+    if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) continue
+    if (depth > MAX_JSON_DEPTH) return new BadRequest({ reason: "json_too_deep", message: `${tooDeepMessage} (at ${at})` })
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === "__proto__") return new BadRequest({ reason: "invalid_input", message: `the name __proto__ is not allowed (at ${at})` })
+      pending.push([inner, `${at}.${key}`, depth + 1])
+    }
   }
   return undefined
 }

@@ -61,6 +61,8 @@ export interface AppConfig {
   /** The log's signed checkpoints (docs/audit.md): the Ed25519 key (unset: `<data dir>/audit-signing.key`) and how often. */
   readonly audit: AuditSettings
   readonly assistant: AssistantConfig
+  /** What one key or workspace may hold of a process (src/FairShares.ts). */
+  readonly fairShares: FairSharesConfig
   /** The master key of plugin secrets (32 bytes, from base64); unset: no secret can be stored. */
   readonly authTokenEncryptionKey: Buffer | undefined
   /** Outbound email of notifications: an SMTP URL (`smtp://user:pass@host:port`, `smtps://...`); unset: no email. */
@@ -83,6 +85,23 @@ export interface LockoutConfig {
   readonly lockMs: number
   /** The longest lock, however many failures. */
   readonly maxLockMs: number
+}
+
+/**
+ * Fair shares of a process among keys and workspaces (docs/decisions.md, "Fair shares"): beyond the
+ * stream and turn bounds 429 `rate_limited`, beyond the schedule bound 409 `schedule_limit_reached`.
+ */
+export interface FairSharesConfig {
+  /** Streams one key (or session) may follow at once: chat turns, A2A message/stream and tasks/resubscribe. */
+  readonly streamsPerKey: number
+  /** Streams of one workspace, whoever follows them. */
+  readonly streamsPerWorkspace: number
+  /** Assistant turns (chat and A2A) of one key (or session) running at once. */
+  readonly turnsPerKey: number
+  /** Assistant turns of one workspace running at once. */
+  readonly turnsPerWorkspace: number
+  /** Enabled automations with a schedule trigger in one workspace. */
+  readonly enabledSchedulesPerWorkspace: number
 }
 
 /** The assistant's operator settings (spec 2.2, 7.1, 8). */
@@ -237,6 +256,13 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       codegraphUrl: env.CODEGRAPH_URL || undefined,
       imageModel: env.IMAGE_MODEL || undefined,
       visionModel: env.VISION_MODEL || undefined
+    },
+    fairShares: {
+      streamsPerKey: int(env.STREAMS_PER_KEY, 32, "STREAMS_PER_KEY"),
+      streamsPerWorkspace: int(env.STREAMS_PER_WORKSPACE, 128, "STREAMS_PER_WORKSPACE"),
+      turnsPerKey: int(env.TURNS_PER_KEY, 32, "TURNS_PER_KEY"),
+      turnsPerWorkspace: int(env.TURNS_PER_WORKSPACE, 128, "TURNS_PER_WORKSPACE"),
+      enabledSchedulesPerWorkspace: int(env.ENABLED_SCHEDULES_PER_WORKSPACE, 100, "ENABLED_SCHEDULES_PER_WORKSPACE")
     },
     authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
     mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" },

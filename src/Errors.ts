@@ -40,6 +40,34 @@ export class SecretShownOnce extends Schema.TaggedError<SecretShownOnce>()("Secr
   message: Schema.String
 }) {}
 
+/**
+ * Beyond a rate or a fair share (docs/decisions.md, "Fair shares"): 429 `rate_limited` with
+ * `Retry-After`; on the chat routes the body is `{error: "rate_limited"}` (spec 7.1).
+ */
+export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
+  retryAfterSeconds: Schema.Int,
+  /** What ran out: the workspace's chat requests a minute, or a key's or a workspace's share of open streams or running turns. */
+  limit: Schema.optionalWith(Schema.Literal("chat_requests", "streams_per_key", "streams_per_workspace", "turns_per_key", "turns_per_workspace"), {
+    default: () => "chat_requests" as const
+  })
+}) {
+  override get message() {
+    const retry = `retry in ${this.retryAfterSeconds} s`
+    switch (this.limit) {
+      case "chat_requests":
+        return `this workspace sent too many chat requests; ${retry}`
+      case "streams_per_key":
+        return `this credential follows as many streams as it may at once; end one or ${retry}`
+      case "streams_per_workspace":
+        return `this workspace's streams are as many as it may follow at once; ${retry}`
+      case "turns_per_key":
+        return `this credential runs as many assistant turns as it may at once; ${retry}`
+      case "turns_per_workspace":
+        return `this workspace runs as many assistant turns as it may at once; ${retry}`
+    }
+  }
+}
+
 /** Retryable: the owner of the data could not be reached in time. */
 export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
   message: Schema.String

@@ -19,6 +19,9 @@ export class Relay<E, O> implements Listener<E, O>, Started<E, O> {
   private ended: { readonly outcome: O } | undefined
   private listener: Listener<E, O> | undefined
 
+  /** `onEnd`: called once, as the process ends (a share it held is given back). */
+  constructor(private readonly onEnd?: () => void) {}
+
   readonly event = (event: E): void => {
     if (this.ended !== undefined) return
     if (this.listener === undefined) this.held.push(event)
@@ -28,6 +31,7 @@ export class Relay<E, O> implements Listener<E, O>, Started<E, O> {
   readonly done = (outcome: O): void => {
     if (this.ended !== undefined) return
     this.ended = { outcome }
+    this.onEnd?.()
     this.listener?.done(outcome)
   }
 

@@ -5,6 +5,7 @@
  */
 import { Schema } from "effect"
 import type { Json } from "../actors/kernel.ts"
+import { MAX_JSON_DEPTH } from "./JsonDepth.ts"
 
 const UNSTORABLE = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/
 
@@ -13,9 +14,6 @@ const isStorable = (text: string) => !UNSTORABLE.test(text)
 export const StorableString = Schema.String.pipe(
   Schema.filter(isStorable, { message: () => "text must not contain a NUL character or an unpaired surrogate" })
 )
-
-/** How deep a stored JSON value may nest: deeper values are refused before anything recurses into them. */
-export const MAX_JSON_DEPTH = 64
 
 /** A parsed JSON value whose every string, its keys included, is storable, and which nests at most MAX_JSON_DEPTH deep. */
 const isStorableJson = (value: unknown): value is Json => {

@@ -8,6 +8,7 @@
 import { Clock, Effect, Schema } from "effect"
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto"
 import * as Outbound from "./Outbound.ts"
+import { textNestsTooDeep } from "./JsonDepth.ts"
 
 const SECRET_PREFIX = "whsec_"
 
@@ -105,7 +106,7 @@ export interface WebhookDelivery {
 
 export interface WebhookResponse {
   readonly status: number
-  /** Parsed when the receiver says it is JSON and it is; else the text. */
+  /** Parsed when the receiver says it is JSON and it is (nested within MAX_JSON_DEPTH); else the text. */
   readonly body: unknown
 }
 
@@ -113,7 +114,8 @@ const isJson = (contentType: string | undefined): boolean => contentType !== und
 
 const readBody = (response: Outbound.OutboundResponse): unknown => {
   const text = response.body.toString("utf8")
-  if (!isJson(response.headers["content-type"])) return text
+  // kept as the run's output and read back with it: JSON nested past the bound stays text
+  if (!isJson(response.headers["content-type"]) || textNestsTooDeep(response.body)) return text
   try {
     return JSON.parse(text)
   } catch {

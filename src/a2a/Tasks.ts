@@ -25,8 +25,9 @@ import { newPublicId } from "../ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
 import { TurnRegistry } from "../assistant/TurnRegistry.ts"
-import { startInBackground } from "../Capabilities.ts"
-import { Relay, type Started } from "../Relay.ts"
+import { type Invocation, startInBackground } from "../Capabilities.ts"
+import { followedRelay, takeTurnShare } from "../FairShares.ts"
+import type { Started } from "../Relay.ts"
 import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type StatusUpdate, type TaskState } from "./Protocol.ts"
 import { type A2aTask, taskView } from "./TaskQueries.ts"
 
@@ -87,6 +88,8 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
     const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
+    // the turn's share of its key and workspace, before anything is recorded; given back as the turn ends
+    const release = yield* takeTurnShare(invocation)
     const submitted = yield* host.send(
       A2aTaskActor,
       taskId,
@@ -102,7 +105,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
         message: task.message
       }),
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:submit` }
-    )
+    ).pipe(Effect.onError(() => Effect.sync(release)))
 
     const submittedTask = submitted.state as Task
     listener.submitted?.(taskView(submittedTask))
@@ -238,7 +241,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
         )
       }
     }
-    yield* startInBackground(executeTurn(task.turn, sink))
+    yield* startInBackground(executeTurn(task.turn, sink).pipe(Effect.ensuring(Effect.sync(release))))
     return submittedTask
   })
 
@@ -279,13 +282,16 @@ export const followTask = (workspaceId: string, taskId: string, onChange: (updat
  * `message/stream` and `tasks/resubscribe`: a new task's Task as submitted and then its updates,
  * or a resumed (or followed) task's status updates, until it settles.
  */
-export const streamTask = (workspaceId: string, accepted: { readonly task: NewTask } | { readonly taskId: string }) =>
+export const streamTask = (invocation: Invocation, accepted: { readonly task: NewTask } | { readonly taskId: string }) =>
   Effect.gen(function* () {
-    const relay = new Relay<A2aTask | TaskEvent, void>()
+    // a stream share of the caller's key and workspace until the last update
+    const relay = yield* followedRelay<A2aTask | TaskEvent, void>(invocation)
     if ("task" in accepted) {
-      yield* startTask(accepted.task, { submitted: relay.event, event: relay.event, settled: () => relay.done() })
+      yield* startTask(accepted.task, { submitted: relay.event, event: relay.event, settled: () => relay.done() }).pipe(
+        Effect.onError(() => Effect.sync(() => relay.done()))
+      )
     } else {
-      yield* startInBackground(followTask(workspaceId, accepted.taskId, relay.event).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
+      yield* startInBackground(followTask(invocation.workspaceId!, accepted.taskId, relay.event).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
     }
     return relay satisfies Started<A2aTask | TaskEvent, void>
   })

@@ -4,17 +4,8 @@
  * of a minute's worth passes and a steady stream above the rate waits. The count is per process
  * (docs/decisions.md): a cluster of n nodes lets a workspace through up to n times the rate.
  */
-import { Context, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer } from "effect"
 import { AssistantSettings } from "./Settings.ts"
-
-/** Refused: the gateway answers 429 `{error: "rate_limited"}` with `Retry-After` (spec 7.1). */
-export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
-  retryAfterSeconds: Schema.Int
-}) {
-  override get message() {
-    return `this workspace sent too many chat requests; retry in ${this.retryAfterSeconds} s`
-  }
-}
 
 export type Take = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number }
 

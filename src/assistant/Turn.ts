@@ -13,7 +13,8 @@ import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { type Invocation, type Registry, startInBackground } from "../Capabilities.ts"
 import { isOwn } from "../capabilities/Person.ts"
-import { Relay } from "../Relay.ts"
+import type { RateLimited } from "../Errors.ts"
+import { followedRelay, takeTurnShare } from "../FairShares.ts"
 import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
 import { chargeTurn, checkModelKeyLimit } from "./Billing.ts"
 import type { ChatEvent, ParkedCard, StartedTurn, ToolCallRecord, TurnFailure, TurnOutcome, TurnResult, TurnSink } from "./ChatEvents.ts"
@@ -100,11 +101,16 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
     )
   })
 
-/** Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). */
-export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, never, any> =>
+/**
+ * Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). It holds a turn
+ * share and a stream share of its key and workspace until it ends; without one it does not start
+ * (429, src/FairShares.ts).
+ */
+export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, RateLimited, any> =>
   Effect.gen(function* () {
-    const relay = new Relay<ChatEvent, TurnOutcome>()
-    yield* startInBackground(executeTurn(turn, relay))
+    const release = yield* takeTurnShare(turn.invocation)
+    const relay = yield* followedRelay<ChatEvent, TurnOutcome>(turn.invocation).pipe(Effect.onError(() => Effect.sync(release)))
+    yield* startInBackground(executeTurn(turn, relay).pipe(Effect.ensuring(Effect.sync(release))))
     return relay
   })
 

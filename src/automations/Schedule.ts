@@ -3,7 +3,8 @@
  * Pure: the scheduler passes the times in.
  */
 import { Cron } from "croner"
-import { Either } from "effect"
+import { createHash } from "node:crypto"
+import { Either, Schema } from "effect"
 import { BadRequest } from "../Errors.ts"
 
 const cronOf = (expression: string, timezone: string) => new Cron(expression, { paused: true, mode: "5-part", timezone })
@@ -15,6 +16,18 @@ const knownZone = (timezone: string) => {
     return true
   } catch {
     return false
+  }
+}
+
+/**
+ * A workspace holds as many enabled schedules as its fair share allows (`ENABLED_SCHEDULES_PER_WORKSPACE`):
+ * enabling one more, or giving an enabled automation a schedule, is 409 `schedule_limit_reached`.
+ */
+export class ScheduleLimitReached extends Schema.TaggedError<ScheduleLimitReached>()("ScheduleLimitReached", {
+  limit: Schema.Int
+}) {
+  override get message() {
+    return `this workspace has ${this.limit} enabled schedules, as many as it may; disable one first`
   }
 }
 
@@ -30,14 +43,31 @@ export const checkSchedule = (expression: string, timezone: string): Either.Eith
   }
 }
 
+const MINUTE_MS = 60_000
+
 /**
- * The tick to fire now, if any: the latest occurrence after `after` and at or before `now`. Ticks
- * missed while no node ran the schedule collapse into this one: at most one catch-up run.
+ * How long after its time an automation's tick fires: a stable share of the minute (0 to 59.999 s)
+ * from a hash of its id, so that a workspace's hundreds of every-minute schedules do not all fire at
+ * second 0 (docs/decisions.md, "Schedules fire spread over their minute"). The tick itself, and the
+ * run it names, stay on the minute.
  */
-export const dueTick = (expression: string, timezone: string, after: Date, now: Date): Date | undefined => {
+export const fireOffsetMs = (automationId: string): number => createHash("sha256").update(automationId).digest().readUInt32BE(0) % MINUTE_MS
+
+/**
+ * The tick to fire now, if any: the latest occurrence after `after` whose firing (`offsetMs` after
+ * it) is at or before `now`. Ticks missed while no node ran the schedule collapse into this one: at
+ * most one catch-up run.
+ */
+export const dueTick = (expression: string, timezone: string, after: Date, now: Date, offsetMs = 0): Date | undefined => {
   const cron = cronOf(expression, timezone)
-  const [latest] = cron.previousRuns(1, new Date(now.getTime() + 1))
+  const [latest] = cron.previousRuns(1, new Date(now.getTime() - offsetMs + 1))
   return latest !== undefined && latest.getTime() > after.getTime() ? latest : undefined
+}
+
+/** When the first tick after `after` that is not due at `now` fires (its time plus `offsetMs`), in epoch ms. */
+export const nextFiring = (expression: string, timezone: string, after: Date, now: Date, offsetMs: number): number | undefined => {
+  const next = nextTick(expression, timezone, new Date(Math.max(now.getTime() - offsetMs, after.getTime())))
+  return next === undefined ? undefined : next.getTime() + offsetMs
 }
 
 /** The first occurrence after `after`. */

@@ -1,7 +1,7 @@
 /**
  * Schedule triggers: the owner of an automation's partition keeps its schedule, firing each tick
  * through the automation's actor, which decides it once however many nodes ask (a tick at or before
- * the last one decided is refused). Ticks missed while no node kept it collapse into one catch-up
+ * the last one decided is refused), each tick a stable offset into its minute. Ticks missed while no node kept it collapse into one catch-up
  * run; a tick while the previous scheduled run is still active is skipped, and recorded.
  */
 import { Clock, Duration, Effect, Option } from "effect"
@@ -17,7 +17,7 @@ import { Db, query } from "../../streams/Db.ts"
 import { follow } from "../../streams/LogSignals.ts"
 import { decodeState } from "../../streams/Projector.ts"
 import { playbookActor, runIdOf, startRun, tickSource } from "./Runs.ts"
-import { dueTick, nextTick } from "./Schedule.ts"
+import { dueTick, fireOffsetMs, nextFiring } from "./Schedule.ts"
 
 /** How long an admitted scheduled run may lack its record before the scheduler creates it (its
  * starter stopped between the two). */
@@ -45,12 +45,13 @@ export const keepSchedule = (automationId: string, owns: () => boolean) =>
       let seq = followed.seq
       /** The last tick this scheduler fired, before the automation's events say so. */
       let fired: string | null = null
+      const offsetMs = fireOffsetMs(automationId)
       while (owns() && state._tag === "Live" && state.enabled && state.trigger.type === "schedule" && state.liveSince !== null) {
         const { cronExpression, timezone } = state.trigger
         const automation = { automationId, workspaceId: state.workspaceId }
         const now = yield* Clock.currentTimeMillis
         const last = [state.lastTick, fired, state.liveSince].filter((t): t is string => t !== null).sort().at(-1)!
-        const due = dueTick(cronExpression, timezone, new Date(last), new Date(now))
+        const due = dueTick(cronExpression, timezone, new Date(last), new Date(now), offsetMs)
         const at = new Date(now).toISOString()
         // the previous scheduled run as the tick finds it: ended unheard (a blank playbook ends as it
         // is created; a driver may stop between the run's end and telling the automation), or never
@@ -82,9 +83,9 @@ export const keepSchedule = (automationId: string, owns: () => boolean) =>
           )
           continue
         }
-        const next = nextTick(cronExpression, timezone, new Date(Math.max(now, Date.parse(last))))
-        // until the next tick, or an event of the automation (disabled, replaced, a run ended)
-        const wait = next === undefined ? Duration.infinity : Duration.millis(Math.max(1, next.getTime() - now))
+        const next = nextFiring(cronExpression, timezone, new Date(last), new Date(now), offsetMs)
+        // until the next tick fires, or an event of the automation (disabled, replaced, a run ended)
+        const wait = next === undefined ? Duration.infinity : Duration.millis(Math.max(1, next - now))
         const heard = yield* followed.take.pipe(Effect.timeoutOption(wait))
         if (Option.isSome(heard) && heard.value.seq > seq) {
           state = AutomationActor.evolve(state, heard.value.event as AutomationEvent)

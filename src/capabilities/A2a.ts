@@ -144,7 +144,7 @@ export const streamMessage = defineCapability({
   sensitivity: "medium",
   mutating: true,
   changesAccess: false,
-  handler: (invocation, params) => Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation.workspaceId!, accepted))
+  handler: (invocation, params) => Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation, accepted))
 })
 
 export const getTask = defineCapability({
@@ -170,7 +170,7 @@ export const resubscribe = defineCapability({
   handler: (invocation, params) =>
     Effect.gen(function* () {
       yield* ownTask(invocation, params.id)
-      return yield* streamTask(invocation.workspaceId!, { taskId: params.id })
+      return yield* streamTask(invocation, { taskId: params.id })
     })
 })
 

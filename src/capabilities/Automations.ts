@@ -21,12 +21,13 @@ import { Json } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { runIdOf, startRun } from "../automations/Runs.ts"
-import { checkSchedule } from "../automations/Schedule.ts"
+import { checkSchedule, ScheduleLimitReached } from "../automations/Schedule.ts"
 import { checkSteps } from "../automations/Playbooks.ts"
 import { webhookSecretOf } from "../automations/Steps.ts"
 import { accessFacts } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
 import { NotFound } from "../Errors.ts"
+import { FairShares } from "../FairShares.ts"
 import { findAgent } from "./Agents.ts"
 import { definitionOf } from "./Nodes.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
@@ -115,6 +116,21 @@ const checkTrigger = (workspaceId: string, trigger: TriggerInput) =>
     }
   })
 
+/**
+ * The workspace's enabled schedules stay within its fair share: one more going live (this
+ * automation, enabled with a schedule trigger) is refused at the bound. Counted on the read model,
+ * so two requests at once may both pass at the last free place (docs/decisions.md, "Fair shares").
+ */
+const checkScheduleShare = (workspaceId: string, automationId: string) =>
+  Effect.gen(function* () {
+    const limit = (yield* FairShares).limits.enabledSchedulesPerWorkspace
+    const db = yield* Db
+    const [{ others }] = yield* query("enabled schedules", () => db.sql`
+      select count(*)::int as others from ${db.table("automations")}
+      where workspace_id = ${workspaceId} and trigger_type = 'schedule' and enabled and automation_id <> ${automationId}`)
+    if (others >= limit) return yield* new ScheduleLimitReached({ limit })
+  })
+
 const checkPlaybook = (invocation: Invocation, steps: ReadonlyArray<Step>) =>
   checkSteps(steps, {
     agentExists: (slug) => Effect.map(findAgent(workspaceOf(invocation), slug), (agent) => agent !== undefined),
@@ -195,6 +211,7 @@ export const createAutomation = defineCapability({
       const steps = input.steps ?? []
       yield* checkPlaybook(invocation, steps)
       const automationId = invocation.newId("aut")
+      if (trigger.type === "schedule" && input.enabled === true) yield* checkScheduleShare(workspaceId, automationId)
       const { principal } = invocation
       const { state } = yield* send(
         invocation,
@@ -235,6 +252,10 @@ export const updateAutomation = defineCapability({
       const trigger = input.trigger === undefined ? undefined : yield* checkTrigger(workspaceId, input.trigger)
       if (input.steps !== undefined) yield* checkPlaybook(invocation, input.steps)
       const { automationId, name, description, steps } = input
+      if (trigger?.type === "schedule") {
+        const current = yield* readAutomation(workspaceId, automationId)
+        if (current.enabled && current.trigger.type !== "schedule") yield* checkScheduleShare(workspaceId, automationId)
+      }
       const { state } = yield* send(
         invocation,
         automationId,
@@ -252,14 +273,17 @@ export const enableAutomation = defineCapability({
   input: AutomationRef,
   output: Automation,
   handler: (invocation, { automationId }) =>
-    Effect.map(
-      send(
+    Effect.gen(function* () {
+      const workspaceId = workspaceOf(invocation)
+      const current = yield* readAutomation(workspaceId, automationId)
+      if (!current.enabled && current.trigger.type === "schedule") yield* checkScheduleShare(workspaceId, automationId)
+      const { state } = yield* send(
         invocation,
         automationId,
-        new EnableAutomation({ automationId, workspaceId: workspaceOf(invocation), origin: originOf(invocation), by: invocation.principal.attributedTo })
-      ),
-      ({ state }) => fromState(state)
-    )
+        new EnableAutomation({ automationId, workspaceId, origin: originOf(invocation), by: invocation.principal.attributedTo })
+      )
+      return fromState(state)
+    })
 })
 
 export const disableAutomation = defineCapability({

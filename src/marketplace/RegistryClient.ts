@@ -6,6 +6,7 @@
  */
 import { Effect, Schema } from "effect"
 import { type OutboundError, OutboundPolicy, request, shownUrl } from "../Outbound.ts"
+import { textNestsTooDeep, tooDeepMessage } from "../JsonDepth.ts"
 
 /** How long one registry call may take, and the largest answer read (a page of 100 is ~200 KB). */
 const TIMEOUT_MS = 30_000
@@ -39,6 +40,10 @@ const getJson = (url: string): Effect.Effect<unknown, RegistryCallFailed | Outbo
     Effect.flatMap((response) => {
       if (response.status < 200 || response.status > 299) {
         return Effect.fail(new RegistryCallFailed({ url: shownUrl(url), status: response.status, message: `the registry answered ${response.status}` }))
+      }
+      // what a registry says is stored in the catalog and read back by every listing: bounded as request bodies are
+      if (textNestsTooDeep(response.body)) {
+        return Effect.fail(new RegistryCallFailed({ url: shownUrl(url), status: response.status, message: `the registry's answer is refused: ${tooDeepMessage}` }))
       }
       return Effect.try({
         try: () => JSON.parse(response.body.toString("utf8")) as unknown,

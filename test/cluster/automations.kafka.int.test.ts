@@ -14,6 +14,7 @@ import { connect, type DbService, service } from "../../streams/Db.ts"
 import { allPartitions, type LoggedEvent, readUpTo } from "../../streams/EventLog.ts"
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
+import { fireOffsetMs } from "../../src/automations/Schedule.ts"
 import { verifyWebhook } from "../../src/Webhooks.ts"
 import { type ClusterProcess as Proc, health, startTwoProcessCluster, type TwoProcessCluster, until, untilSplit } from "../support/cluster.ts"
 import { databaseUrl, kafkaBrokers } from "../support/env.ts"
@@ -105,8 +106,8 @@ describe.skipIf(kafkaBrokers.length === 0)("automations on two processes on one 
       }, 2 * MINUTE)
 
     await untilRuns(1)
-    // just before the second tick: the owner dies, its partitions wait out the session timeout
-    await sleep(ticks[1] - KILL_BEFORE_TICK_MS - Date.now())
+    // just before the second tick fires (its stable offset into the minute): the owner dies, its partitions wait out the session timeout
+    await sleep(ticks[1] + fireOffsetMs(automationId) - KILL_BEFORE_TICK_MS - Date.now())
     const owner = await ownerOf(`automation:${automationId}`)
     killProcess(owner)
     const caughtUp = (await untilRuns(2))[1]

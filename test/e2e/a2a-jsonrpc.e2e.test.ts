@@ -311,13 +311,14 @@ describe("message parts: text, data and file (A2A v0.3)", () => {
     expect(await counts()).toEqual(before)
   })
 
-  it("data Postgres cannot store, or nested too deep, is invalid params", async () => {
+  it("data Postgres cannot store is invalid params; a body nested too deep is refused before it is read", async () => {
     const before = await counts()
     expectRpcError(await sendParts([{ kind: "data", data: { "a\u0000": 1 } }], 65), 65, -32602)
     expectRpcError(await sendParts([{ kind: "data", data: { a: ["\ud800"] } }], 66), 66, -32602)
     let deep: unknown = 1
     for (let i = 0; i < 100; i++) deep = { deeper: deep }
-    expectRpcError(await sendParts([{ kind: "data", data: deep }], 67), 67, -32602)
+    const refused = expectRpcError(await sendParts([{ kind: "data", data: deep }], 67), null, -32600)
+    expect(refused.data).toEqual({ status: 400, code: "bad_request", reason: "json_too_deep" })
     expect(await counts()).toEqual(before)
   })
 

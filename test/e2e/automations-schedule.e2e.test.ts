@@ -3,10 +3,12 @@
  * schedule fires once per minute; a tick while the previous run waits for a person is skipped and
  * recorded; disabling stops the ticks and enabling again replays none; a node down across several
  * ticks fires one catch-up run when it comes back on the same data; a schedule in a zone fires at
- * that zone's local time. The node sees the test's clock everywhere, its timers included: moving
+ * that zone's local time. Each fires its stable offset into the minute after the tick (the test moves
+ * the clock past it). The node sees the test's clock everywhere, its timers included: moving
  * the clock past a tick wakes the schedule waiting for it.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { fireOffsetMs } from "../../src/automations/Schedule.ts"
 import { steppedClock } from "../support/clock.ts"
 import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
@@ -79,6 +81,8 @@ const isoOf = (ms: number) => new Date(ms).toISOString()
 const nextMinute = (ms: number) => Math.floor(ms / MINUTE) * MINUTE + MINUTE
 /** Moves the test's clock forward to `ms`. */
 const advanceTo = (ms: number) => time.advance(Math.max(0, ms - time.now()))
+/** A second past the moment the automation's `tick` fires: its stable offset into the minute after it. */
+const firing = (automationId: string, tick: number) => tick + fireOffsetMs(automationId) + 1_000
 
 describe("schedule triggers, with the clock moved by the test", () => {
   it("fires a per-minute schedule once per minute; disabled, it stops; enabled again, it replays none of the ticks missed", async () => {
@@ -86,7 +90,7 @@ describe("schedule triggers, with the clock moved by the test", () => {
     const first = nextMinute(time.now())
     const ticks: string[] = []
     for (let i = 0; i < 3; i++) {
-      advanceTo(first + i * MINUTE + 1_000)
+      advanceTo(firing(automationId, first + i * MINUTE))
       ticks.push(isoOf(first + i * MINUTE))
       const runs = await untilRuns(automationId, (runs) => runs.length === i + 1 && succeeded(runs))
       expect(runs.map((r) => [r.tick, r.status])).toEqual(ticks.map((t) => [t, "succeeded"]))
@@ -104,7 +108,7 @@ describe("schedule triggers, with the clock moved by the test", () => {
     expect((await asOwner("automation.enable", { automationId })).enabled).toBe(true)
     await sleep(QUIET_MS)
     expect(await runsOf(automationId)).toHaveLength(3)
-    advanceTo(first + 6 * MINUTE + 1_000)
+    advanceTo(firing(automationId, first + 6 * MINUTE))
     const runs = await untilRuns(automationId, (runs) => runs.length === 4 && succeeded(runs))
     expect(runs.at(-1)).toMatchObject({ tick: isoOf(first + 6 * MINUTE), status: "succeeded" })
     await asOwner("automation.disable", { automationId })
@@ -113,11 +117,11 @@ describe("schedule triggers, with the clock moved by the test", () => {
   it("skips a tick while the previous run waits for a person, and records it; the next tick after the run ended runs", async () => {
     const automationId = await scheduled("needs approval", "* * * * *", { steps: [{ name: "approve", stepType: "human_input", config: { prompt: "Go ahead?" } }] })
     const first = nextMinute(time.now())
-    advanceTo(first + 1_000)
+    advanceTo(firing(automationId, first))
     const [waiting] = await untilRuns(automationId, (runs) => runs.length === 1 && runs[0].status === "waiting")
     expect(waiting.tick).toBe(isoOf(first))
 
-    advanceTo(first + MINUTE + 1_000)
+    advanceTo(firing(automationId, first + MINUTE))
     const withSkip = await untilRuns(automationId, (runs) => runs.length === 2)
     expect(withSkip[1]).toMatchObject({ tick: isoOf(first + MINUTE), status: "skipped", error: { code: "previous_run_active" } })
     expect(withSkip[0]).toMatchObject({ runId: waiting.runId, status: "waiting" })
@@ -127,7 +131,7 @@ describe("schedule triggers, with the clock moved by the test", () => {
 
     expect((await asOwner("automation.respond", { runId: waiting.runId, response: { approved: true } })).runId).toBe(waiting.runId)
     await untilRuns(automationId, (runs) => runs[0].status === "succeeded")
-    advanceTo(first + 2 * MINUTE + 1_000)
+    advanceTo(firing(automationId, first + 2 * MINUTE))
     const after = await untilRuns(automationId, (runs) => runs.length === 3 && runs[2].status === "waiting")
     expect(after[2].tick).toBe(isoOf(first + 2 * MINUTE))
     await asOwner("automation.disable", { automationId })
@@ -136,12 +140,12 @@ describe("schedule triggers, with the clock moved by the test", () => {
   it("fires one catch-up run, for the latest tick missed, when a node down across several ticks starts again on its data", async () => {
     const automationId = await scheduled("through a restart", "* * * * *")
     const first = nextMinute(time.now())
-    advanceTo(first + 1_000)
+    advanceTo(firing(automationId, first))
     await untilRuns(automationId, (runs) => runs.length === 1 && succeeded(runs))
 
     await node.stop()
-    // down for five ticks
-    advanceTo(first + 5 * MINUTE + 20_000)
+    // down for five ticks, back once the fifth has fired
+    advanceTo(firing(automationId, first + 5 * MINUTE))
     node = await start({ dataDir: node.config.dataDir, dbSchema: node.config.dbSchema })
     const caughtUp = await untilRuns(automationId, (runs) => runs.length === 2 && succeeded(runs))
     expect(caughtUp.map((r) => r.tick)).toEqual([isoOf(first), isoOf(first + 5 * MINUTE)])
@@ -149,7 +153,7 @@ describe("schedule triggers, with the clock moved by the test", () => {
     expect(await runsOf(automationId)).toHaveLength(2)
 
     // and on with its rhythm
-    advanceTo(first + 6 * MINUTE + 1_000)
+    advanceTo(firing(automationId, first + 6 * MINUTE))
     const next = await untilRuns(automationId, (runs) => runs.length === 3 && succeeded(runs))
     expect(next[2].tick).toBe(isoOf(first + 6 * MINUTE))
     await asOwner("automation.disable", { automationId })
@@ -169,7 +173,7 @@ describe("schedule triggers, with the clock moved by the test", () => {
     await sleep(QUIET_MS)
     for (const id of [kolkata, bogota, utc]) expect(await runsOf(id)).toHaveLength(0)
 
-    advanceTo(target + 1_000)
+    advanceTo(Math.max(firing(kolkata, target), firing(bogota, target)))
     for (const id of [kolkata, bogota]) {
       const runs = await untilRuns(id, (runs) => runs.length === 1 && succeeded(runs))
       expect(runs[0].tick).toBe(isoOf(target))

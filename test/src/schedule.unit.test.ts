@@ -2,11 +2,12 @@
  * Schedule triggers on their own (src/automations/Schedule.ts): which tick is due and which comes
  * next, read in the automation's zone, across daylight-saving changes (Berlin and New York, 2025);
  * the catch-up policy (ticks missed while no node kept the schedule collapse into one, the latest);
- * and what a caller may give (400 `invalid_cron`, `invalid_timezone`).
+ * each automation's ticks firing at a stable offset into their minute, spread over it; and what a
+ * caller may give (400 `invalid_cron`, `invalid_timezone`).
  */
 import { Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { checkSchedule, dueTick, nextTick } from "../../src/automations/Schedule.ts"
+import { checkSchedule, dueTick, fireOffsetMs, nextFiring, nextTick } from "../../src/automations/Schedule.ts"
 
 const at = (iso: string) => new Date(iso)
 const iso = (date: Date | undefined) => date?.toISOString()
@@ -141,5 +142,34 @@ describe("checkSchedule: what a caller may give", () => {
     ["not cron", "Nowhere/Land", "invalid_timezone"]
   ])("%j in %j: %s", (expression, zone, expected) => {
     expect(reasonOf(expression, zone)).toBe(expected)
+  })
+})
+
+describe("fireOffsetMs: schedules fire spread over their minute, not all at second 0", () => {
+  const ids = Array.from({ length: 500 }, (_, i) => `aut_${i.toString(16).padStart(32, "0")}`)
+
+  it("is stable per automation and within the minute", () => {
+    for (const id of ids) {
+      expect(fireOffsetMs(id)).toBe(fireOffsetMs(id))
+      expect(fireOffsetMs(id)).toBeGreaterThanOrEqual(0)
+      expect(fireOffsetMs(id)).toBeLessThan(60_000)
+    }
+  })
+
+  it("500 every-minute schedules: a few fire in each second of the minute, each at its offset, the tick itself on the minute", () => {
+    const tick = at("2025-01-01T10:01:00Z")
+    const last = at("2025-01-01T10:00:00Z")
+    const perSecond = new Array<number>(60).fill(0)
+    for (const id of ids) {
+      const offset = fireOffsetMs(id)
+      // not due just before its firing, due (the minute's tick) from it on
+      expect(dueTick("* * * * *", "UTC", last, new Date(tick.getTime() + offset - 1), offset)).toBeUndefined()
+      expect(iso(dueTick("* * * * *", "UTC", last, new Date(tick.getTime() + offset), offset))).toBe(tick.toISOString())
+      expect(nextFiring("* * * * *", "UTC", last, new Date(tick.getTime() + offset - 1), offset)).toBe(tick.getTime() + offset)
+      perSecond[Math.floor(offset / 1000)]++
+    }
+    // about 8 a second; all at once was the starvation of issue 22
+    expect(Math.max(...perSecond)).toBeLessThanOrEqual(25)
+    expect(perSecond.filter((n) => n > 0).length).toBeGreaterThanOrEqual(55)
   })
 })

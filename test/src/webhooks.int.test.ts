@@ -21,6 +21,8 @@ const send = (delivery: WebhookDelivery, options: { readonly allow?: string; rea
 const nowSeconds = () => Math.floor(Date.now() / 1000)
 
 const oversized = "x".repeat(1024 * 1024)
+/** JSON nested past MAX_JSON_DEPTH: kept as the step's output, read back with it. */
+const deepJson = `${"[".repeat(5_000)}${"]".repeat(5_000)}`
 let failuresLeft = 0
 
 let receiver: WebhookReceiver
@@ -32,6 +34,8 @@ beforeAll(async () => {
     },
     "/text": (_, response) => response.writeHead(200, { "content-type": "text/plain" }).end("thanks"),
     "/silent": () => {},
+    "/json": (_, response) => response.writeHead(200, { "content-type": "application/json" }).end(`{"ok":[1]}`),
+    "/deep-json": (_, response) => response.writeHead(200, { "content-type": "application/json" }).end(deepJson),
     "/huge-chunked": (_, response) => response.writeHead(200, { "content-type": "text/plain" }).end(oversized),
     "/huge-declared": (_, response) => response.writeHead(200, { "content-type": "text/plain", "content-length": String(oversized.length) }).end(oversized),
     "/redirect": (_, response) => response.writeHead(302, { location: "/elsewhere" }).end()
@@ -108,6 +112,11 @@ describe("a signed webhook", () => {
   it("answers text as text", async () => {
     const result = await send({ url: `${receiver.url}/text`, body: event, webhookId: "msg_text", secret })
     expect(Either.getOrThrow(result)).toEqual({ status: 200, body: "thanks" })
+  })
+
+  it("answers JSON as JSON, and JSON nested past the depth bound as its text", async () => {
+    expect(Either.getOrThrow(await send({ url: `${receiver.url}/json`, body: event, webhookId: "msg_json", secret }))).toEqual({ status: 200, body: { ok: [1] } })
+    expect(Either.getOrThrow(await send({ url: `${receiver.url}/deep-json`, body: event, webhookId: "msg_deep", secret }))).toEqual({ status: 200, body: deepJson })
   })
 
   it("gives up on a receiver that does not answer in time, and closes the connection", async () => {
