@@ -247,6 +247,16 @@ export interface CheckedTarget {
 const errorCode = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined
 
+/** An http(s) URL, its host (brackets off an IPv6 literal) and how a refusal shows it; else refused. */
+const httpTarget = (url: string): Effect.Effect<{ readonly shown: string; readonly parsed: URL; readonly host: string }, OutboundRefused> => {
+  const shown = shownUrl(url)
+  if (!URL.canParse(url)) return Effect.fail(new OutboundRefused({ url: shown, host: "", reason: "invalid_url" }))
+  const parsed = new URL(url)
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1")
+  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return Effect.fail(new OutboundRefused({ url: shown, host, reason: "scheme" }))
+  return Effect.succeed({ shown, parsed, host })
+}
+
 /**
  * Resolves the URL's host (all its addresses) and refuses it when any address lies in a refused
  * range the operator did not allow: one bad answer among good ones is enough, as the connection
@@ -254,11 +264,7 @@ const errorCode = (error: unknown): string | undefined =>
  */
 export const check = (url: string): Effect.Effect<CheckedTarget, OutboundRefused | OutboundConnectionFailed, OutboundPolicy> =>
   Effect.gen(function* () {
-    const shown = shownUrl(url)
-    if (!URL.canParse(url)) return yield* new OutboundRefused({ url: shown, host: "", reason: "invalid_url" })
-    const parsed = new URL(url)
-    const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1")
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return yield* new OutboundRefused({ url: shown, host, reason: "scheme" })
+    const { shown, parsed, host } = yield* httpTarget(url)
     const policy = yield* OutboundPolicy
     const literal = isIP(host)
     const addresses: ReadonlyArray<ResolvedAddress> =
@@ -287,11 +293,7 @@ const checkAddress = (policy: OutboundPolicyService, shown: string, host: string
  */
 export const checkLiteral = (url: string): Effect.Effect<void, OutboundRefused, OutboundPolicy> =>
   Effect.gen(function* () {
-    const shown = shownUrl(url)
-    if (!URL.canParse(url)) return yield* new OutboundRefused({ url: shown, host: "", reason: "invalid_url" })
-    const parsed = new URL(url)
-    const host = parsed.hostname.replace(/^\[(.*)\]$/, "$1")
-    if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return yield* new OutboundRefused({ url: shown, host, reason: "scheme" })
+    const { shown, host } = yield* httpTarget(url)
     if (isIP(host) !== 0) yield* checkAddress(yield* OutboundPolicy, shown, host, host)
   })
 

@@ -124,6 +124,27 @@ const expectOnlyUnavailable = (answers: ReadonlyArray<Answer>, down: number, bac
   if (refusedWhileDown) expect(refused.filter((a) => a.at >= down && a.at < back).length).toBeGreaterThan(0)
 }
 
+/**
+ * A node under load while a dependency stops, stays away `DOWN_MS` and starts again: the load's
+ * answers, when the dependency went and when it was back; the node was never restarted.
+ */
+const loadThroughOutage = async (proc: ClusterProcess, key: string, org: string, ws: string, dependency: { readonly stop: () => void; readonly start: () => void }) => {
+  const pid = proc.child.pid
+  await defineItem(proc, key, org, ws)
+  const load = createLoad(() => proc.baseUrl, key, org, ws)
+  await sleep(BEFORE_FAULT_MS)
+  const down = Date.now()
+  dependency.stop()
+  await sleep(DOWN_MS)
+  dependency.start()
+  const back = Date.now()
+  await sleep(AFTER_RETURN_MS)
+  await load.stop()
+  expect(proc.child.exitCode).toBe(null)
+  expect(proc.child.pid).toBe(pid)
+  return { ...load, down, back }
+}
+
 const defineItem = async (p: ClusterProcess, key: string, org: string, ws: string) => {
   const defined = await call(p.baseUrl, key, `/v1/${org}/${ws}/schema/define_label`, { label: "Item", properties: { n: { type: "number", required: true } } })
   expect(defined.status).toBe(200)
@@ -152,20 +173,8 @@ describe("a Postgres restart under load", () => {
   it.each(modes)("on %s: the node survives, answers 503 with Retry-After while it is down, and again within 5 s; acknowledged writes exactly once", { timeout: 120_000 }, async (_, brokers) => {
     pg ??= await startPostgresServer()
     const { proc, orgSlug: org, workspaceSlug: ws, workspaceKey: key } = await startProcess({ DATABASE_URL: pg.url, KAFKA_BROKERS: brokers }, "svc-pg-restart-")
-    const pid = proc.child.pid
-    await defineItem(proc, key, org, ws)
-    const load = createLoad(() => proc.baseUrl, key, org, ws)
-    await sleep(BEFORE_FAULT_MS)
-    const down = Date.now()
-    pg.stop()
-    await sleep(DOWN_MS)
-    pg.start()
-    const back = Date.now()
-    await sleep(AFTER_RETURN_MS)
-    await load.stop()
-
-    expect(proc.child.exitCode).toBe(null)
-    expect(proc.child.pid).toBe(pid)
+    const load = await loadThroughOutage(proc, key, org, ws, pg)
+    const { down, back } = load
     expectOnlyUnavailable(load.answers, down, back, true)
     const again = answeredAgainAfter(load.answers, back)
     console.log(`Postgres on ${brokers === "" ? "the embedded log" : "Kafka"}: answering again ${again} ms after its return`)
@@ -193,20 +202,8 @@ describe.skipIf(kafkaBrokers.length === 0)("a Kafka broker restart under load", 
     broker.dir = await mkdtemp(path.join(tmpdir(), "svc-kafka-restart-"))
     kafka("start")
     const { proc, orgSlug: org, workspaceSlug: ws, workspaceKey: key } = await startProcess({ KAFKA_BROKERS: `127.0.0.1:${broker.port}`, DATABASE_URL: databaseUrl }, "svc-kafka-restart-")
-    const pid = proc.child.pid
-    await defineItem(proc, key, org, ws)
-    const load = createLoad(() => proc.baseUrl, key, org, ws)
-    await sleep(BEFORE_FAULT_MS)
-    const down = Date.now()
-    kafka("stop")
-    await sleep(DOWN_MS)
-    kafka("start")
-    const back = Date.now()
-    await sleep(AFTER_RETURN_MS)
-    await load.stop()
-
-    expect(proc.child.exitCode).toBe(null)
-    expect(proc.child.pid).toBe(pid)
+    const load = await loadThroughOutage(proc, key, org, ws, { stop: () => kafka("stop"), start: () => kafka("start") })
+    const { down, back } = load
     expectOnlyUnavailable(load.answers, down, back, false)
     const again = answeredAgainAfter(load.answers, back)
     console.log(`Kafka: answering again ${again} ms after the broker's return`)
