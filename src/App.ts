@@ -144,7 +144,12 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   ).pipe(Layer.provideMerge(db))
   // the audit writer appends through the actor host's partition writers (the hash chain's one writer)
   const host = Layer.mergeAll(AuditLog.layer({ windowMs: config.auditWindowMs, timeoutMs: config.commandTimeoutMs }), LogSignals.layer).pipe(
-    Layer.provideMerge(ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition })),
+    Layer.provideMerge(ActorHost.layer({
+      commandTimeoutMs: config.commandTimeoutMs,
+      cachedKeysPerPartition: config.cachedKeysPerPartition,
+      // a genuine new owner's rebalance revokes the partition here within the session timeout
+      fencedWriterGraceMs: 2 * config.kafkaSessionTimeoutMs
+    })),
     Layer.provideMerge(base)
   )
   // the assistant's turns stop (and record how they ended) before the host they report to

@@ -185,6 +185,11 @@ export interface ActorHostOptions {
   readonly commandTimeoutMs: number
   /** How many keys' states each owned partition keeps in memory. */
   readonly cachedKeysPerPartition: number
+  /**
+   * How long a writer told it is fenced waits for the partition to be taken from this node before
+   * it opens again: twice the cluster's session timeout (by default Kafka's 10 s).
+   */
+  readonly fencedWriterGraceMs?: number
 }
 
 export const make = (options: ActorHostOptions) =>
@@ -243,6 +248,12 @@ export const make = (options: ActorHostOptions) =>
         })
       )
 
+    /** Catching up cannot go on for now: what is queued, and what comes until it succeeds, is refused. */
+    const stall = (ownership: Ownership, why: string) => {
+      ownership.stalled = why
+      for (const job of ownership.queue.splice(0)) job.settle(stalledOutcome(ownership))
+    }
+
     /** Opens the writer (fencing the previous owner), then projects up to the log's end as it stands. */
     const catchUp = (ownership: Ownership): Promise<boolean> =>
       run(
@@ -261,13 +272,7 @@ export const make = (options: ActorHostOptions) =>
           return ownership.caughtUp
         }).pipe(
           Effect.tapError((error) =>
-            Effect.zipRight(
-              Effect.sync(() => {
-                ownership.stalled = error.message
-                for (const job of ownership.queue.splice(0)) job.settle(stalledOutcome(ownership))
-              }),
-              Effect.logWarning(`partition ${ownership.partition}: catching up failed; retrying`, error)
-            )
+            Effect.zipRight(Effect.sync(() => stall(ownership, error.message)), Effect.logWarning(`partition ${ownership.partition}: catching up failed; retrying`, error))
           ),
           Effect.retry({ schedule: Schedule.spaced("1 second"), while: () => owned.get(ownership.partition) === ownership }),
           Effect.orElseSucceed(() => false)
@@ -285,10 +290,22 @@ export const make = (options: ActorHostOptions) =>
         fork(Scope.close(ownership.writer.scope, Exit.void))
         ownership.writer = undefined
       }
+      if (!reopenWriter && log.mode !== "embedded") reopenIfStillOwned(ownership, ownership.writer)
       ownership.caughtUp = false
       ownership.cache.clear()
       ownership.ready = catchUp(ownership)
     }
+
+    /**
+     * A Kafka writer told it is fenced keeps its partition's appends refused until the rebalance that
+     * gave the partition to another node takes it from this one. A restarting broker's transaction
+     * coordinator ends open transactions the way a newer writer's would, so a writer can be told it
+     * is fenced when nobody else writes: still the owner after the grace, this node opens it again.
+     */
+    const reopenIfStillOwned = (ownership: Ownership, fenced: Ownership["writer"]) =>
+      setTimeout(() => {
+        if (owned.get(ownership.partition) === ownership && fenced !== undefined && ownership.writer === fenced) resync(ownership, true)
+      }, options.fencedWriterGraceMs ?? 20_000).unref()
 
     const gain = (partition: number) => {
       if (owned.has(partition)) return
@@ -327,6 +344,9 @@ export const make = (options: ActorHostOptions) =>
         fiber: fork(project(db, kinds, partitions, (partition, next) => {
           const ownership = owned.get(partition)
           if (ownership !== undefined) settleProjected(ownership, next)
+        }, (error) => {
+          // a partition catching up waits on the projection: it is stalled too
+          for (const ownership of owned.values()) if (!ownership.caughtUp) stall(ownership, error.message)
         }))
       }
     }

@@ -14,8 +14,8 @@ import {
   kindOfKey,
   type RowOp
 } from "../actors/kernel.ts"
-import { type DbService, query } from "./Db.ts"
-import { EventLog, type LogChunk, type LoggedEvent } from "./EventLog.ts"
+import { type DbError, type DbService, query } from "./Db.ts"
+import { EventLog, type LogChunk, type LoggedEvent, type LogError } from "./EventLog.ts"
 import { dependencyRetry } from "./Backoff.ts"
 
 /** How many command ids each key remembers, for idempotent retries. */
@@ -281,7 +281,9 @@ export const project = (
   kinds: KindRegistry,
   partitions: ReadonlyArray<number>,
   /** After each commit; `applied` is undefined for the starting position (nothing applied yet). */
-  onApplied: (partition: number, next: number, applied: ReadonlySet<number> | undefined) => void
+  onApplied: (partition: number, next: number, applied: ReadonlySet<number> | undefined) => void,
+  /** After each failure, before the retry: whoever waits on the projection need not wait blind. */
+  onFailed: (error: DbError | LogError) => void = () => {}
 ) =>
   Effect.gen(function* () {
     const log = yield* EventLog
@@ -297,6 +299,6 @@ export const project = (
       )
     )
   }).pipe(
-    Effect.tapError((error) => Effect.logWarning(`projection of partitions ${partitions} failed; retrying`, error)),
+    Effect.tapError((error) => Effect.zipRight(Effect.sync(() => onFailed(error)), Effect.logWarning(`projection of partitions ${partitions} failed; retrying`, error))),
     Effect.retry(dependencyRetry)
   )
