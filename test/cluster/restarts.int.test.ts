@@ -12,6 +12,7 @@
  */
 import { execFile, execFileSync } from "node:child_process"
 import { mkdtemp } from "node:fs/promises"
+import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import postgres from "postgres"
@@ -37,6 +38,14 @@ const BACKOFF_MS = 50
  * its audit record in turn, each bounded by the node's command timeout (15 s), before its 503.
  */
 const REQUEST_TIMEOUT_MS = 60_000
+
+/** Whether nothing listens on the loopback port now. */
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const probe = createServer()
+    probe.once("error", () => resolve(false))
+    probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)))
+  })
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const root = path.resolve(import.meta.dirname, "../..")
@@ -198,7 +207,7 @@ describe.skipIf(kafkaBrokers.length === 0)("a Kafka broker restart under load", 
   it("the node survives, owns its partitions again and answers within 10 s of the broker's return; acknowledged writes exactly once", { timeout: 180_000 }, async () => {
     // the broker's controller listens on the next port
     do broker.port = await freePort()
-    while (!(await freePort().then((p) => p !== broker.port + 1)))
+    while (!(await portFree(broker.port + 1)))
     broker.dir = await mkdtemp(path.join(tmpdir(), "svc-kafka-restart-"))
     kafka("start")
     const { proc, orgSlug: org, workspaceSlug: ws, workspaceKey: key } = await startProcess({ KAFKA_BROKERS: `127.0.0.1:${broker.port}`, DATABASE_URL: databaseUrl }, "svc-kafka-restart-")
