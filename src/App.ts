@@ -147,8 +147,8 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Layer.provideMerge(ActorHost.layer({
       commandTimeoutMs: config.commandTimeoutMs,
       cachedKeysPerPartition: config.cachedKeysPerPartition,
-      // a genuine new owner's rebalance revokes the partition here within the session timeout
-      fencedWriterGraceMs: 2 * config.kafkaSessionTimeoutMs
+      // a node that lost its partition to a rebalance hears it at its next heartbeat (a third of the session timeout)
+      fencedWriterGraceMs: config.kafkaSessionTimeoutMs / 2
     })),
     Layer.provideMerge(base)
   )

@@ -187,7 +187,7 @@ export interface ActorHostOptions {
   readonly cachedKeysPerPartition: number
   /**
    * How long a writer told it is fenced waits for the partition to be taken from this node before
-   * it opens again: twice the cluster's session timeout (by default Kafka's 10 s).
+   * it opens again: longer than a heartbeat of the cluster (by default half Kafka's 10 s session).
    */
   readonly fencedWriterGraceMs?: number
 }
@@ -301,11 +301,13 @@ export const make = (options: ActorHostOptions) =>
      * gave the partition to another node takes it from this one. A restarting broker's transaction
      * coordinator ends open transactions the way a newer writer's would, so a writer can be told it
      * is fenced when nobody else writes: still the owner after the grace, this node opens it again.
+     * Wrong about it (a new owner it has not heard of yet), it only costs availability: a writer
+     * commits only while nobody opened one after it, and each opens before it catches up and decides.
      */
     const reopenIfStillOwned = (ownership: Ownership, fenced: Ownership["writer"]) =>
       setTimeout(() => {
         if (owned.get(ownership.partition) === ownership && fenced !== undefined && ownership.writer === fenced) resync(ownership, true)
-      }, options.fencedWriterGraceMs ?? 20_000).unref()
+      }, options.fencedWriterGraceMs ?? 5_000).unref()
 
     const gain = (partition: number) => {
       if (owned.has(partition)) return
