@@ -9,11 +9,14 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { loadConfig } from "../../src/Config.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { asPerson, type Caller, ok, overMcp } from "../support/plugins.ts"
 import { call, expectError, type Reply, sleep } from "./client.ts"
+
+const APPROVAL_TTL_MS = 8_000
 
 const ping = { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
 /** A step deleting the node the trigger's payload names: a call that needs approval. */
@@ -31,7 +34,8 @@ describe("the enable gate covers changes (issue 22)", () => {
   const asKey = (capability: string, input: unknown): Promise<Reply> => call(node, capability, input)
 
   beforeAll(async () => {
-    node = await startTestNode()
+    // a parked call expires soon enough that a test can let one expire; the others answer at once
+    node = await startTestNode({ assistant: { ...loadConfig({}).assistant, approvalTtlMs: APPROVAL_TTL_MS } })
     owner = await addPerson(node, "owner", { org: "owner" })
     member = await addPerson(node, "member", { org: "member", workspace: "member" })
     asOwner = await asPerson(node, owner)
@@ -208,6 +212,18 @@ describe("the enable gate covers changes (issue 22)", () => {
       expect(run).toMatchObject({ status: "failed", error: { code: "approval_denied", step: "scrap" } })
       expect(run.error.message).toContain("keep it")
       expect(run.steps[1]).toMatchObject({ name: "scrap", status: "failed", approval: { decision: "denied", note: "keep it" } })
+      expect((await asKey("node.get", { nodeId })).status).toBe(200)
+    })
+
+    it("unanswered until it expires, the step fails with approval_expired and the node stays", async () => {
+      const nodeId = await newNode()
+      const { runId } = ok(await asOwner("automation.trigger", { automationId, payload: { nodeId } }))
+      const { steps } = await waitingRun(runId)
+      expect(Date.parse(steps[1].approval.expiresAt) - Date.parse(steps[1].approval.requestedAt)).toBe(APPROVAL_TTL_MS)
+
+      const run = await endedRun(runId)
+      expect(run).toMatchObject({ status: "failed", error: { code: "approval_expired", step: "scrap" } })
+      expectError(await asOwner("automation.resolve_approval", { runId, decision: "approved" }), 409, "conflict", "run_not_waiting")
       expect((await asKey("node.get", { nodeId })).status).toBe(200)
     })
   })
