@@ -1,6 +1,7 @@
 /** Commands of an automation run (`automation_run:<runId>`), sent by its driver (and a person's
- * answer to a `human_input` step, and their decision on a call that needs approval). Each names the step and the attempt it is about, so that a
- * driver that lost its partition cannot record over the one that took over. */
+ * answer to a `human_input` step or decision on a call parked for approval). Each names the step
+ * and the attempt it is about, so that a driver that lost its partition cannot record over the one
+ * that took over. */
 import { Schema } from "effect"
 import { RunAs, RunTrigger, Step } from "../automation/definition.ts"
 import { Json } from "../kernel.ts"
