@@ -101,7 +101,7 @@ const table: Readonly<Record<string, Row>> = {
   SyncNotActive: conflict("sync_not_active", (e) => `sync ${e.syncId} no longer holds registry ${e.registryId}`),
   RegistryDisabled: conflict("registry_disabled", (e) => `registry ${e.registryId} is disabled`),
   StaleStep: conflict("stale_step", (e) => `step ${e.index} attempt ${e.attempt} is not the run's current one`),
-  RunNotWaiting: conflict("run_not_waiting", (e) => `run ${e.runId} is not waiting for input`),
+  RunNotWaiting: conflict("run_not_waiting", (e) => `run ${e.runId} is not waiting for input or approval`),
   // nodes
   NodeNotFound: notFound("node_not_found", (e) => `no node ${e.nodeId} in this workspace`),
   NodeAlreadyExists: conflict("node_exists", (e) => `node ${e.nodeId} already exists`),

@@ -1,7 +1,10 @@
 import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
+import { ApprovalExpired } from "../conversation/errors.ts"
 import { type AutomationRunError, AutomationRunNotFound, RunNotWaiting, StaleStep } from "./errors.ts"
 import {
+  ApprovalRequested,
+  ApprovalResolved,
   type AutomationRunEvent,
   InputReceived,
   InputRequested,
@@ -12,7 +15,7 @@ import {
   StepStarted,
   StepSucceeded
 } from "./events.ts"
-import type { AutomationRunCommand, BeginStep } from "./protocol.ts"
+import type { AutomationRunCommand, BeginStep, ResolveStepApproval } from "./protocol.ts"
 import { type AutomationRunState, currentAttempt, type Run, type StepRecord } from "./state.ts"
 
 type Decision = Either.Either<ReadonlyArray<AutomationRunEvent>, AutomationRunError>
@@ -37,6 +40,37 @@ const succeeded = (runId: string, index: number, attempt: number, output: StepSu
   new StepSucceeded({ runId, index, attempt, output, next, at }),
   ...(next === null ? [new RunSucceeded({ runId, at })] : [])
 ]
+
+/** The attempt a person's answer is for: the run's, of this workspace, waiting at its cursor. */
+const waitingAttempt = (state: AutomationRunState, command: { readonly runId: string; readonly workspaceId: string }) =>
+  Either.flatMap(existing(state, command.runId), (run): Either.Either<readonly [Run, StepRecord], AutomationRunError> => {
+    if (run.workspaceId !== command.workspaceId) return Either.left(new AutomationRunNotFound({ runId: command.runId }))
+    const record = run.cursor === null ? undefined : currentAttempt(run, run.cursor)
+    return run.status === "waiting" && record !== undefined && record.status === "waiting"
+      ? Either.right([run, record] as const)
+      : Either.left(new RunNotWaiting({ runId: command.runId }))
+  })
+
+/** The approver's decision: approved, the same attempt goes on to make the call; denied, the step
+ * and the run fail. Expired or asked of another person, it is refused as chat refuses it. */
+const resolveApproval = (state: AutomationRunState, command: ResolveStepApproval, meta: CommandMeta): Decision =>
+  Either.flatMap(waitingAttempt(state, command), ([, record]): Decision => {
+    const { runId, decision, note, userId } = command
+    const approval = record.approval
+    if (approval === undefined) return Either.left(new RunNotWaiting({ runId }))
+    if (Date.parse(meta.at) >= Date.parse(approval.expiresAt) || userId !== approval.approver) {
+      return Either.left(new ApprovalExpired({ approvalId: runId }))
+    }
+    const { index, attempt } = record
+    const resolved = new ApprovalResolved({ runId, index, attempt, decision, note, at: meta.at })
+    if (decision === "approved") return Either.right([resolved])
+    const error = { code: "approval_denied", message: `${approval.capability} was denied by the person the run acts for${note === null ? "" : `: ${note}`}` }
+    return Either.right([
+      resolved,
+      new StepFailed({ runId, index, attempt, error, final: true, at: meta.at }),
+      new RunFailed({ runId, index, error, at: meta.at })
+    ])
+  })
 
 const begin = (state: AutomationRunState, command: BeginStep, meta: CommandMeta): Decision =>
   Either.flatMap(existing(state, command.runId), (run) => {
@@ -87,18 +121,24 @@ export const decide = (state: AutomationRunState, command: AutomationRunCommand,
         return Either.right([new InputRequested({ runId, index, attempt, prompt, assignee, expiresAt, at: meta.at })])
       })
     case "ProvideInput":
-      return Either.flatMap(existing(state, command.runId), (run): Decision => {
-        const record = run.cursor === null ? undefined : currentAttempt(run, run.cursor)
-        if (run.workspaceId !== command.workspaceId) return Either.left(new AutomationRunNotFound({ runId: command.runId }))
-        if (run.status !== "waiting" || record === undefined || record.status !== "waiting") {
-          return Either.left(new RunNotWaiting({ runId: command.runId }))
-        }
+      return Either.flatMap(waitingAttempt(state, command), ([run, record]): Decision => {
         const { runId, response, respondent } = command
+        // a call parked for approval is answered by approving it, not with input
+        if (record.input === null) return Either.left(new RunNotWaiting({ runId }))
         const { index, attempt } = record
         return Either.right([
           new InputReceived({ runId, index, attempt, response, respondent, at: meta.at }),
           ...succeeded(runId, index, attempt, { response, respondent }, nextAfter(run, index), meta.at)
         ])
       })
+    case "AwaitApproval":
+      return Either.flatMap(openAttempt(state, command), ([, record]) => {
+        const { runId, index, attempt, capability, input, approver, expiresAt } = command
+        // parked already (the driver resumed): the same wait goes on
+        if (record.status === "waiting") return Either.right([])
+        return Either.right([new ApprovalRequested({ runId, index, attempt, capability, input, approver, expiresAt, at: meta.at })])
+      })
+    case "ResolveStepApproval":
+      return resolveApproval(state, command, meta)
   }
 }

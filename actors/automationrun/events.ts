@@ -49,6 +49,21 @@ export class InputReceived extends Schema.TaggedClass<InputReceived>()("automati
   respondent: Schema.String
 }) {}
 
+export class ApprovalRequested extends Schema.TaggedClass<ApprovalRequested>()("automation_run.approval_requested", {
+  ...step,
+  capability: Schema.String,
+  input: Json,
+  approver: Schema.String,
+  expiresAt: Schema.String
+}) {}
+
+/** The approver's answer; a denial is followed by the step's final failure in the same append. */
+export class ApprovalResolved extends Schema.TaggedClass<ApprovalResolved>()("automation_run.approval_resolved", {
+  ...step,
+  decision: Schema.Literal("approved", "denied"),
+  note: Schema.NullOr(Schema.String)
+}) {}
+
 export class RunSucceeded extends Schema.TaggedClass<RunSucceeded>()("automation_run.succeeded", { ...run, at: Schema.String }) {}
 
 export class RunFailed extends Schema.TaggedClass<RunFailed>()("automation_run.failed", {
@@ -65,6 +80,8 @@ export const AutomationRunEvent = Schema.Union(
   StepFailed,
   InputRequested,
   InputReceived,
+  ApprovalRequested,
+  ApprovalResolved,
   RunSucceeded,
   RunFailed
 )

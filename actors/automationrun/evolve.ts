@@ -34,8 +34,13 @@ export const evolve = (state: AutomationRunState, event: AutomationRunEvent): Au
         cursor: event.next
       }
     case "automation_run.step_failed":
-      // a failed wait for input leaves the run waiting no more: another attempt may begin
-      return { ...updateAttempt(state, event.index, (r) => ({ ...r, status: "failed", endedAt: event.at, error: event.error })), status: "running" }
+      // a failed wait leaves the run waiting no more: another attempt may begin; after a final
+      // failure none does (the run's end follows in the same append, but a driver may hear this first)
+      return {
+        ...updateAttempt(state, event.index, (r) => ({ ...r, status: "failed", endedAt: event.at, error: event.error })),
+        status: "running",
+        cursor: event.final ? null : state.cursor
+      }
     case "automation_run.input_requested":
       return {
         ...updateAttempt(state, event.index, (r) => ({ ...r, status: "waiting", input: { prompt: event.prompt, assignee: event.assignee, expiresAt: event.expiresAt, requestedAt: event.at } })),
@@ -43,6 +48,29 @@ export const evolve = (state: AutomationRunState, event: AutomationRunEvent): Au
       }
     case "automation_run.input_received":
       return state
+    case "automation_run.approval_requested": {
+      const { capability, input, approver, expiresAt } = event
+      return {
+        ...updateAttempt(state, event.index, (r) => ({
+          ...r,
+          status: "waiting",
+          approval: { capability, input, approver, expiresAt, requestedAt: event.at, decision: null, note: null, resolvedAt: null }
+        })),
+        status: "waiting"
+      }
+    }
+    case "automation_run.approval_resolved": {
+      // approved, the attempt runs again to make the call; denied, its failure follows
+      const approved = event.decision === "approved"
+      return {
+        ...updateAttempt(state, event.index, (r) => ({
+          ...r,
+          status: approved ? "running" : r.status,
+          approval: r.approval === undefined ? undefined : { ...r.approval, decision: event.decision, note: event.note, resolvedAt: event.at }
+        })),
+        status: approved ? "running" : state.status
+      }
+    }
     case "automation_run.succeeded":
       return { ...state, status: "succeeded", cursor: null, endedAt: event.at }
     case "automation_run.failed":

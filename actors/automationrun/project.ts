@@ -1,7 +1,7 @@
 /**
  * Read models (migration 0012): `automation_runs`, one row per run with its step timeline; the
  * run's playbook events in the organization audit log (kind and surface `playbook`, spec 6.3.2);
- * and the in-app notice of a `human_input` step in `notifications`.
+ * and the in-app notice of a `human_input` step, or of a call parked for approval, in `notifications`.
  */
 import { securityAuditRow } from "../audit/security.ts"
 import type { EventContext, Json, RowOp } from "../kernel.ts"
@@ -38,6 +38,8 @@ const auditDetail = (run: Run, event: AutomationRunEvent): Readonly<Record<strin
   }
   if (event._tag === "automation_run.step_failed" || event._tag === "automation_run.failed") detail.error = event.error
   if (event._tag === "automation_run.input_received") detail.respondent = event.respondent
+  if (event._tag === "automation_run.approval_requested") detail.capability = event.capability
+  if (event._tag === "automation_run.approval_resolved") detail.decision = event.decision
   return detail
 }
 
@@ -54,10 +56,22 @@ export const project = (after: AutomationRunState, event: AutomationRunEvent, ct
       kind: "playbook"
     })
   ]
-  // the notice of a step's wait for input, resolved once answered or once the step failed (expired)
-  if (event._tag === "automation_run.input_requested" || event._tag === "automation_run.input_received" || event._tag === "automation_run.step_failed") {
-    const requested = after.timeline.findLast((r) => r.index === event.index && r.attempt === event.attempt)?.input
-    if (requested != null) {
+  // the notice of a step's wait for a person (input, or approval of a call), resolved once answered
+  // or once the step failed (expired, denied)
+  if (
+    event._tag === "automation_run.input_requested" || event._tag === "automation_run.input_received" ||
+    event._tag === "automation_run.approval_requested" || event._tag === "automation_run.approval_resolved" ||
+    event._tag === "automation_run.step_failed"
+  ) {
+    const record = after.timeline.findLast((r) => r.index === event.index && r.attempt === event.attempt)
+    const step = after.steps[event.index]?.name ?? ""
+    const wait = record?.input != null
+      ? { user: record.input.assignee, title: `An automation waits for your input: ${step}`, body: record.input.prompt, at: record.input.requestedAt }
+      : record?.approval !== undefined
+        ? { user: record.approval.approver, title: `An automation waits for your approval: ${step}`, body: `${record.approval.capability} ${JSON.stringify(record.approval.input).slice(0, 500)}`, at: record.approval.requestedAt }
+        : undefined
+    const requested = event._tag === "automation_run.input_requested" || event._tag === "automation_run.approval_requested"
+    if (wait !== undefined) {
       rows.push({
         op: "upsert",
         table: "notifications",
@@ -66,14 +80,15 @@ export const project = (after: AutomationRunState, event: AutomationRunEvent, ct
           notification_id: `${after.runId}:${event.index}:${event.attempt}`,
           org_id: after.orgId,
           workspace_id: after.workspaceId,
-          user_id: requested.assignee,
+          user_id: wait.user,
           // spec 2.9's kind for what a run asks of a person
           kind: "run",
-          title: `An automation waits for your input: ${after.steps[event.index]?.name ?? ""}`,
-          body: requested.prompt,
+          title: wait.title,
+          body: wait.body,
           subject: { automationId: after.automationId, runId: after.runId, index: event.index },
-          created_at: requested.requestedAt,
-          resolved_at: event._tag === "automation_run.input_requested" ? null : event.at,
+          created_at: wait.at,
+          // an approved call that fails later leaves the notice resolved when it was approved
+          resolved_at: requested ? null : (record?.approval?.resolvedAt ?? event.at),
           // the columns the notification actor writes too (one batch writes both alike); a run's
           // route needs the slugs, which `notifications.list` finds when it reads the notice
           deep_link: null,

@@ -1,6 +1,7 @@
 /** Commands of an automation run (`automation_run:<runId>`), sent by its driver (and a person's
- * answer to a `human_input` step). Each names the step and the attempt it is about, so that a
- * driver that lost its partition cannot record over the one that took over. */
+ * answer to a `human_input` step or decision on a call parked for approval). Each names the step
+ * and the attempt it is about, so that a driver that lost its partition cannot record over the one
+ * that took over. */
 import { Schema } from "effect"
 import { RunAs, RunTrigger, Step } from "../automation/definition.ts"
 import { Json } from "../kernel.ts"
@@ -42,6 +43,24 @@ export class AwaitInput extends Schema.TaggedClass<AwaitInput>()("AwaitInput", {
   expiresAt: Schema.String
 }) {}
 
+/** A tool step's call that needs approval, parked until `expiresAt`. */
+export class AwaitApproval extends Schema.TaggedClass<AwaitApproval>()("AwaitApproval", {
+  ...step,
+  capability: Schema.String,
+  input: Json,
+  approver: Schema.String,
+  expiresAt: Schema.String
+}) {}
+
+/** The approver's decision on the call the run waits for. */
+export class ResolveStepApproval extends Schema.TaggedClass<ResolveStepApproval>()("ResolveStepApproval", {
+  runId: Schema.NonEmptyString,
+  workspaceId: Schema.NonEmptyString,
+  decision: Schema.Literal("approved", "denied"),
+  note: Schema.NullOr(Schema.String),
+  userId: Schema.NonEmptyString
+}) {}
+
 /** A person's answer to the step waiting for it. */
 export class ProvideInput extends Schema.TaggedClass<ProvideInput>()("ProvideInput", {
   runId: Schema.NonEmptyString,
@@ -50,5 +69,5 @@ export class ProvideInput extends Schema.TaggedClass<ProvideInput>()("ProvideInp
   respondent: Schema.String
 }) {}
 
-export const AutomationRunCommand = Schema.Union(CreateRun, BeginStep, CompleteStep, FailStep, AwaitInput, ProvideInput)
+export const AutomationRunCommand = Schema.Union(CreateRun, BeginStep, CompleteStep, FailStep, AwaitInput, ProvideInput, AwaitApproval, ResolveStepApproval)
 export type AutomationRunCommand = typeof AutomationRunCommand.Type

@@ -15,6 +15,22 @@ export const InputRequest = Schema.Struct({
 })
 export type InputRequest = typeof InputRequest.Type
 
+/** A tool step's call of a capability that needs approval: parked, as chat parks one, until the
+ * person the run acts for approves or denies it. */
+export const StepApproval = Schema.Struct({
+  capability: Schema.String,
+  /** The call's input as approved: what runs. */
+  input: Json,
+  /** The person the run acts for, the only one who may answer (spec 4.1 rule 6). */
+  approver: Schema.String,
+  expiresAt: Schema.String,
+  requestedAt: Schema.String,
+  decision: Schema.NullOr(Schema.Literal("approved", "denied")),
+  note: Schema.NullOr(Schema.String),
+  resolvedAt: Schema.NullOr(Schema.String)
+})
+export type StepApproval = typeof StepApproval.Type
+
 /** One attempt at one step, as the run's timeline shows it. */
 export const StepRecord = Schema.Struct({
   index: Schema.Int,
@@ -27,7 +43,9 @@ export const StepRecord = Schema.Struct({
   /** The step's output once it succeeded (null before). */
   output: Json,
   error: Schema.NullOr(StepError),
-  input: Schema.NullOr(InputRequest)
+  input: Schema.NullOr(InputRequest),
+  /** Only on an attempt that asked for approval (so a record stored before approvals reads as it was). */
+  approval: Schema.optional(StepApproval)
 })
 export type StepRecord = typeof StepRecord.Type
 
@@ -62,5 +80,10 @@ export const initialRunState: AutomationRunState = { _tag: "Absent" }
 
 /** The latest attempt at a step, if any. */
 export const currentAttempt = (run: Run, index: number): StepRecord | undefined => run.timeline.findLast((r) => r.index === index)
+
+/** Whether the person approved the call of the run's step `index` (in any attempt): a later attempt
+ * at it, after a failure, makes the call without asking again. */
+export const approvedCall = (run: Run, index: number): StepApproval | undefined =>
+  run.timeline.findLast((r) => r.index === index && r.approval?.decision === "approved")?.approval
 
 export const isActive = (run: Run) => run.status === "running" || run.status === "waiting"

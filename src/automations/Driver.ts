@@ -10,7 +10,7 @@ import { AutomationActor } from "../../actors/automation/actor.ts"
 import { EndScheduledRun } from "../../actors/automation/protocol.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import type { AutomationRunEvent } from "../../actors/automationrun/events.ts"
-import { AwaitInput, BeginStep, type AutomationRunCommand, CompleteStep, FailStep } from "../../actors/automationrun/protocol.ts"
+import { AwaitApproval, AwaitInput, BeginStep, type AutomationRunCommand, CompleteStep, FailStep } from "../../actors/automationrun/protocol.ts"
 import { type AutomationRunState, currentAttempt, isActive, type Run } from "../../actors/automationrun/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { follow, type Followed, LogSignals } from "../../streams/LogSignals.ts"
@@ -59,7 +59,7 @@ export const drive = (runId: string, options: DriveOptions) =>
           }
         })
 
-      /** Waits for the events others append (a person's input), applying them, until `deadline`; false when it passed. */
+      /** Waits for the events others append (a person's input or decision), applying them, until `deadline`; false when it passed. */
       const awaitChange = (deadline: number) =>
         Effect.gen(function* () {
           const now = yield* Clock.currentTimeMillis
@@ -84,21 +84,29 @@ export const drive = (runId: string, options: DriveOptions) =>
         const index = run.cursor!
         const current = currentAttempt(run, index)
         if (current?.status === "waiting") {
-          const deadline = Date.parse(current.input!.expiresAt)
+          // a person's input, or their approval of a call: unanswered by its deadline, the step fails
+          const { expiresAt } = current.input ?? current.approval!
+          const deadline = Date.parse(expiresAt)
           if (!(yield* awaitChange(deadline)) && (yield* Clock.currentTimeMillis) >= deadline) {
-            yield* send(new FailStep({ runId, index, attempt: current.attempt, error: { code: "human_input_timeout", message: `nobody answered by ${current.input!.expiresAt}` }, final: true }), `${index}:${current.attempt}:fail`)
+            const error = current.input !== null
+              ? { code: "human_input_timeout", message: `nobody answered by ${expiresAt}` }
+              : { code: "approval_expired", message: `nobody approved ${current.approval!.capability} by ${expiresAt}` }
+            yield* send(new FailStep({ runId, index, attempt: current.attempt, error, final: true }), `${index}:${current.attempt}:fail`)
           }
           return
         }
         const policy = policyOf(run.steps[index])
+        // a call just approved goes on in the attempt that parked it (the same idempotency key, so a
+        // driver taking over after it began cannot make it twice)
+        const resumed = current?.status === "running" && current.approval?.decision === "approved"
         // after a failed attempt: its backoff, counted from when it failed
         if (current?.status === "failed" && current.endedAt !== null) {
           const wait = Date.parse(current.endedAt) + Duration.toMillis(backoff(current.attempt)) - (yield* Clock.currentTimeMillis)
           if (wait > 0) yield* Effect.sleep(Duration.millis(wait))
           if (!options.owns()) return yield* Effect.fail(new Superseded())
         }
-        const attempt = (current?.attempt ?? 0) + 1
-        yield* send(new BeginStep({ runId, index, attempt }), `${index}:${attempt}:begin`)
+        const attempt = resumed ? current.attempt : (current?.attempt ?? 0) + 1
+        if (!resumed) yield* send(new BeginStep({ runId, index, attempt }), `${index}:${attempt}:begin`)
         const started = state as Run
         const outcome = yield* executeStep(started, index, yield* Clock.currentTimeMillis).pipe(
           Effect.timeoutFail({
@@ -116,6 +124,10 @@ export const drive = (runId: string, options: DriveOptions) =>
         const result = outcome.right
         if (result._tag === "await") {
           return yield* send(new AwaitInput({ runId, index, attempt, prompt: result.prompt, assignee: result.assignee, expiresAt: result.expiresAt }), `${index}:${attempt}:await`)
+        }
+        if (result._tag === "approval") {
+          const { capability, input, approver, expiresAt } = result
+          return yield* send(new AwaitApproval({ runId, index, attempt, capability, input, approver, expiresAt }), `${index}:${attempt}:approval`)
         }
         yield* send(new CompleteStep({ runId, index, attempt, output: result.output, next: result.next }), `${index}:${attempt}:complete`)
       })

@@ -8,11 +8,12 @@ import { Cause, Data, Effect, Exit } from "effect"
 import { evaluate } from "../../actors/automation/conditions.ts"
 import type { Step } from "../../actors/automation/definition.ts"
 import { nextAfter } from "../../actors/automationrun/decide.ts"
-import type { Run } from "../../actors/automationrun/state.ts"
+import { approvedCall, type Run } from "../../actors/automationrun/state.ts"
 import type { Json } from "../../actors/kernel.ts"
 import type { Principal } from "../Auth.ts"
 import { slugsOf } from "../Auth.ts"
 import { Capabilities, invoke } from "../Capabilities.ts"
+import { AssistantSettings } from "../assistant/Settings.ts"
 import { askAgent } from "../capabilities/Agents.ts"
 import { FailureDescriber } from "../Failures.ts"
 import { PlatformSecrets } from "../Secrets.ts"
@@ -30,6 +31,8 @@ export type StepOutcome =
   | { readonly _tag: "done"; readonly output: Json; readonly next: number | null }
   /** A `human_input` step: the run waits for a person until `expiresAt`. */
   | { readonly _tag: "await"; readonly prompt: string; readonly assignee: string; readonly expiresAt: string }
+  /** A tool step's call that needs approval: parked for the run's person until `expiresAt`. */
+  | { readonly _tag: "approval"; readonly capability: string; readonly input: Json; readonly approver: string; readonly expiresAt: string }
 
 /** The run acts for its person (who enabled the revision it runs), with their memberships as they
  * stand at each call. */
@@ -87,7 +90,7 @@ const pathOf = (run: Run) =>
 
 const exitToStep = <A>(exit: Exit.Exit<A, unknown>) => (Exit.isSuccess(exit) ? Effect.succeed(exit.value) : fromCause(exit.cause))
 
-/** Runs one attempt at the run's step `index`; `now` dates a human input's deadline. */
+/** Runs one attempt at the run's step `index`; `now` dates a human input's or an approval's deadline. */
 export const executeStep = (run: Run, index: number, now: number) =>
   Effect.gen(function* () {
     const step: Step = run.steps[index]
@@ -97,14 +100,17 @@ export const executeStep = (run: Run, index: number, now: number) =>
     switch (step.stepType) {
       case "tool": {
         const config = configOf({ ...step, stepType: "tool" })
-        // as chat parks such a call for its person, a run does not make it unasked; a run cannot park
-        // it yet, so the step is refused (docs/decisions.md)
-        if ((yield* Capabilities).byName.get(config.capability)?.needsApproval === true) {
-          return yield* new StepFailure({
-            code: "approval_required",
-            message: `${config.capability} needs a person's approval, which a playbook step cannot ask for; call it from chat, where it waits for approval`,
-            retryable: false
-          })
+        const approved = approvedCall(run, index)
+        // parked for the run's person, as chat parks such a call for its person (docs/decisions.md);
+        // once approved, it runs with the input they approved
+        if (approved === undefined && (yield* Capabilities).byName.get(config.capability)?.needsApproval === true) {
+          return {
+            _tag: "approval",
+            capability: config.capability,
+            input: render(config.input ?? {}, context),
+            approver: run.runAs.userId,
+            expiresAt: new Date(now + (yield* AssistantSettings).approvalTtlMs).toISOString()
+          } satisfies StepOutcome
         }
         const output = yield* exitToStep(
           yield* Effect.exit(
@@ -114,7 +120,7 @@ export const executeStep = (run: Run, index: number, now: number) =>
               surface: "playbook",
               capability: config.capability,
               path: null,
-              input: Effect.succeed(render(config.input ?? {}, context)),
+              input: Effect.succeed(approved?.input ?? render(config.input ?? {}, context)),
               // an attempt after one whose outcome is unknown replays it rather than act twice
               idempotencyKey: `${run.runId}:${index}`
             })

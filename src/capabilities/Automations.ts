@@ -16,7 +16,7 @@ import {
 } from "../../actors/automation/protocol.ts"
 import { type AutomationState, enablerOf } from "../../actors/automation/state.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
-import { ProvideInput } from "../../actors/automationrun/protocol.ts"
+import { ProvideInput, ResolveStepApproval } from "../../actors/automationrun/protocol.ts"
 import { Json } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
@@ -30,6 +30,7 @@ import { NotFound } from "../Errors.ts"
 import { FairShares } from "../FairShares.ts"
 import { findAgent } from "./Agents.ts"
 import { definitionOf } from "./Nodes.ts"
+import { personOf } from "./Person.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 
 // spec 5 rule 3: an organization key reads no runs, so no `org:member` here
@@ -424,6 +425,30 @@ export const respondToRun = defineCapability({
     })
 })
 
+export const resolveRunApproval = defineCapability({
+  ...writes,
+  name: "automation.resolve_approval",
+  description:
+    "Approve or deny the call a run's tool step parked for approval (a capability that needs it, as in chat); only the person the run acts for (who enabled it) may. Approved, the run makes the call as them and goes on; denied, the step and the run fail with approval_denied.",
+  // as enabling it: a person's own decision, never a key's or an agent's on their behalf
+  requiresPerson: true,
+  surfaces: ["api", "mcp"],
+  input: Schema.Struct({
+    runId: RunId,
+    decision: Schema.Literal("approved", "denied"),
+    note: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+  }),
+  output: respondToRun.output,
+  handler: (invocation, { runId, decision, note }) =>
+    Effect.gen(function* () {
+      const host = yield* ActorHost
+      const userId = yield* personOf(invocation)
+      const command = new ResolveStepApproval({ runId, workspaceId: workspaceOf(invocation), decision, note: note ?? null, userId })
+      const { state } = yield* host.send(AutomationRunActor, runId, command, invocation.meta)
+      return { runId, status: state._tag === "Run" ? state.status : "running" }
+    })
+})
+
 export const automationCapabilities: ReadonlyArray<AnyCapability> = [
   createAutomation,
   listAutomations,
@@ -434,5 +459,6 @@ export const automationCapabilities: ReadonlyArray<AnyCapability> = [
   deleteAutomation,
   triggerAutomation,
   getRun,
-  respondToRun
+  respondToRun,
+  resolveRunApproval
 ]

@@ -3,6 +3,8 @@ import type { RunTrigger, Step } from "../../actors/automation/definition.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { AutomationRunNotFound, RunNotWaiting, StaleStep } from "../../actors/automationrun/errors.ts"
 import {
+  ApprovalRequested,
+  ApprovalResolved,
   type AutomationRunEvent,
   InputReceived,
   InputRequested,
@@ -13,7 +15,18 @@ import {
   StepStarted,
   StepSucceeded
 } from "../../actors/automationrun/events.ts"
-import { AwaitInput, BeginStep, CompleteStep, CreateRun, FailStep, ProvideInput } from "../../actors/automationrun/protocol.ts"
+import {
+  AwaitApproval,
+  AwaitInput,
+  BeginStep,
+  CompleteStep,
+  CreateRun,
+  FailStep,
+  ProvideInput,
+  ResolveStepApproval
+} from "../../actors/automationrun/protocol.ts"
+import { approvedCall, type Run } from "../../actors/automationrun/state.ts"
+import { ApprovalExpired } from "../../actors/conversation/errors.ts"
 import type { Json } from "../../actors/kernel.ts"
 import { meta, projectedRows, spec } from "../support/decider.ts"
 
@@ -229,6 +242,102 @@ describe("human input", () => {
     spec(AutomationRunActor).given(history).when(provide(workspaceId)).thenThrows(new AutomationRunNotFound({ runId })))
 })
 
+/** A playbook whose second step calls a capability that needs approval. */
+const cleanup: ReadonlyArray<Step> = [steps[0], { name: "Delete", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.nodeId}}" } } }, steps[2]]
+const cleanupStarted = new RunStarted({ ...run, steps: cleanup, at: T0 })
+const deleteStarted = (attempt = 1, at = T1) => new StepStarted({ runId, index: 1, attempt, name: "Delete", stepType: "tool", at })
+const parkedCall = { capability: "node.delete", input: { nodeId: "n1" }, approver: "u1", expiresAt: EXPIRES }
+const awaitApproval = (attempt = 1) => new AwaitApproval({ runId, index: 1, attempt, ...parkedCall })
+const approvalRequested = (attempt = 1, at = T1) => new ApprovalRequested({ runId, index: 1, attempt, ...parkedCall, at })
+const resolveApproval = (decision: "approved" | "denied", userId = "u1", workspaceId = "w1", note: string | null = null) =>
+  new ResolveStepApproval({ runId, workspaceId, decision, note, userId })
+const approvalResolved = (decision: "approved" | "denied", at = T2, note: string | null = null) =>
+  new ApprovalResolved({ runId, index: 1, attempt: 1, decision, note, at })
+const denial = { code: "approval_denied", message: "node.delete was denied by the person the run acts for: not this one" }
+const deleted = { nodeId: "n1", deleted: true }
+
+/** Step 0 done, the tool step needing approval begun. */
+const atDelete = [cleanupStarted, stepStarted(0), stepSucceeded(0, 1), deleteStarted()]
+/** ... and its call parked. */
+const parked = [...atDelete, approvalRequested()]
+const approved = [...parked, approvalResolved("approved")]
+
+const fold = (history: ReadonlyArray<AutomationRunEvent>) => history.reduce(AutomationRunActor.evolve, AutomationRunActor.initialState) as Run
+
+describe("a call that needs approval", () => {
+  it("parks for the person the run acts for, and the run waits", () => {
+    spec(AutomationRunActor).given(atDelete).when(awaitApproval(), meta({ at: T1 })).then([approvalRequested()])
+    expect(fold(parked)).toMatchObject({ status: "waiting", cursor: 1 })
+  })
+
+  it("does nothing when the same call is parked again (a driver resuming)", () =>
+    spec(AutomationRunActor).given(parked).when(awaitApproval()).thenNothingHappened())
+
+  it("refuses a park for a stale attempt", () =>
+    spec(AutomationRunActor).given(atDelete).when(awaitApproval(0)).thenThrows(stale(1, 0)))
+
+  it("approved by that person before it expires: the same attempt runs again, to make the call", () => {
+    spec(AutomationRunActor).given(parked).when(resolveApproval("approved"), meta({ at: T2 })).then([approvalResolved("approved")])
+    expect(fold(approved)).toMatchObject({ status: "running", cursor: 1, timeline: [{ index: 0 }, { index: 1, attempt: 1, status: "running" }] })
+  })
+
+  it("the approved attempt records the call's output, and the run goes on", () =>
+    spec(AutomationRunActor)
+      .given(approved)
+      .when(complete(1, 2, 1, deleted), meta({ at: T3 }))
+      .then([stepSucceeded(1, 2, 1, T3, deleted)]))
+
+  it("a later attempt after the approved call failed makes the call with the approved input, unasked", () =>
+    expect(approvedCall(fold([...approved, stepFailed(1, false, 1, T3), deleteStarted(2, T3)]), 1)).toEqual({
+      ...parkedCall,
+      requestedAt: T1,
+      decision: "approved",
+      note: null,
+      resolvedAt: T2
+    }))
+
+  it("nothing is approved before the person answers, nor by a denial", () => {
+    expect(approvedCall(fold(parked), 1)).toBeUndefined()
+    expect(approvedCall(fold([...parked, approvalResolved("denied")]), 1)).toBeUndefined()
+  })
+
+  it("denied: the step and the run fail with approval_denied, the call never made", () =>
+    spec(AutomationRunActor)
+      .given(parked)
+      .when(resolveApproval("denied", "u1", "w1", "not this one"), meta({ at: T2 }))
+      .then([
+        approvalResolved("denied", T2, "not this one"),
+        new StepFailed({ runId, index: 1, attempt: 1, error: denial, final: true, at: T2 }),
+        new RunFailed({ runId, index: 1, error: denial, at: T2 })
+      ]))
+
+  it.each([
+    ["by another person of the workspace", "u2", T2],
+    ["once it expired", "u1", EXPIRES]
+  ] as const)("refuses an answer %s as chat does (approval_expired)", (_, userId, at) =>
+    spec(AutomationRunActor).given(parked).when(resolveApproval("approved", userId), meta({ at })).thenThrows(new ApprovalExpired({ approvalId: runId })))
+
+  it.each([
+    ["a running step", atDelete],
+    ["a call approved already", approved],
+    ["a step waiting for input", waiting],
+    ["a run the denial ended", [...parked, approvalResolved("denied"), stepFailed(1, true, 1, T2), new RunFailed({ runId, index: 1, error: boom, at: T2 })]]
+  ] as const)("refuses a decision on %s: it waits for no approval", (_, history) =>
+    spec(AutomationRunActor).given(history).when(resolveApproval("approved")).thenThrows(new RunNotWaiting({ runId })))
+
+  it("refuses input to a parked call: it is answered by approving it", () =>
+    spec(AutomationRunActor).given(parked).when(provide()).thenThrows(new RunNotWaiting({ runId })))
+
+  it.each([
+    ["a run of another workspace", parked, "w2"],
+    ["a run that was never created", [], "w1"]
+  ] as const)("does not find %s", (_, history, workspaceId) =>
+    spec(AutomationRunActor).given(history).when(resolveApproval("approved", "u1", workspaceId)).thenThrows(new AutomationRunNotFound({ runId })))
+
+  it("begins no attempt after a final failure heard before the run's end (a driver hears one event at a time)", () =>
+    spec(AutomationRunActor).given([...parked, approvalResolved("denied"), stepFailed(1, true, 1, T2)]).when(begin(1, 2)).thenThrows(stale(1, 2)))
+})
+
 describe("projections", () => {
   const key = `automation_run:${runId}`
   const history: ReadonlyArray<readonly [AutomationRunEvent, string]> = [
@@ -348,6 +457,40 @@ describe("projections", () => {
       { ...classify, status: "failed", endedAt: T2, output: null, error: { code: "attempt_interrupted", message: "its node stopped; the next attempt took over" } },
       { ...classify, status: "running", attempt: 2, startedAt: T2, endedAt: null, output: null, error: null }
     ]))
+
+  describe("of a call parked for approval", () => {
+    const parkedHistory: ReadonlyArray<readonly [AutomationRunEvent, string]> = parked.map((event, i) => [event, i === 0 ? T0 : T1])
+    const approvalNotice = {
+      ...notice,
+      title: "An automation waits for your approval: Delete",
+      body: 'node.delete {"nodeId":"n1"}'
+    }
+    const approval = { ...parkedCall, requestedAt: T1, decision: null, note: null, resolvedAt: null }
+    const deleteRecord = { ...approve, name: "Delete", stepType: "tool", input: null, approval }
+
+    it("shows the call on the run's step, and tells the person the run acts for", () => {
+      const rows = projectedRows(AutomationRunActor, key, parkedHistory)
+      expect(rows.automation_runs).toEqual([{ ...runRow, trigger, steps: [classify, deleteRecord] }])
+      expect(rows.notifications).toEqual([approvalNotice])
+    })
+
+    it("resolves the notice when approved, and keeps that time when the call then fails", () => {
+      const rows = projectedRows(AutomationRunActor, key, [...parkedHistory, [approvalResolved("approved"), T2], [stepFailed(1, false, 1, T3), T3]])
+      expect(rows.notifications).toEqual([{ ...approvalNotice, resolved_at: T2 }])
+      expect(rows.automation_runs[0].steps).toEqual([
+        classify,
+        { ...deleteRecord, status: "failed", endedAt: T3, error: boom, approval: { ...approval, decision: "approved", resolvedAt: T2 } }
+      ])
+    })
+
+    it("names the capability and the decision in the audit log, never the call's input", () => {
+      const audit = projectedRows(AutomationRunActor, key, [...parkedHistory, [approvalResolved("denied"), T2]]).audit_log
+      expect(audit.slice(-2).map((row) => [row.event, row.detail])).toEqual([
+        ["automation_run.approval_requested", { automationId: "aut_1", runId, step: "Delete", index: 1, attempt: 1, capability: "node.delete" }],
+        ["automation_run.approval_resolved", { automationId: "aut_1", runId, step: "Delete", index: 1, attempt: 1, decision: "denied" }]
+      ])
+    })
+  })
 
   it("writes each playbook event to the organization audit log, without a step's output", () => {
     const audit = projectedRows(AutomationRunActor, key, history).audit_log

@@ -5,7 +5,8 @@
  * enables it and runs it, and the run's step timeline appears. Also the editor: a schedule's next
  * runs previewed in the chosen zone, an event trigger with a condition tree saved and shown again,
  * steps reordered from the keyboard, a human_input step's assignee chosen among the workspace's people
- * (typed as a user id, with the reason, when they cannot be loaded), and the server's refusal shown in words.
+ * (typed as a user id, with the reason, when they cannot be loaded), a call a run parked for approval
+ * approved from the run's page, and the server's refusal shown in words.
  */
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -264,6 +265,26 @@ describe("automations in the app", () => {
     expect(await timeline.getByRole("row").nth(1).textContent()).toMatch(/^1\. approve \(human_input\)1Succeeded/)
     expect(await page.getByRole("region", { name: "Runs" }).getByRole("row").nth(1).textContent()).toContain("Succeeded")
     expect(ok(await asOwner("automation.get_run", { runId }))).toMatchObject({ status: "succeeded", steps: [expect.objectContaining({ name: "approve", output: expect.objectContaining({ response: "yes, go" }) }), expect.anything()] })
+    expect(errors).toEqual([])
+    await page.context().close()
+  })
+
+  it("approves, from the run's page, a call its step parked for the approval of the person it acts for", async () => {
+    const asOwner = await asPerson(node, owner)
+    const hire = { name: "hire", stepType: "tool", config: { capability: "agent.create", input: { slug: "hired-in-app", name: "Hired in the app" } } }
+    const { automationId } = ok(await asOwner("automation.create", { name: "Hire once approved", trigger: { type: "api" }, steps: [hire], enabled: true }))
+    const { runId } = ok(await asOwner("automation.trigger", { automationId }))
+
+    const { page, errors } = await openAs(`/automations/${automationId}/runs/${runId}`)
+    const timeline = page.getByRole("table", { name: "Step timeline" })
+    const approve = page.getByRole("button", { name: "Approve" })
+    await approve.waitFor()
+    expect(await timeline.textContent()).toContain("Waits for approval to call agent.create")
+    expect(await timeline.textContent()).toContain("Asked of you")
+    await approve.click()
+
+    await expect.poll(() => timeline.getByRole("row").nth(1).textContent(), { timeout: 15_000 }).toMatch(/^1\. hire \(tool\)1Succeeded/)
+    expect(ok(await asOwner("agent.get", { slug: "hired-in-app" }))).toMatchObject({ slug: "hired-in-app" })
     expect(errors).toEqual([])
     await page.context().close()
   })

@@ -4,17 +4,23 @@
  * not call `agent.create` itself) rewrites it to call `agent.create` and fires it. The rewrite
  * disables it until a person enables it, its owner is told, and no agent is created. Enabled again,
  * a run acts with the rights of the person who enabled the current revision, and a step calling a
- * capability that needs approval is refused.
+ * capability that needs approval parks it for that person, as chat does: the run waits, and makes
+ * the call as them once they approve it, or fails with `approval_denied`.
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { loadConfig } from "../../src/Config.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { asPerson, type Caller, ok, overMcp } from "../support/plugins.ts"
 import { call, expectError, type Reply, sleep } from "./client.ts"
 
+const APPROVAL_TTL_MS = 8_000
+
 const ping = { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
+/** A step deleting the node the trigger's payload names: a call that needs approval. */
+const scrap = { name: "scrap", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.payload.nodeId}}" } } }
 /** A step creating an agent: what the key may not do itself. */
 const hire = (slug: string) => ({ name: "hire", stepType: "tool", config: { capability: "agent.create", input: { slug, name: `Hired as ${slug}` } } })
 
@@ -28,7 +34,8 @@ describe("the enable gate covers changes (issue 22)", () => {
   const asKey = (capability: string, input: unknown): Promise<Reply> => call(node, capability, input)
 
   beforeAll(async () => {
-    node = await startTestNode()
+    // a parked call expires soon enough that a test can let one expire; the others answer at once
+    node = await startTestNode({ assistant: { ...loadConfig({}).assistant, approvalTtlMs: APPROVAL_TTL_MS } })
     owner = await addPerson(node, "owner", { org: "owner" })
     member = await addPerson(node, "member", { org: "member", workspace: "member" })
     asOwner = await asPerson(node, owner)
@@ -65,6 +72,17 @@ describe("the enable gate covers changes (issue 22)", () => {
       await sleep(50)
     }
     throw new Error(`run ${runId} did not end`)
+  }
+
+  /** The run once it waits for a person. */
+  const waitingRun = async (runId: string) => {
+    for (let i = 0; i < 300; i++) {
+      const run = ok(await asOwner("automation.get_run", { runId }))
+      if (run.status === "waiting") return run
+      if (run.status === "succeeded" || run.status === "failed") throw new Error(`run ${runId} ended ${run.status}, waiting for nobody`)
+      await sleep(50)
+    }
+    throw new Error(`run ${runId} did not wait`)
   }
 
   /** The people the run's playbook events (in the audit log) name: whom it acted for. */
@@ -131,18 +149,83 @@ describe("the enable gate covers changes (issue 22)", () => {
     expect(held).toEqual([expect.objectContaining({ principalKind: "key", apiKeyId: expect.stringMatching(/^aky_/), detail: { automationId, revision: 2 } })])
   })
 
-  it("enabled again by a person (a Member), a run acts as them, and the step needing approval is refused: still no agent", async () => {
+  it("enabled again by a person (a Member), a run acts as them: the step needing approval waits for them, and approved, runs with their rights: still no agent", async () => {
     const automationId = await ownersAutomation("enabled again")
     ok(await asKey("automation.update", { automationId, steps: [ping, hire("re-enabled")] }))
     expectError(await asKey("automation.enable", { automationId }), 403, "forbidden", "human_required")
     expect(ok(await asMember("automation.enable", { automationId }))).toMatchObject({ enabled: true })
 
     const { runId } = ok(await asMember("automation.trigger", { automationId }))
+    expect((await waitingRun(runId)).steps[1]).toMatchObject({ name: "hire", status: "waiting", approval: { capability: "agent.create", approver: member.userId } })
+    // the Owner, who wrote the first revision, answers for nobody's run but their own
+    expectError(await asOwner("automation.resolve_approval", { runId, decision: "approved" }), 409, "conflict", "approval_expired")
+    ok(await asMember("automation.resolve_approval", { runId, decision: "approved" }))
     const run = await endedRun(runId)
     await noAgent("re-enabled")
-    expect(run).toMatchObject({ status: "failed", error: { code: "approval_required", step: "hire" } })
+    expect(run).toMatchObject({ status: "failed", error: { code: "forbidden", step: "hire" } })
     expect(run.steps.map((s: any) => [s.name, s.status])).toEqual([["ping", "succeeded"], ["hire", "failed"]])
     expect(await actedFor(runId)).toEqual([member.userId])
+  })
+
+  describe("a step's call that needs approval parks for the person who enabled the automation", () => {
+    let automationId: string
+    const newNode = async () => ok(await asKey("node.create", { label: "Scrap", properties: { title: "to scrap" } })).nodeId as string
+
+    beforeAll(async () => {
+      ok(await asKey("schema.define_label", { label: "Scrap", properties: { title: { type: "string" } } }))
+      automationId = ok(await asOwner("automation.create", { name: "scrapper", trigger: { type: "api" }, steps: [ping, scrap], enabled: true })).automationId
+    })
+
+    it("the run waits with the node still there; approved by the enabler, the node is deleted as them and the run succeeds", async () => {
+      const nodeId = await newNode()
+      const { runId } = ok(await asOwner("automation.trigger", { automationId, payload: { nodeId } }))
+
+      const waiting = await waitingRun(runId)
+      expect(waiting.steps.map((s: any) => [s.name, s.status])).toEqual([["ping", "succeeded"], ["scrap", "waiting"]])
+      expect(waiting.steps[1].approval).toMatchObject({ capability: "node.delete", input: { nodeId }, approver: owner.userId, decision: null })
+      expect((await asKey("node.get", { nodeId })).status).toBe(200)
+      // told, as for a human_input step: a notice to the person the run acts for
+      const notices = ok(await asOwner("notifications.list", {})).notifications.filter((n: any) => n.subject?.runId === runId)
+      expect(notices).toEqual([expect.objectContaining({ kind: "run", title: "An automation waits for your approval: scrap", resolvedAt: null })])
+
+      // a key does not approve for its person, and another person may not
+      expectError(await asKey("automation.resolve_approval", { runId, decision: "approved" }), 403, "forbidden", "session_required")
+      expectError(await asMember("automation.resolve_approval", { runId, decision: "approved" }), 409, "conflict", "approval_expired")
+      expect((await asKey("node.get", { nodeId })).status).toBe(200)
+
+      expect(ok(await asOwner("automation.resolve_approval", { runId, decision: "approved" }))).toEqual({ runId, status: "running" })
+      const run = await endedRun(runId)
+      expect(run.status).toBe("succeeded")
+      expect(run.steps[1]).toMatchObject({ name: "scrap", attempt: 1, status: "succeeded", output: { nodeId, deleted: true }, approval: { decision: "approved" } })
+      expectError(await asKey("node.get", { nodeId }), 404, "not_found", "node_not_found")
+      expect(await actedFor(runId)).toEqual([owner.userId])
+      expectError(await asOwner("automation.resolve_approval", { runId, decision: "approved" }), 409, "conflict", "run_not_waiting")
+    })
+
+    it("denied, the node stays and the run fails with approval_denied", async () => {
+      const nodeId = await newNode()
+      const { runId } = ok(await asOwner("automation.trigger", { automationId, payload: { nodeId } }))
+      await waitingRun(runId)
+
+      expect(ok(await asOwner("automation.resolve_approval", { runId, decision: "denied", note: "keep it" }))).toEqual({ runId, status: "failed" })
+      const run = await endedRun(runId)
+      expect(run).toMatchObject({ status: "failed", error: { code: "approval_denied", step: "scrap" } })
+      expect(run.error.message).toContain("keep it")
+      expect(run.steps[1]).toMatchObject({ name: "scrap", status: "failed", approval: { decision: "denied", note: "keep it" } })
+      expect((await asKey("node.get", { nodeId })).status).toBe(200)
+    })
+
+    it("unanswered until it expires, the step fails with approval_expired and the node stays", async () => {
+      const nodeId = await newNode()
+      const { runId } = ok(await asOwner("automation.trigger", { automationId, payload: { nodeId } }))
+      const { steps } = await waitingRun(runId)
+      expect(Date.parse(steps[1].approval.expiresAt) - Date.parse(steps[1].approval.requestedAt)).toBe(APPROVAL_TTL_MS)
+
+      const run = await endedRun(runId)
+      expect(run).toMatchObject({ status: "failed", error: { code: "approval_expired", step: "scrap" } })
+      expectError(await asOwner("automation.resolve_approval", { runId, decision: "approved" }), 409, "conflict", "run_not_waiting")
+      expect((await asKey("node.get", { nodeId })).status).toBe(200)
+    })
   })
 
   it("a person's own rewrite keeps it enabled, and its runs act with that person's rights, not the earlier enabler's", async () => {

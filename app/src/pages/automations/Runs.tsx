@@ -1,8 +1,9 @@
 /**
  * An automation's run history (`automation.get`'s recent runs) and one run's step timeline
  * (`automation.get_run`, followed live while it runs): every attempt at every step with its
- * status, duration and error, and a form to answer a `human_input` step that waits
- * (`automation.respond`).
+ * status, duration and error, a form to answer a `human_input` step that waits
+ * (`automation.respond`), and Approve and Deny for a call parked for the approval of the person the
+ * run acts for (`automation.resolve_approval`).
  */
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query"
 import { useState } from "react"
@@ -179,6 +180,16 @@ const StepDetails = ({ place, run, record, canRespond }: { place: Place; run: Ru
   if (record.status === "waiting" && record.input !== null) {
     return canRespond ? <Respond place={place} run={run} record={record} /> : <span>Waits for an answer: {record.input.prompt}</span>
   }
+  if (record.status === "waiting" && record.approval !== undefined) {
+    // the roles that answer an input answer an approval too (a person of the workspace who writes)
+    return canRespond ? (
+      <Decide place={place} run={run} record={record} />
+    ) : (
+      <span>
+        Waits for approval to call <code>{record.approval.capability}</code>
+      </span>
+    )
+  }
   if (record.output === null || record.output === undefined) return <span className="muted">—</span>
   return (
     <details>
@@ -188,17 +199,55 @@ const StepDetails = ({ place, run, record, canRespond }: { place: Place; run: Ru
   )
 }
 
-const Respond = ({ place, run, record }: { place: Place; run: Run; record: StepRecord }) => {
+/** Sends a person's answer to what the run waits for, then reads the run and its automation again. */
+const useAnswer = <I extends object>(place: Place, run: Run, capability: string) => {
   const client = useQueryClient()
-  const account = useAccount()
-  const [answer, setAnswer] = useState("")
-  const respond = useMutation({
-    mutationFn: () => invoke<{ status: RunStatus }>(place, "automation.respond", { runId: run.runId, response: answer }),
+  return useMutation({
+    mutationFn: (input: I) => invoke<{ status: RunStatus }>(place, capability, { runId: run.runId, ...input }),
     onSuccess: () => {
       void client.invalidateQueries({ queryKey: runKey(place, run.runId) })
       void client.invalidateQueries({ queryKey: ["automation", place.org, place.ws] })
     }
   })
+}
+
+/** A call parked for approval: what it would do; only the person the run acts for may answer. */
+const Decide = ({ place, run, record }: { place: Place; run: Run; record: StepRecord }) => {
+  const account = useAccount()
+  const decide = useAnswer<{ decision: "approved" | "denied" }>(place, run, "automation.resolve_approval")
+  const approval = record.approval!
+  const mine = approval.approver === account.data?.userId
+  return (
+    <div className="respond">
+      <p>
+        <strong>
+          Waits for approval to call <code>{approval.capability}</code>
+        </strong>
+        <br />
+        <span className="muted">
+          {mine ? "Asked of you: the run acts for you" : "Read-only: only the person the run acts for may answer"}; answer by <Time at={approval.expiresAt} />.
+        </span>
+      </p>
+      <pre>{JSON.stringify(approval.input, null, 2)}</pre>
+      {mine && (
+        <>
+          <button type="button" className="primary" disabled={decide.isPending} onClick={() => decide.mutate({ decision: "approved" })}>
+            Approve
+          </button>{" "}
+          <button type="button" disabled={decide.isPending} onClick={() => decide.mutate({ decision: "denied" })}>
+            Deny
+          </button>
+          <ErrorNote error={decide.error} title="Your decision was not taken" />
+        </>
+      )}
+    </div>
+  )
+}
+
+const Respond = ({ place, run, record }: { place: Place; run: Run; record: StepRecord }) => {
+  const account = useAccount()
+  const [answer, setAnswer] = useState("")
+  const respond = useAnswer<{ response: string }>(place, run, "automation.respond")
   const id = `answer-${run.runId}-${record.index}-${record.attempt}`
   // named as the workspace knows them; an id only when the person is not (or no longer) in it
   const members = useMembers(place)
@@ -210,7 +259,7 @@ const Respond = ({ place, run, record }: { place: Place; run: Run; record: StepR
       className="respond"
       onSubmit={(event) => {
         event.preventDefault()
-        respond.mutate()
+        respond.mutate({ response: answer })
       }}
     >
       <p>

@@ -141,6 +141,14 @@ export interface StepRecord {
   readonly output: unknown
   readonly error: { readonly code: string; readonly message: string } | null
   readonly input: { readonly prompt: string; readonly assignee: string; readonly expiresAt: string } | null
+  /** A call parked for the approval of the person the run acts for (only on such an attempt). */
+  readonly approval?: {
+    readonly capability: string
+    readonly input: unknown
+    readonly approver: string
+    readonly expiresAt: string
+    readonly decision: "approved" | "denied" | null
+  }
 }
 
 export type RunTrigger =
