@@ -25,7 +25,7 @@ import {
   STREAMING_METHODS
 } from "../src/a2a/Protocol.ts"
 import { authenticate, type Principal } from "../src/Auth.ts"
-import { invoke } from "../src/Capabilities.ts"
+import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { errorFields } from "../src/Logging.ts"
 import type { Started } from "../src/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"

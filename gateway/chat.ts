@@ -7,7 +7,7 @@
 import { Effect, Exit } from "effect"
 import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
-import { invoke } from "../src/Capabilities.ts"
+import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/capabilities/Assistant.ts"
 import { BadRequest } from "../src/Errors.ts"
 import { replyForFailure } from "./errors.ts"

@@ -10,7 +10,7 @@
  */
 import { Gauge, Histogram, type Registry } from "prom-client"
 import uWS from "uWebSockets.js"
-import type { Registry as CapabilityRegistry } from "../src/Capabilities.ts"
+import type { Registry as CapabilityRegistry } from "../src/checkpoint/Capability.ts"
 import { exposition, LATENCY_BUCKETS } from "../streams/Metrics.ts"
 import { route } from "./http.ts"
 

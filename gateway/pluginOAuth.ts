@@ -9,7 +9,7 @@
  */
 import { Effect } from "effect"
 import type uWS from "uWebSockets.js"
-import { invoke } from "../src/Capabilities.ts"
+import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { OAUTH_CALLBACK_PATH } from "../src/marketplace/OAuth.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { route } from "./http.ts"

@@ -3,7 +3,7 @@
  * `Svc-Position`; a read through another node sends them back and waits until its read models
  * hold them (README, "Writes and reads").
  */
-import { formatPositions } from "../src/Capabilities.ts"
+import { formatPositions } from "../src/checkpoint/Checkpoint.ts"
 import type { HttpReply } from "./http.ts"
 
 export const POSITION_HEADER = "svc-position"

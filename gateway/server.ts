@@ -5,7 +5,8 @@
 import { Effect, Exit } from "effect"
 import type { Registry as MetricsRegistry } from "prom-client"
 import uWS from "uWebSockets.js"
-import { invoke, type Registry } from "../src/Capabilities.ts"
+import type { Registry } from "../src/checkpoint/Capability.ts"
+import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { AuditSigner, publicKeyDocument } from "../streams/Checkpoints.ts"
 import type { NodeLog } from "../src/Logging.ts"
 

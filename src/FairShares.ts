@@ -8,7 +8,7 @@
  * and `enable`, src/capabilities/Automations.ts).
  */
 import { Context, Effect, Layer } from "effect"
-import type { Invocation } from "./Capabilities.ts"
+import type { Invocation } from "./checkpoint/Capability.ts"
 import type { FairSharesConfig } from "./Config.ts"
 import { RateLimited } from "./Errors.ts"
 import { Relay } from "./Relay.ts"

@@ -3,7 +3,7 @@
  * from the registry's Effect Schemas through this one function.
  */
 import { JSONSchema } from "effect"
-import type { AnyCapability } from "./Capabilities.ts"
+import type { AnyCapability } from "./checkpoint/Capability.ts"
 
 export type JsonObject = Record<string, unknown>
 

@@ -4,7 +4,8 @@
  * here, so what a person sees listed is what the agent may call.
  */
 import { entitled } from "../packs/Entitlement.ts"
-import { admits, type AnyCapability, type Invocation, type Registry } from "../Capabilities.ts"
+import { admits } from "../checkpoint/Access.ts"
+import type { AnyCapability, Invocation, Registry } from "../checkpoint/Capability.ts"
 import { type JsonObject, objectSchemaOf } from "../ToolSchemas.ts"
 import type { RiskLevel } from "./ChatEvents.ts"
 

@@ -9,7 +9,7 @@ import type { Step, StepType } from "../../actors/automation/definition.ts"
 import { Json } from "../../actors/kernel.ts"
 import type { Db, DbError } from "../../streams/Db.ts"
 import type { AccessCache } from "../AccessCache.ts"
-import { Capabilities } from "../Capabilities.ts"
+import { Capabilities } from "../checkpoint/Capability.ts"
 import { BadRequest } from "../Errors.ts"
 import { refusedHeader } from "../Webhooks.ts"
 

@@ -19,7 +19,7 @@ import { CreateAgent, DeleteAgent, UpdateAgent } from "../../actors/agent/protoc
 import type { AgentState } from "../../actors/agent/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import type { Principal } from "../Auth.ts"
-import { type AnyCapability, Capabilities, defineCapability, type Invocation, type Registry, type Role, type Surface } from "../Capabilities.ts"
+import { type AnyCapability, Capabilities, defineCapability, type Invocation, type Registry, type Role, type Surface } from "../checkpoint/Capability.ts"
 import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { agentToolsFor, isAgentCapability } from "../assistant/Tools.ts"
 import { findAgent, listAgents, type WorkspaceAgent } from "../assistant/WorkspaceAgents.ts"

@@ -6,7 +6,7 @@
  */
 import { Effect, Schema } from "effect"
 import { readAttachments, type Uploader, uploadFiles } from "../assistant/Files.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
 import { NotFound } from "../Errors.ts"
 
 /** The caller as the uploader of the files it sends. */

@@ -5,7 +5,7 @@
 import { mustSee } from "../../streams/ReadFence.ts"
 import { AuditLog } from "../AuditLog.ts"
 import { Effect, Schema } from "effect"
-import { type AnyCapability, defineCapability } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability } from "../checkpoint/Capability.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor, timeIdPage } from "./Paging.ts"
 

@@ -6,7 +6,7 @@
 import { Effect, Option, Schema } from "effect"
 import { exportAudit } from "../../streams/AuditExport.ts"
 import { AuditSigner } from "../../streams/Checkpoints.ts"
-import { type AnyCapability, defineCapability } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability } from "../checkpoint/Capability.ts"
 import { BadRequest } from "../Errors.ts"
 
 export const exportAuditTrail = defineCapability({

@@ -11,7 +11,7 @@ import { SetSpendCaps, SetWorkspaceBudget } from "../../actors/billing/protocol.
 import { dayOf, monthOf } from "../../actors/billing/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { creditsFor, readAccount, readWorkspaceBudget } from "../assistant/Billing.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { askers } from "./Assistant.ts"
 

@@ -8,7 +8,7 @@
  */
 import { Effect, Schema } from "effect"
 import { AssistantSettings } from "../assistant/Settings.ts"
-import { type AnyCapability, defineCapability, type Role } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Role } from "../checkpoint/Capability.ts"
 import { nodeFetch } from "../Outbound.ts"
 
 export class CodegraphUnavailable extends Schema.TaggedError<CodegraphUnavailable>()("CodegraphUnavailable", {

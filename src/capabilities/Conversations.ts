@@ -25,7 +25,7 @@ import {
   Thread,
   Transcript
 } from "../assistant/Transcripts.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
 import { members, runNotFound } from "./Assistant.ts"
 import { ownRecord, personOf } from "./Person.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor } from "./Paging.ts"

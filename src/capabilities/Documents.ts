@@ -9,7 +9,7 @@ import { DocumentNotFound } from "../../actors/document/errors.ts"
 import { CreateDocument, ReviseDocument } from "../../actors/document/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation, type Role } from "../checkpoint/Capability.ts"
 import { DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 
 const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]

@@ -3,7 +3,8 @@
  * workspace.
  */
 import { Effect, Schema } from "effect"
-import { type AnyCapability, Capabilities, defineCapability, invocable, type Role } from "../Capabilities.ts"
+import { invocable } from "../checkpoint/Access.ts"
+import { type AnyCapability, Capabilities, defineCapability, type Role } from "../checkpoint/Capability.ts"
 import { Unauthorized } from "../Errors.ts"
 import { packsOf } from "../packs/Entitlement.ts"
 

@@ -12,7 +12,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey } from "../ApiKeyToken.ts"
 import { issueSuccessor } from "../KeyRotations.ts"
 import { customRoleGrants } from "../Auth.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { BadRequest, Forbidden, NotFound, SecretShownOnce } from "../Errors.ts"
 

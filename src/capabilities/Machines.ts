@@ -26,7 +26,7 @@ import { TelemetryIngested, TelemetryPoint } from "../../actors/telemetry/events
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
-import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation, type Role } from "../checkpoint/Capability.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { PageLimit } from "./Paging.ts"
 import { BadRequest, Forbidden } from "../Errors.ts"

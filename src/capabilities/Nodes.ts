@@ -10,7 +10,7 @@ import { LabelDefinition, Properties, PropertiesInput, PropertyDefinitions, Prop
 import { Operator, operatorsFor } from "../../actors/schema/operators.ts"
 import { DefineLabel } from "../../actors/schema/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { type AnyCapability, defineCapability, type Invocation, type Role } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability, type Invocation, type Role } from "../checkpoint/Capability.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
 import { BadRequest, NotFound } from "../Errors.ts"

@@ -9,7 +9,7 @@
 import { Effect } from "effect"
 import { OPERATOR } from "../../actors/apikey/purposes.ts"
 import { accessFacts } from "../Auth.ts"
-import type { Invocation } from "../Capabilities.ts"
+import type { Invocation } from "../checkpoint/Capability.ts"
 import { Forbidden } from "../Errors.ts"
 
 const noPrincipal = new Forbidden({

@@ -4,7 +4,7 @@
  * checkpoint's cost with it.
  */
 import { Effect, Schema } from "effect"
-import { type AnyCapability, defineCapability } from "../Capabilities.ts"
+import { type AnyCapability, defineCapability } from "../checkpoint/Capability.ts"
 
 export const ping = defineCapability({
   name: "system.ping",

@@ -5,7 +5,7 @@
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
 import { Db, query } from "../../streams/Db.ts"
-import type { AnyCapability } from "../Capabilities.ts"
+import type { AnyCapability } from "../checkpoint/Capability.ts"
 import { deniedBy, PluginSettings } from "../marketplace/PluginSettings.ts"
 
 /** Spec 8: the entitlement cache's lifetime. */

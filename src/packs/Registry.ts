@@ -4,7 +4,7 @@
  * only for an organization that installed and enabled that pack (the checkpoint's entitlement).
  */
 import { Context, Layer } from "effect"
-import type { Registry } from "../Capabilities.ts"
+import type { Registry } from "../checkpoint/Capability.ts"
 
 export interface PackManifest {
   /** `svc/<slug>`: unique and stable (it is the listing's name once installed). */

@@ -5,7 +5,7 @@
 import { Effect, Exit, Runtime } from "effect"
 import { expect } from "vitest"
 import { authenticate } from "../../src/Auth.ts"
-import { invoke } from "../../src/Capabilities.ts"
+import { invoke } from "../../src/checkpoint/Checkpoint.ts"
 import { FailureDescriber } from "../../src/Failures.ts"
 import type { TestNode } from "../support/platform.ts"
 

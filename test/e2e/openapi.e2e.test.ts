@@ -9,7 +9,7 @@ import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openApiDocument } from "../../gateway/openapi.ts"
 import { registry } from "../../src/App.ts"
-import { defineCapability, makeRegistry, restRouteOf } from "../../src/Capabilities.ts"
+import { defineCapability, makeRegistry, restRouteOf } from "../../src/checkpoint/Capability.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, send } from "./client.ts"
 

@@ -1,0 +1,183 @@
+/**
+ * Every action is a capability, and every invocation passes one checkpoint, `invoke`:
+ * authenticate, check the path's scope, resolve the role, validate the input, run, then record the
+ * audit event (which is also the metering record). REST routes, MCP tools and agent tools are all
+ * derived from the one registry, so the surfaces cannot drift.
+ */
+import { Clock, Effect, Either, ParseResult, Schema } from "effect"
+import { createHash, randomUUID } from "node:crypto"
+import { auditEvent } from "../../actors/audit/events.ts"
+import { AuditActor } from "../../actors/audit/actor.ts"
+import { keyOf } from "../../actors/kernel.ts"
+import { ActorHost, type ActorHostService, HostUnavailable } from "../../streams/ActorHost.ts"
+import { EventLog } from "../../streams/EventLog.ts"
+import { addPosition, CurrentReadFence, parsePositions, type ReadFence } from "../../streams/ReadFence.ts"
+
+export { formatPositions } from "../../streams/ReadFence.ts"
+import { AccessCache } from "../AccessCache.ts"
+import { newPublicId } from "../ApiKeyToken.ts"
+import { AuditLog } from "../AuditLog.ts"
+import { actorOf, authenticate } from "../Auth.ts"
+import { BadRequest, badInputTags, NotFound, Unavailable } from "../Errors.ts"
+import { bindIdempotencyKey, requestDigest } from "../IdempotencyKeys.ts"
+import { MAX_JSON_DEPTH, tooDeepMessage } from "../JsonDepth.ts"
+import { checkEntitlement } from "../packs/Entitlement.ts"
+import { authorize, checkPurpose, resolveScope } from "./Access.ts"
+import { READ_FENCE_TIMEOUT_MS } from "./Background.ts"
+import { Capabilities, type Invocation, type InvokeRequest, offeredOn } from "./Capability.ts"
+
+/** The checkpoint. Succeeds with the capability's encoded output. */
+export const invoke = <E>(request: InvokeRequest<E>) =>
+  Effect.flatMap(ActorHost, (host) => {
+    // every read of the call, authentication's included, sees what this node acknowledged before it
+    const fence = makeFence(host, new Map(host.unprojected()))
+    return Effect.locally(checkpoint(request, fence), CurrentReadFence, fence)
+  }).pipe(
+    // no stack trace: capturing one per request cost twice the rest of the span (bench/auth.ts)
+    Effect.withSpan("Capabilities.invoke", { attributes: { capability: request.capability, surface: request.surface }, captureStackTrace: false })
+  )
+
+const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
+  Effect.gen(function* () {
+    const principal = request.principal ?? (yield* authenticate({ authorization: request.authorization, cookie: request.cookie }))
+    const registry = yield* Capabilities
+    const accessCache = yield* AccessCache
+    const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
+    // a REST route names a workspace exactly when the capability acts in an organization or workspace
+    const misrouted = capability !== undefined && request.surface === "api" && (capability.scope !== "principal") !== (request.path !== null)
+    if (capability === undefined || !offeredOn(capability, request.surface) || misrouted) {
+      return yield* new NotFound({ reason: "unknown_capability", message: `no capability ${request.capability} on the ${request.surface} surface` })
+    }
+    const machineAllowed = yield* checkPurpose(principal, capability)
+    const place = yield* resolveScope(principal, capability, request.path)
+    const now = yield* Clock.currentTimeMillis
+    const roles = machineAllowed ? [] : yield* authorize(principal, capability, place, now).pipe(
+      // AccessCache: a refusal is decided on fresh facts next time (once the caller's SSO sign-in has landed, say)
+      Effect.tapError(() => Effect.sync(() => { if (place.orgId !== null) accessCache.invalidateOrg(place.orgId) }))
+    )
+    // spec 7.3: a pack's capability only for an organization that installed and enabled the pack
+    yield* checkEntitlement(capability, place.orgId)
+    const raw = yield* request.input
+    const refused = refusedShape(raw)
+    if (refused !== undefined) return yield* refused
+    const input = yield* Schema.decodeUnknown(capability.input, { onExcessProperty: "error" })(raw).pipe(
+      Effect.mapError((error) => new BadRequest({ reason: "invalid_input", message: ParseResult.TreeFormatter.formatErrorSync(error) }))
+    )
+    yield* addSentPositions(request, fence)
+    const started = yield* Clock.currentTimeMillis
+    const at = new Date(started).toISOString()
+    const seed = request.idempotencyKey === undefined
+      ? undefined
+      : createHash("sha256").update(`${principal.apiKeyId ?? principal.sessionId}\n${capability.name}\n${request.idempotencyKey}`).digest("hex")
+    let ids = 0
+    const invocation: Invocation = {
+      invocationId: newPublicId("inv"),
+      capability: capability.name,
+      surface: request.surface,
+      principal,
+      roles,
+      orgId: place.orgId,
+      workspaceId: place.workspaceId,
+      at,
+      meta: { commandId: seed === undefined ? randomUUID() : `idem_${seed.slice(0, 40)}`, at, actor: actorOf(principal) },
+      newId: (prefix) =>
+        seed === undefined
+          ? newPublicId(prefix)
+          : `${prefix}_${createHash("sha256").update(`${seed}\n${prefix}\n${ids++}`).digest("hex").slice(0, 32)}`,
+      clientAddress: request.clientAddress ?? null
+    }
+    if (request.trace !== undefined) {
+      request.trace.capability = invocation.capability
+      request.trace.invocationId = invocation.invocationId
+    }
+    // the key stands for this write: the same again goes on to replay, another one is refused (a
+    // read changes nothing, so it has nothing to replay: its key binds nothing, as Stripe's on GET)
+    if (seed !== undefined && capability.mutating) {
+      const sent = { orgId: place.orgId, workspaceId: place.workspaceId, input: yield* Schema.encode(capability.input)(input).pipe(Effect.orDie) }
+      yield* bindIdempotencyKey(seed, requestDigest(sent), invocation.meta)
+    }
+    const outcome = yield* capability.handler(invocation, input).pipe(
+      Effect.mapError((e) => (e instanceof HostUnavailable ? new Unavailable({ message: e.message }) : e)),
+      Effect.either
+    )
+    // AccessCache: what a write changed (a key, a member, a setting) shows at once on this node
+    if (capability.changesAccess ?? capability.mutating) {
+      const orgId = place.orgId
+      const invalidate = capability.scope === "principal" || orgId === null ? accessCache.invalidateAll : () => accessCache.invalidateOrg(orgId)
+      invalidate()
+      // what a call that began before this write read and kept goes too, once the read models hold it
+      if (fence.written.size > 0) void fence.await(new Map(fence.written)).then(invalidate)
+    }
+    if (Either.isLeft(outcome)) {
+      const tag = (outcome.left as { readonly _tag?: string })._tag ?? "Error"
+      if (!badInputTags.has(tag)) yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, tag)
+      return yield* Effect.fail(outcome.left)
+    }
+    yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, undefined)
+    if (request.written !== undefined) for (const [partition, offset] of fence.written) addPosition(request.written, { partition, offset })
+    return yield* Schema.encode(capability.output)(outcome.right).pipe(Effect.orDie)
+  })
+
+/**
+ * The positions the caller sent back join what the call's reads must see (with every write this
+ * node acknowledged that the read models may not hold yet). Awaited lazily, by the first
+ * read-model query.
+ */
+const addSentPositions = (request: InvokeRequest<unknown>, fence: ReadFence) =>
+  Effect.gen(function* () {
+    if (request.position === undefined) return
+    const sent = parsePositions(request.position, (yield* EventLog).partitions)
+    if (sent === undefined) {
+      return yield* new BadRequest({ reason: "invalid_position", message: "Svc-Position must be partition:offset pairs, comma separated, as a write's answer gave them" })
+    }
+    for (const [partition, offset] of sent) addPosition(fence.positions, { partition, offset })
+  })
+
+export const makeFence = (host: ActorHostService, positions: Map<number, number>): ReadFence => ({
+  positions,
+  passed: new Map(),
+  written: new Map(),
+  await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS)
+})
+
+/**
+ * What the input's shape breaks before it is decoded, whatever surface it came by, walked without
+ * recursion: nesting deeper than MAX_JSON_DEPTH (decoding recurses once per level), or a `__proto__`
+ * key (JSON.parse makes it an own property, but record decoding would assign it as the prototype
+ * and silently drop it).
+ */
+const refusedShape = (input: unknown): BadRequest | undefined => {
+  const pending: Array<readonly [value: unknown, at: string, depth: number]> = [[input, "input", 1]]
+  while (pending.length > 0) {
+    const [value, at, depth] = pending.pop()!
+    // bytes (an upload's files) hold no keys, and listing them one by one costs seconds per megabyte
+    if (typeof value !== "object" || value === null || ArrayBuffer.isView(value)) continue
+    if (depth > MAX_JSON_DEPTH) return new BadRequest({ reason: "json_too_deep", message: `${tooDeepMessage} (at ${at})` })
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === "__proto__") return new BadRequest({ reason: "invalid_input", message: `the name __proto__ is not allowed (at ${at})` })
+      pending.push([inner, `${at}.${key}`, depth + 1])
+    }
+  }
+  return undefined
+}
+
+/** The audit record, which is also the metering record, built (and validated) once and appended
+ * through the node's audit writer. */
+const recordInvocation = (invocation: Invocation, started: number, finished: number, errorTag: string | undefined) =>
+  Effect.gen(function* () {
+    const audit = yield* AuditLog
+    const common = {
+      invocationId: invocation.invocationId,
+      capability: invocation.capability,
+      surface: invocation.surface,
+      orgId: invocation.orgId,
+      workspaceId: invocation.workspaceId,
+      principal: { kind: invocation.principal.credential, apiKeyId: invocation.principal.apiKeyId, userId: invocation.principal.attributedTo },
+      durationMs: Math.max(0, Math.round(finished - started)),
+      units: 1
+    }
+    // the constructor validates; its fields are plain JSON, so they are the payload as encoded
+    const { _tag: type, ...payload } = auditEvent(errorTag === undefined ? { ...common, outcome: "succeeded" } : { ...common, outcome: "failed", errorTag })
+    const key = keyOf(AuditActor, invocation.invocationId)
+    yield* audit.append({ key, seq: 1, firstSeq: 1, type, payload, at: invocation.at, commandId: invocation.meta.commandId, actor: invocation.meta.actor })
+  }).pipe(Effect.mapError((e) => new Unavailable({ message: `audit record not written: ${e.message}` })))
