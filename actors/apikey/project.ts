@@ -5,13 +5,11 @@ import type { EventContext, RowOp } from "../kernel.ts"
 import { statusOf } from "./decide.ts"
 import type { ApiKeyEvent } from "./events.ts"
 import { RESERVED_SCOPE_KEY } from "./purposes.ts"
-import type { ApiKeyState } from "./state.ts"
+import { type ApiKeyState, rotatedKeyStopsAt } from "./state.ts"
 
 export const project = (after: ApiKeyState, event: ApiKeyEvent, ctx: EventContext): ReadonlyArray<RowOp> => {
   // every event leaves the key active, in grace or revoked
   if (after._tag === "Absent") return []
-  // a key in grace stops at the earlier of its own expiry and the grace's end
-  const expiresAt = after._tag === "Grace" && (after.expiresAt === null || after.graceEndsAt < after.expiresAt) ? after.graceEndsAt : after.expiresAt
   const row: RowOp = {
     op: "upsert",
     table: "api_keys",
@@ -31,7 +29,8 @@ export const project = (after: ApiKeyState, event: ApiKeyEvent, ctx: EventContex
       supersedes: after.supersedes,
       superseded_by: after._tag === "Active" ? null : after.supersededBy,
       status: statusOf(after),
-      expires_at: expiresAt,
+      // a key in grace stops at the earlier of its own expiry and the grace's end; a revoked one keeps its expiry here
+      expires_at: after._tag === "Grace" ? rotatedKeyStopsAt(after) : after.expiresAt,
       created_at: after.createdAt,
       revoked_at: after._tag === "Revoked" ? after.revokedAt : null
     }

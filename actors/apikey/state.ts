@@ -21,3 +21,9 @@ export const ApiKeyState = Schema.Union(
 export type ApiKeyState = typeof ApiKeyState.Type
 
 export const initialApiKeyState: ApiKeyState = { _tag: "Absent" }
+
+/** When a rotated key stops working: in grace, the earlier of its own expiry and the grace's end;
+ * revoked (its rotation acknowledged), at its revocation. The `api_keys` row and the rotation's
+ * answer read it from here. */
+export const rotatedKeyStopsAt = (key: Extract<ApiKeyState, { readonly _tag: "Grace" | "Revoked" }>): string =>
+  key._tag === "Revoked" ? key.revokedAt : key.expiresAt === null || key.graceEndsAt < key.expiresAt ? key.graceEndsAt : key.expiresAt

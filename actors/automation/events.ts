@@ -1,8 +1,7 @@
 /** Events of an automation; `_tag` is the published type and is never renamed. */
 import { Schema } from "effect"
-import { Origin, RunAs, Step, Trigger } from "./definition.ts"
-
-const target = { automationId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString }
+import { Origin, RunAs } from "./definition.ts"
+import { definition, target } from "./protocol.ts"
 
 /** The person a change was made by or for (a key's or a login's person); null: recorded before the
  * enable gate covered changes, when it was not (nobody is known to have enabled what followed). */
@@ -11,10 +10,7 @@ const by = Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => nu
 export class AutomationCreated extends Schema.TaggedClass<AutomationCreated>()("automation.created", {
   ...target,
   orgId: Schema.NonEmptyString,
-  name: Schema.String,
-  description: Schema.String,
-  trigger: Trigger,
-  steps: Schema.Array(Step),
+  ...definition,
   /** As the enable gate decided (spec 3.4), whatever was asked. */
   enabled: Schema.Boolean,
   origin: Origin,
@@ -25,10 +21,7 @@ export class AutomationCreated extends Schema.TaggedClass<AutomationCreated>()("
 /** The definition after the change, whole. */
 export class AutomationUpdated extends Schema.TaggedClass<AutomationUpdated>()("automation.updated", {
   ...target,
-  name: Schema.String,
-  description: Schema.String,
-  trigger: Trigger,
-  steps: Schema.Array(Step),
+  ...definition,
   /** Whether the trigger was replaced (a live one goes live again from now). */
   triggerReplaced: Schema.Boolean,
   /** Where the change came from; `human` for changes recorded before it was (their `by` is null). */

@@ -3,15 +3,21 @@
 import { Schema } from "effect"
 import { Origin, RunAs, RunTrigger, Step, Trigger } from "./definition.ts"
 
-const target = { automationId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString }
+export const target = { automationId: Schema.NonEmptyString, workspaceId: Schema.NonEmptyString }
+
+/** What an automation is defined by: a creation sets it, an update's event carries it whole, and the
+ * command and the event that record it share this list. */
+export const definition = {
+  name: Schema.String,
+  description: Schema.String,
+  trigger: Trigger,
+  steps: Schema.Array(Step)
+}
 
 export class CreateAutomation extends Schema.TaggedClass<CreateAutomation>()("CreateAutomation", {
   ...target,
   orgId: Schema.NonEmptyString,
-  name: Schema.String,
-  description: Schema.String,
-  trigger: Trigger,
-  steps: Schema.Array(Step),
+  ...definition,
   /** As the caller asked: absent means not asked. */
   enabled: Schema.optional(Schema.Boolean),
   origin: Origin,

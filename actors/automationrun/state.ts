@@ -5,25 +5,32 @@ import { Json } from "../kernel.ts"
 export const StepError = Schema.Struct({ code: Schema.String, message: Schema.String })
 export type StepError = typeof StepError.Type
 
-/** A person's input a `human_input` step waits for. */
-export const InputRequest = Schema.Struct({
+/** What a `human_input` step asks: the command asking for it and its event carry the same. */
+export const inputAsked = {
   prompt: Schema.String,
   /** The person asked (who gets the notice); any person of the workspace may answer. */
   assignee: Schema.String,
-  expiresAt: Schema.String,
-  requestedAt: Schema.String
-})
+  expiresAt: Schema.String
+}
+
+/** A person's input a `human_input` step waits for. */
+export const InputRequest = Schema.Struct({ ...inputAsked, requestedAt: Schema.String })
 export type InputRequest = typeof InputRequest.Type
 
-/** A tool step's call of a capability that needs approval: parked, as chat parks one, until the
- * person the run acts for approves or denies it. */
-export const StepApproval = Schema.Struct({
+/** What a parked call asks the approver: the command parking it and its event carry the same. */
+export const approvalAsked = {
   capability: Schema.String,
   /** The call's input as approved: what runs. */
   input: Json,
   /** The person the run acts for, the only one who may answer (spec 4.1 rule 6). */
   approver: Schema.String,
-  expiresAt: Schema.String,
+  expiresAt: Schema.String
+}
+
+/** A tool step's call of a capability that needs approval: parked, as chat parks one, until the
+ * person the run acts for approves or denies it. */
+export const StepApproval = Schema.Struct({
+  ...approvalAsked,
   requestedAt: Schema.String,
   decision: Schema.NullOr(Schema.Literal("approved", "denied")),
   note: Schema.NullOr(Schema.String),
@@ -52,7 +59,8 @@ export type StepRecord = typeof StepRecord.Type
 export const RunStatus = Schema.Literal("running", "waiting", "succeeded", "failed")
 export type RunStatus = typeof RunStatus.Type
 
-export const Run = Schema.TaggedStruct("Run", {
+/** What a run starts with: the command creating it, its event and the state carry the same. */
+export const runStart = {
   runId: Schema.NonEmptyString,
   automationId: Schema.NonEmptyString,
   orgId: Schema.NonEmptyString,
@@ -60,7 +68,11 @@ export const Run = Schema.TaggedStruct("Run", {
   trigger: RunTrigger,
   /** The playbook as it stood when the run started. */
   steps: Schema.Array(Step),
-  runAs: RunAs,
+  runAs: RunAs
+}
+
+export const Run = Schema.TaggedStruct("Run", {
+  ...runStart,
   status: RunStatus,
   /** The step to run next, or running now; null once the run ended. */
   cursor: Schema.NullOr(Schema.Int),

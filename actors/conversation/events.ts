@@ -81,6 +81,37 @@ const askedQuestion = {
   askedAt: Schema.String
 }
 
+/** An approver's decision on a parked call: the command and the event that record it share this list. */
+export const approvalDecision = {
+  approvalId: Schema.NonEmptyString,
+  decision: Decision,
+  note: Schema.NullOr(Schema.String),
+  userId: Schema.NonEmptyString,
+  /** The run that executes the call; null when denied. */
+  executionRunId: Schema.NullOr(Schema.NonEmptyString)
+}
+
+/** How a run ended: the command ending it and its event share this list. */
+export const runEnding = {
+  status: RunEnd,
+  assistantMessageId: Schema.NullOr(Schema.NonEmptyString),
+  /** The whole reply; on a stopped run, what was written before the stop. */
+  reply: Schema.String,
+  /** The turn result (spec 2.3); null on failure. */
+  result: Json,
+  usage: Usage,
+  error: Schema.NullOr(RunError)
+}
+
+/** A rewritten summary: the command and its event share this list. */
+export const rewrittenSummary = {
+  summary: Schema.String,
+  /** How many of the oldest messages it stands for. */
+  coversMessages: Schema.NonNegativeInt,
+  /** The turn count when it was written. */
+  atTurn: Schema.NonNegativeInt
+}
+
 /** A waiting question, as the state keeps it and its ending event repeats it. */
 export const AskedQuestion = Schema.Struct(askedQuestion)
 export type AskedQuestion = typeof AskedQuestion.Type
@@ -122,12 +153,7 @@ export class ToolCallParked extends Schema.TaggedClass<ToolCallParked>()("tool_c
 
 export class ApprovalResolved extends Schema.TaggedClass<ApprovalResolved>()("approval.resolved", {
   conversationId,
-  approvalId: Schema.NonEmptyString,
-  decision: Decision,
-  note: Schema.NullOr(Schema.String),
-  userId: Schema.NonEmptyString,
-  /** The run that executes the call; null when denied. */
-  executionRunId: Schema.NullOr(Schema.NonEmptyString),
+  ...approvalDecision,
   resolvedAt: Schema.String,
   parked: ParkedCall
 }) {}
@@ -163,25 +189,14 @@ export class RunStopRequested extends Schema.TaggedClass<RunStopRequested>()("ru
 export class RunFinished extends Schema.TaggedClass<RunFinished>()("run.finished", {
   conversationId,
   runId: Schema.NonEmptyString,
-  status: RunEnd,
-  assistantMessageId: Schema.NullOr(Schema.NonEmptyString),
-  /** The whole reply; on a stopped run, what was written before the stop. */
-  reply: Schema.String,
-  /** The turn result (spec 2.3); null on failure. */
-  result: Json,
-  usage: Usage,
-  error: Schema.NullOr(RunError),
+  ...runEnding,
   endedAt: Schema.String,
   run: OpenRun
 }) {}
 
 export class SummaryRewritten extends Schema.TaggedClass<SummaryRewritten>()("summary.rewritten", {
   conversationId,
-  summary: Schema.String,
-  /** How many of the oldest messages it stands for. */
-  coversMessages: Schema.NonNegativeInt,
-  /** The turn count when it was written. */
-  atTurn: Schema.NonNegativeInt,
+  ...rewrittenSummary,
   rewrittenAt: Schema.String
 }) {}
 

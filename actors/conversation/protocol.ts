@@ -2,8 +2,7 @@
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
 import { Schema, Struct } from "effect"
-import { Json } from "../kernel.ts"
-import { CloseReason, Decision, ParkedCall, RunEnd, RunError, Usage } from "./events.ts"
+import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, runEnding } from "./events.ts"
 
 /** Saves the user's message and starts a turn run; creates the conversation when `create`. */
 export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {
@@ -34,22 +33,14 @@ export class ParkToolCall extends Schema.TaggedClass<ParkToolCall>()("ParkToolCa
 
 /** The asking person's decision; an approval starts the execution run `executionRunId` at once. */
 export class ResolveApproval extends Schema.TaggedClass<ResolveApproval>()("ResolveApproval", {
-  approvalId: Schema.NonEmptyString,
-  decision: Decision,
-  note: Schema.NullOr(Schema.String),
-  userId: Schema.NonEmptyString,
-  executionRunId: Schema.NullOr(Schema.NonEmptyString),
+  ...approvalDecision,
   /** The execution run's model. */
   model: Schema.String
 }) {}
 
 export class AskQuestion extends Schema.TaggedClass<AskQuestion>()("AskQuestion", {
-  runId: Schema.NonEmptyString,
   questionId: Schema.NonEmptyString,
-  question: Schema.String,
-  options: Schema.Array(Schema.String),
-  userId: Schema.NonEmptyString,
-  deadline: Schema.String
+  ...Struct.omit(AskedQuestion.fields, "askedAt")
 }) {}
 
 export class AnswerQuestion extends Schema.TaggedClass<AnswerQuestion>()("AnswerQuestion", {
@@ -73,19 +64,10 @@ export class RequestStop extends Schema.TaggedClass<RequestStop>()("RequestStop"
 /** Ends a running run; saves the assistant message when `assistantMessageId` is set. */
 export class FinishRun extends Schema.TaggedClass<FinishRun>()("FinishRun", {
   runId: Schema.NonEmptyString,
-  status: RunEnd,
-  assistantMessageId: Schema.NullOr(Schema.NonEmptyString),
-  reply: Schema.String,
-  result: Json,
-  usage: Usage,
-  error: Schema.NullOr(RunError)
+  ...runEnding
 }) {}
 
-export class RewriteSummary extends Schema.TaggedClass<RewriteSummary>()("RewriteSummary", {
-  summary: Schema.String,
-  coversMessages: Schema.NonNegativeInt,
-  atTurn: Schema.NonNegativeInt
-}) {}
+export class RewriteSummary extends Schema.TaggedClass<RewriteSummary>()("RewriteSummary", rewrittenSummary) {}
 
 export const ConversationCommand = Schema.Union(
   StartTurn,

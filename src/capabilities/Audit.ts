@@ -7,7 +7,7 @@ import { AuditLog } from "../AuditLog.ts"
 import { Effect, Schema } from "effect"
 import { type AnyCapability, defineCapability } from "../checkpoint/Capability.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor, timeIdPage } from "./Paging.ts"
+import { keysetPage, PageLimit, TimeIdCursor, timeId } from "./Paging.ts"
 
 const Entry = Schema.Struct({
   id: Schema.String,
@@ -57,11 +57,9 @@ export const listAudit = defineCapability({
       const db = yield* Db
       // this node's own audit records are part of what the list must show
       yield* mustSee((yield* AuditLog).appended())
-      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
-      const after = yield* decodeCursor(TimeIdCursor, input.cursor)
       const sql = db.sql
       const filter = (column: string, value: string | undefined) => (value === undefined ? sql`` : sql`and ${sql(column)} = ${value}`)
-      const rows = yield* query("list audit", () => sql`
+      const read = (after: readonly [string, string] | undefined, rows: number) => query("list audit", () => sql`
         select invocation_id, at, kind, event, capability, surface, workspace_id, principal_kind, api_key_id, user_id,
           outcome, error_tag, duration_ms, detail
         from ${db.table("audit_log")}
@@ -72,8 +70,8 @@ export const listAudit = defineCapability({
           ${input.since === undefined ? sql`` : sql`and at >= ${new Date(input.since.epochMillis)}`}
           ${input.until === undefined ? sql`` : sql`and at < ${new Date(input.until.epochMillis)}`}
           ${after === undefined ? sql`` : sql`and (at, invocation_id) < (${new Date(after[0])}, ${after[1]})`}
-        order by at desc, invocation_id desc limit ${limit + 1}`)
-      const { page, nextCursor } = timeIdPage(rows, limit, (last) => [last.at as Date, last.invocation_id as string])
+        order by at desc, invocation_id desc limit ${rows}`)
+      const { page, nextCursor } = yield* keysetPage(TimeIdCursor, input, read, (last) => timeId(last.at as Date, last.invocation_id as string))
       return {
         entries: page.map((r) => ({
           id: r.invocation_id,

@@ -31,7 +31,7 @@ import { FairShares } from "../FairShares.ts"
 import { findAgent } from "./Agents.ts"
 import { definitionOf } from "./Nodes.ts"
 import { personOf } from "./Person.ts"
-import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
+import { idCursor, keysetPage, PageLimit } from "./Paging.ts"
 
 // spec 5 rule 3: an organization key reads no runs, so no `org:member` here
 const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -354,7 +354,7 @@ export const getAutomation = defineCapability({
 })
 
 /** An opaque position: the base64url of the last automation id of the previous page. */
-const Cursor = Schema.compose(Schema.StringFromBase64Url, AutomationId)
+const Cursor = idCursor(AutomationId)
 
 export const listAutomations = defineCapability({
   ...reads,
@@ -368,9 +368,7 @@ export const listAutomations = defineCapability({
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
-      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
-      const after = yield* decodeCursor(Cursor, input.cursor)
-      const rows = yield* query("list automations", () => db.sql`
+      const read = (after: string | undefined, rows: number) => query("list automations", () => db.sql`
         select a.*, r.run_id as last_run_id, r.status as last_run_status, r.created_at as last_run_created_at, r.ended_at as last_run_ended_at
         from ${db.table("automations")} a
         left join lateral (
@@ -380,14 +378,15 @@ export const listAutomations = defineCapability({
         where a.workspace_id = ${workspaceOf(invocation)}
           ${input.enabled === undefined ? db.sql`` : db.sql`and a.enabled = ${input.enabled}`}
           ${after === undefined ? db.sql`` : db.sql`and a.automation_id > ${after}`}
-        order by a.automation_id limit ${limit + 1}`)
-      const page = rows.slice(0, limit).map((row) => ({
+        order by a.automation_id limit ${rows}`)
+      const { page, nextCursor } = yield* keysetPage(Cursor, input, read, (last) => last.automation_id as string)
+      const automations = page.map((row) => ({
         ...toAutomation(row),
         lastRun: row.last_run_id === null
           ? null
           : { runId: row.last_run_id, status: row.last_run_status, createdAt: iso(row.last_run_created_at)!, endedAt: iso(row.last_run_ended_at) }
       }))
-      return { automations: page, nextCursor: rows.length > limit ? Schema.encodeSync(Cursor)(page[page.length - 1].automationId) : null }
+      return { automations, nextCursor }
     })
 })
 

@@ -8,6 +8,7 @@ import { Effect, Schema } from "effect"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { successorOf } from "../../actors/apikey/decide.ts"
 import { AcknowledgeRotation, CreateApiKey, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
+import { rotatedKeyStopsAt } from "../../actors/apikey/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey } from "../ApiKeyToken.ts"
 import { issueSuccessor } from "../KeyRotations.ts"
@@ -164,12 +165,14 @@ export const rotateApiKey = defineCapability({
         graceEndsAt,
         successor: { lookupId: token.lookupId, secretHash: token.secretHash, createdBy: invocation.principal.attributedTo }
       }), invocation.meta)
-      const successor = successorOf(rotated.state)
+      const { state } = rotated
+      const successor = successorOf(state)
       if (successor !== undefined) yield* issueSuccessor(successor, invocation.meta)
       // a replayed request finds the rotation its first attempt recorded, whose raw key only that attempt had
       if (successor === undefined || successor.lookupId !== token.lookupId) return yield* replayedKey(newKeyId)
-      const stopsAt = old.expires_at !== null && old.expires_at.toISOString() < graceEndsAt ? old.expires_at.toISOString() : graceEndsAt
-      return { publicId: successor.keyId, rawKey: token.raw, superseded: { publicId: old.key_id, expiresAt: stopsAt } }
+      // only a rotation records a successor, and it leaves the key in grace (or revoked by an acknowledgement since)
+      if (state._tag !== "Grace" && state._tag !== "Revoked") return yield* Effect.dieMessage(`key ${old.key_id} has a successor in state ${state._tag}`)
+      return { publicId: successor.keyId, rawKey: token.raw, superseded: { publicId: old.key_id, expiresAt: rotatedKeyStopsAt(state) } }
     })
 })
 

@@ -12,7 +12,7 @@ import { DefineLabel } from "../../actors/schema/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, defineCapability, type Invocation, type Role } from "../checkpoint/Capability.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
+import { idCursor, keysetPage, PageLimit } from "./Paging.ts"
 import { BadRequest, NotFound } from "../Errors.ts"
 
 const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -201,7 +201,7 @@ export const getNode = defineCapability({
 })
 
 /** An opaque position: the base64url of the last node id of the previous page. */
-const Cursor = Schema.compose(Schema.StringFromBase64Url, Schema.String.pipe(Schema.pattern(/^nod_[0-9a-f]{32}$/)))
+const Cursor = idCursor(Schema.String.pipe(Schema.pattern(/^nod_[0-9a-f]{32}$/)))
 
 export const listNodes = defineCapability({
   ...reads,
@@ -216,20 +216,14 @@ export const listNodes = defineCapability({
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
-      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
-      const after = yield* decodeCursor(Cursor, input.cursor)
-      const rows = yield* query("list nodes", () => db.sql`
+      const read = (after: string | undefined, rows: number) => query("list nodes", () => db.sql`
         select node_id, label, properties, version, created_at, updated_at from ${db.table("nodes")}
         where workspace_id = ${workspaceOf(invocation)}
           ${input.label === undefined ? db.sql`` : db.sql`and label = ${input.label}`}
           ${after === undefined ? db.sql`` : db.sql`and node_id > ${after}`}
-        order by node_id limit ${limit + 1}`)
-      const page = rows.slice(0, limit).map(toNode)
-      const more = rows.length > limit
-      return {
-        nodes: page,
-        nextCursor: more ? Schema.encodeSync(Cursor)(page[page.length - 1].nodeId) : null
-      }
+        order by node_id limit ${rows}`)
+      const { page, nextCursor } = yield* keysetPage(Cursor, input, read, (last) => last.node_id as string)
+      return { nodes: page.map(toNode), nextCursor }
     })
 })
 

@@ -19,7 +19,7 @@ import { Db, query } from "../../streams/Db.ts"
 import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, defineCapability, type Role } from "../checkpoint/Capability.ts"
 import { mcpAuthAlertsOf } from "../marketplace/Notify.ts"
-import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit, TimeIdCursor, timeIdPage } from "./Paging.ts"
+import { keysetPage, PageLimit, TimeIdCursor, timeId } from "./Paging.ts"
 import { ownRecord } from "./Person.ts"
 
 const Notification = Schema.Struct({
@@ -88,10 +88,8 @@ export const listNotifications = defineCapability({
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
-      const after = yield* decodeCursor(TimeIdCursor, input.cursor)
-      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
       const person = invocation.principal.attributedTo
-      const rows = yield* query("list notifications", () => db.sql`
+      const read = (after: readonly [string, string] | undefined, rows: number) => query("list notifications", () => db.sql`
         select n.*, coalesce(m.unread, true) as unread, coalesce(m.archived, false) as archived
         from ${db.table("notifications")} n
         left join ${db.table("notification_marks")} m on m.notification_id = n.notification_id and m.user_id = n.user_id
@@ -100,14 +98,14 @@ export const listNotifications = defineCapability({
           and coalesce(m.archived, false) = ${input.archived === true}
           ${input.unread === true ? db.sql`and coalesce(m.unread, true)` : db.sql``}
           ${after === undefined ? db.sql`` : db.sql`and (n.created_at, n.notification_id) < (${new Date(after[0])}, ${after[1]})`}
-        order by n.created_at desc, n.notification_id desc limit ${limit + 1}`)
+        order by n.created_at desc, n.notification_id desc limit ${rows}`)
+      const { page, nextCursor } = yield* keysetPage(TimeIdCursor, input, read, (last) => timeId(last.created_at as Date, last.notification_id as string))
       const [{ count }] = yield* query("count unread notifications", () => db.sql`
         select count(*)::int as count
         from ${db.table("notifications")} n
         left join ${db.table("notification_marks")} m on m.notification_id = n.notification_id and m.user_id = n.user_id
         where n.org_id = ${invocation.orgId} and n.user_id = ${person} and n.resolved_at is null
           and not coalesce(m.archived, false) and coalesce(m.unread, true)`)
-      const { page, nextCursor } = timeIdPage(rows, limit, (last) => [last.created_at as Date, last.notification_id as string])
       const links = yield* Effect.forEach(page, deepLinkOf)
       return {
         nextCursor,

@@ -19,7 +19,7 @@ import { FailureDescriber } from "../Failures.ts"
 import { deniedBy, PluginSettings } from "../marketplace/PluginSettings.ts"
 import { Entitlements } from "../packs/Entitlement.ts"
 import { Packs } from "../packs/Registry.ts"
-import { decodeCursor, DEFAULT_PAGE_LIMIT, PageLimit } from "./Paging.ts"
+import { idCursor, keysetPage, PageLimit } from "./Paging.ts"
 
 /** Spec 5 rule 12: Owner and Admin; Members and Viewers are refused. */
 export const pluginManagers: ReadonlyArray<Role> = ["org:owner", "workspace:admin"]
@@ -309,7 +309,7 @@ export const uninstallListing = defineCapability({
 })
 
 /** An opaque position: the base64url of the last listing id of the previous page. */
-const Cursor = Schema.compose(Schema.StringFromBase64Url, ListingId)
+const Cursor = idCursor(ListingId)
 
 export const listListings = defineCapability({
   ...reads,
@@ -346,9 +346,7 @@ export const listListings = defineCapability({
   handler: (invocation, input) =>
     Effect.gen(function* () {
       const db = yield* Db
-      const limit = input.limit ?? DEFAULT_PAGE_LIMIT
-      const after = yield* decodeCursor(Cursor, input.cursor)
-      const rows = yield* query("list listings", () => db.sql`
+      const read = (after: string | undefined, rows: number) => query("list listings", () => db.sql`
         select l.*, w.enabled as ws_enabled, w.health_status, w.last_health_check_at, w.health_error,
           c.status as credential_status, c.expires_at as credential_expires_at, c.last_refreshed_at as credential_refreshed_at, c.updated_at as credential_updated_at
         from ${db.table("plugin_listings")} l
@@ -359,8 +357,9 @@ export const listListings = defineCapability({
           ${input.pluginType === undefined ? db.sql`` : db.sql`and l.plugin_type = ${input.pluginType}`}
           ${input.enabled === undefined ? db.sql`` : db.sql`and l.enabled = ${input.enabled}`}
           ${after === undefined ? db.sql`` : db.sql`and l.listing_id > ${after}`}
-        order by l.listing_id limit ${limit + 1}`)
-      const page = rows.slice(0, limit).map((row) => ({
+        order by l.listing_id limit ${rows}`)
+      const { page, nextCursor } = yield* keysetPage(Cursor, input, read, (last) => last.listing_id as string)
+      const listings = page.map((row) => ({
         ...toListing(row),
         workspace:
           row.ws_enabled === null
@@ -376,7 +375,7 @@ export const listListings = defineCapability({
                 updatedAt: iso(row.credential_updated_at)!
               }
       }))
-      return { listings: page, nextCursor: rows.length > limit ? Schema.encodeSync(Cursor)(page[page.length - 1].listingId) : null }
+      return { listings, nextCursor }
     })
 })
 
