@@ -263,7 +263,8 @@ describe("automations in the app", () => {
     const pingRow = timeline.getByRole("row").filter({ has: page.getByRole("rowheader", { name: /ping/ }) })
     await expect.poll(() => pingRow.textContent(), { timeout: 15_000 }).toContain("Succeeded")
     expect(await timeline.getByRole("row").nth(1).textContent()).toMatch(/^1\. approve \(human_input\)1Succeeded/)
-    expect(await page.getByRole("region", { name: "Runs" }).getByRole("row").nth(1).textContent()).toContain("Succeeded")
+    // the runs list refreshes on its own after the timeline: the run's row follows
+    await expect.poll(() => page.getByRole("region", { name: "Runs" }).getByRole("row").nth(1).textContent(), { timeout: 15_000 }).toContain("Succeeded")
     expect(ok(await asOwner("automation.get_run", { runId }))).toMatchObject({ status: "succeeded", steps: [expect.objectContaining({ name: "approve", output: expect.objectContaining({ response: "yes, go" }) }), expect.anything()] })
     expect(errors).toEqual([])
     await page.context().close()
