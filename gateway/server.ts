@@ -5,7 +5,7 @@
 import { Effect, Exit } from "effect"
 import uWS from "uWebSockets.js"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
-import { AuditSigner, publicKeyDocument } from "../streams/Checkpoints.ts"
+import { auditPublicKey } from "../src/capabilities/AuditExport.ts"
 
 import { a2aRoutes } from "./a2a.ts"
 import { appRoutes, loadApp } from "./app.ts"
@@ -134,7 +134,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   route(app, "get", "/.well-known/oauth-protected-resource/mcp", mcp.resourceMetadata)
   // the public key of the log's signed checkpoints (docs/audit.md), for auditors
   route(app, "get", "/.well-known/svc-audit-key", async () => {
-    const exit = await options.run(Effect.map(AuditSigner, publicKeyDocument))
+    const exit = await options.run(auditPublicKey)
     return Exit.isSuccess(exit) ? { status: 200, json: exit.value } : jsonError(404, "not_found", "this node signs no checkpoints", "route_not_found")
   })
 
