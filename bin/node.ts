@@ -5,7 +5,7 @@
  */
 import { type Cause, type Clock, Effect, Layer, Runtime } from "effect"
 import { describeFailure } from "../gateway/errors.ts"
-import { serveMetrics } from "../gateway/metrics.ts"
+import { serveMetrics } from "../gateway/metricsListener.ts"
 import { startGateway } from "../gateway/server.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"

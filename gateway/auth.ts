@@ -10,7 +10,7 @@ import { BadRequest, Unauthorized } from "../src/Errors.ts"
 import { sessionCookie, signInWithPassword, signOut } from "../src/Sessions.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, jsonBody, route } from "./http.ts"
-import type { GatewayOptions } from "./server.ts"
+import type { GatewayOptions } from "./options.ts"
 
 const SignInRequest = Schema.Struct({
   email: Schema.String.pipe(Schema.maxLength(320)),

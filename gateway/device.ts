@@ -16,7 +16,7 @@ import { DeviceTokenError, pollDeviceToken, PollTracker, requestDeviceCode } fro
 import { BadRequest } from "../src/Errors.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, type MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
-import type { GatewayOptions } from "./server.ts"
+import type { GatewayOptions } from "./options.ts"
 
 const NO_STORE = { "cache-control": "no-store", pragma: "no-cache" }
 

@@ -1,7 +1,6 @@
 /**
- * The gateway's metrics (requests by route and status, open SSE streams) and the `/metrics`
- * listener Prometheus scrapes: a port of its own, apart from the API, answering the node's
- * registry with no credential (it is for the operator's network; docs/decisions.md).
+ * The gateway's metrics: requests by route and status, open SSE streams. The `/metrics` listener
+ * Prometheus scrapes is `metricsListener.ts`.
  *
  * A request is counted under its route's pattern (`/v1/:orgSlug/:workspaceSlug/chat/stream`) or
  * the capability route it named (`/v1/:orgSlug/:workspaceSlug/node/create`), never its URL: the
@@ -9,10 +8,8 @@
  * made once and kept, so counting a request looks them up and observes.
  */
 import { Gauge, Histogram, type Registry } from "prom-client"
-import uWS from "uWebSockets.js"
 import type { Registry as CapabilityRegistry } from "../src/checkpoint/Capability.ts"
-import { exposition, LATENCY_BUCKETS } from "../streams/Metrics.ts"
-import { route } from "./http.ts"
+import { LATENCY_BUCKETS } from "../src/Metrics.ts"
 
 type Observer = Histogram.Internal<"method" | "route" | "status">
 type Counter = Gauge.Internal<"route">
@@ -74,27 +71,6 @@ export class HttpMetrics {
     }
     return counter
   }
-}
-
-export interface MetricsListener {
-  readonly port: number
-  readonly close: () => void
-}
-
-/** Serves `GET /metrics` (the node's registry, and the process's) on a listener of its own. */
-export const serveMetrics = (options: { readonly host: string; readonly port: number; readonly registry: Registry }): Promise<MetricsListener> => {
-  const app = uWS.App()
-  route(app, "get", "/metrics", async () => {
-    const { contentType, text } = await exposition(options.registry)
-    return { status: 200, headers: { "content-type": contentType }, text }
-  })
-  route(app, "any", "/*", async () => ({ status: 404, text: "not found: metrics are at /metrics\n" }))
-  return new Promise((resolve, reject) => {
-    app.listen(options.host, options.port, (socket) => {
-      if (!socket) return reject(new Error(`cannot listen for metrics on ${options.host}:${options.port}`))
-      resolve({ port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) })
-    })
-  })
 }
 
 /** Capability name → the route its requests are counted under, as route() patterns are written. */

@@ -13,7 +13,7 @@ import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { OAUTH_CALLBACK_PATH } from "../src/marketplace/OAuth.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { route } from "./http.ts"
-import type { GatewayOptions } from "./server.ts"
+import type { GatewayOptions } from "./options.ts"
 import { cookieValue } from "./sso.ts"
 
 const NO_STORE = { "cache-control": "no-store" }

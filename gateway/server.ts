@@ -3,12 +3,9 @@
  * uWebSockets.js. Handlers only translate: every decision is the checkpoint's.
  */
 import { Effect, Exit } from "effect"
-import type { Registry as MetricsRegistry } from "prom-client"
 import uWS from "uWebSockets.js"
-import type { Registry } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
-import { AuditSigner, publicKeyDocument } from "../streams/Checkpoints.ts"
-import type { NodeLog } from "../src/Logging.ts"
+import { auditPublicKey } from "../src/capabilities/AuditExport.ts"
 
 import { a2aRoutes } from "./a2a.ts"
 import { appRoutes, loadApp } from "./app.ts"
@@ -16,6 +13,7 @@ import { authRoutes } from "./auth.ts"
 import { chatRoutes } from "./chat.ts"
 import { type CorsRoute, makeCors } from "./cors.ts"
 import { deviceRoutes } from "./device.ts"
+import type { GatewayOptions } from "./options.ts"
 import { replyForExit } from "./errors.ts"
 import { mcpHandler } from "./mcp.ts"
 import { openApiDocument } from "./openapi.ts"
@@ -26,36 +24,7 @@ import { pluginOAuthRoutes } from "./pluginOAuth.ts"
 import { uploadRoutes } from "./upload.ts"
 import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge, route, serveCors, Streaming } from "./http.ts"
 
-export interface Health {
-  readonly status: "ok"
-  readonly nodeId: string
-  readonly log: { readonly mode: string; readonly partitions: number }
-  readonly partitions: { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number>; readonly cachedKeys: number }
-}
-
-export interface GatewayOptions {
-  readonly host: string
-  readonly port: number
-  readonly maxBodyBytes: number
-  /** The public base URL: the MCP endpoint `<baseUrl>/mcp` names itself by it. */
-  readonly baseUrl: string
-  /** Runs an effect against the application's services. */
-  readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
-  readonly health: () => Health
-  readonly registry: Registry
-  /** Largest attachment the upload route accepts (its body limit is ten of them). */
-  readonly maxAttachmentBytes: number
-  /** Whether the sign-in cookie is marked Secure. */
-  readonly secureCookies: boolean
-  /** Origins whose pages may call the CORS routes; `*` opens the public ones only. */
-  readonly corsOrigins: ReadonlyArray<string>
-  /** The node's metrics registry: the gateway counts its requests and streams there. */
-  readonly metrics: MetricsRegistry
-  /** The node's log: a line per request. */
-  readonly log: NodeLog
-  /** The built web app (app/dist), served at `/`; undefined serves none. */
-  readonly appDir?: string | undefined
-}
+export type { GatewayOptions, Health } from "./options.ts"
 
 /**
  * The routes browser clients (the MCP Inspector, browser A2A clients) may call cross-origin: those
@@ -165,7 +134,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   route(app, "get", "/.well-known/oauth-protected-resource/mcp", mcp.resourceMetadata)
   // the public key of the log's signed checkpoints (docs/audit.md), for auditors
   route(app, "get", "/.well-known/svc-audit-key", async () => {
-    const exit = await options.run(Effect.map(AuditSigner, publicKeyDocument))
+    const exit = await options.run(auditPublicKey)
     return Exit.isSuccess(exit) ? { status: 200, json: exit.value } : jsonError(404, "not_found", "this node signs no checkpoints", "route_not_found")
   })
 

@@ -10,10 +10,10 @@
  *   (provider, organization, state, nonce, PKCE verifier, expiry). Nothing is stored server side,
  *   so any node of the cluster can finish the login.
  * - `GET /v1/auth/sso/callback?code&state`: opens the cookie, exchanges the code (state, nonce,
- *   PKCE and id_token checked by src/Oidc.ts), finds the person (an identity already linked at
- *   this provider, else a member of the organization with the provider's verified email), links
- *   the identity, starts an SSO session and sets its cookie; 302 to `/`, or 200 JSON when the
- *   request accepts `application/json`.
+ *   PKCE and id_token checked by src/Oidc.ts), finds the person and links the identity
+ *   (src/identity/Sso.ts: an identity already linked at this provider, else a member of the
+ *   organization with the provider's verified email), starts an SSO session and sets its cookie;
+ *   302 to `/`, or 200 JSON when the request accepts `application/json`.
  *
  * There is no just-in-time provisioning: a provider account that matches no member of the
  * organization gets 403 `not_a_member`, and no account is created.
@@ -21,22 +21,17 @@
  * Like the password sign-in routes these are not capabilities: nobody is authenticated yet.
  */
 import { STATUS_CODES } from "node:http"
-import { randomUUID } from "node:crypto"
 import { Clock, Effect, Option, Schema } from "effect"
 import type uWS from "uWebSockets.js"
-import { SsoProviderNotFound } from "../actors/org/errors.ts"
-import { UserActor } from "../actors/user/actor.ts"
-import { LinkSsoIdentity } from "../actors/user/protocol.ts"
-import { ActorHost } from "../streams/ActorHost.ts"
 import { discoverSsoProvider, findSsoProvider, SsoProviderNotVerified, ssoRedirectUri, SSO_CALLBACK_PATH } from "../src/capabilities/Organization.ts"
-import { Db, query } from "../streams/Db.ts"
-import { BadRequest, Forbidden } from "../src/Errors.ts"
-import { finishAuthorization, OidcDiscoveryFailed, OidcLoginFailed, type OidcProvider, startAuthorization, type VerifiedIdentity } from "../src/Oidc.ts"
+import { BadRequest } from "../src/Errors.ts"
+import { linkSsoIdentity, ssoOrgId, ssoPersonFor, verifiedSsoProviders } from "../src/identity/Sso.ts"
+import { finishAuthorization, OidcDiscoveryFailed, OidcLoginFailed, type OidcProvider, startAuthorization } from "../src/Oidc.ts"
 import { PlatformSecrets } from "../src/Secrets.ts"
 import { sessionCookie, startSession, type StartedSession } from "../src/Sessions.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, route, routeHeaders, Streaming, takeOver } from "./http.ts"
-import type { GatewayOptions } from "./server.ts"
+import type { GatewayOptions } from "./options.ts"
 
 export const SSO_COOKIE = "svc_sso"
 const SSO_COOKIE_PATH = "/v1/auth/sso"
@@ -133,13 +128,7 @@ export const ssoRoutes = (app: uWS.TemplatedApp, options: GatewayOptions) => {
     Effect.gen(function* () {
       const orgSlug = new URLSearchParams(req.query).get("org")
       if (orgSlug === null || orgSlug === "") return yield* new BadRequest({ reason: "invalid_input", message: "expected ?org=<organization slug>" })
-      const db = yield* Db
-      const rows = yield* query("verified sso providers", () => db.sql`
-        select provider_id, name from ${db.table("sso_providers")}
-        where status = 'verified'
-          and org_id = (select org_id from ${db.table("organizations")} where slug = ${orgSlug} order by org_id limit 1)
-        order by created_at, provider_id`)
-      return { providers: rows.map((row) => ({ id: row.provider_id as string, name: row.name as string })) }
+      return { providers: yield* verifiedSsoProviders(orgSlug) }
     })
 
   const start = (req: HttpRequest) =>
@@ -150,12 +139,8 @@ export const ssoRoutes = (app: uWS.TemplatedApp, options: GatewayOptions) => {
       if (orgSlug === null || orgSlug === "" || providerId === null || providerId === "") {
         return yield* new BadRequest({ reason: "invalid_input", message: "expected ?org=<organization slug>&provider=<provider id>" })
       }
-      const db = yield* Db
-      const [org] = yield* query("find organization", () => db.sql`
-        select org_id from ${db.table("organizations")} where slug = ${orgSlug} order by org_id limit 1`)
-      // an unknown organization answers like an unknown provider: nothing to learn by probing
-      if (org === undefined) return yield* new SsoProviderNotFound({ orgId: orgSlug, providerId })
-      const provider = yield* usableProvider(org.org_id, providerId)
+      const orgId = yield* ssoOrgId(orgSlug, providerId)
+      const provider = yield* usableProvider(orgId, providerId)
       const handle = yield* clientFor(provider)
       const pending = yield* Effect.tryPromise({
         try: () => startAuthorization(handle, { redirectUri }),
@@ -175,34 +160,6 @@ export const ssoRoutes = (app: uWS.TemplatedApp, options: GatewayOptions) => {
       return { location: pending.url, cookie: sealed }
     })
 
-  /** The person this verified identity signs in as, in the organization. */
-  const personFor = (orgId: string, providerId: string, identity: VerifiedIdentity) =>
-    Effect.gen(function* () {
-      const db = yield* Db
-      const [linked] = yield* query("sso identity", () => db.sql`
-        select i.user_id, m.role from ${db.table("sso_identities")} i
-        left join ${db.table("org_members")} m on m.org_id = ${orgId} and m.user_id = i.user_id
-        where i.provider_id = ${providerId} and i.subject = ${identity.subject}`)
-      if (linked !== undefined) {
-        if (linked.role === null) {
-          return yield* new Forbidden({ reason: "not_a_member", message: "the person linked to this SSO account is not a member of this organization" })
-        }
-        return linked.user_id as string
-      }
-      // an unverified email proves nothing about who holds the account
-      if (identity.email === null || !identity.emailVerified) {
-        return yield* new Forbidden({ reason: "not_a_member", message: "the SSO provider released no verified email that belongs to a member of this organization" })
-      }
-      const [member] = yield* query("member by email", () => db.sql`
-        select u.user_id from ${db.table("users")} u
-        join ${db.table("org_members")} m on m.user_id = u.user_id and m.org_id = ${orgId}
-        where u.email = ${identity.email} order by u.created_at, u.user_id limit 1`)
-      if (member === undefined) {
-        return yield* new Forbidden({ reason: "not_a_member", message: "no member of this organization has the SSO account's email; ask an Owner to add you" })
-      }
-      return member.user_id as string
-    })
-
   const callback = (req: HttpRequest) =>
     Effect.gen(function* () {
       const raw = cookieValue(req.headers.cookie, SSO_COOKIE)
@@ -220,15 +177,8 @@ export const ssoRoutes = (app: uWS.TemplatedApp, options: GatewayOptions) => {
         try: () => finishAuthorization(handle, { callbackUrl, redirectUri, state: pending.state, nonce: pending.nonce, codeVerifier: pending.codeVerifier }),
         catch: (error) => (error instanceof OidcLoginFailed ? error : loginFailed("response_invalid", "the SSO login could not be completed"))
       })
-      const userId = yield* personFor(pending.orgId, pending.providerId, identity)
-      const host = yield* ActorHost
-      const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-      yield* host.send(
-        UserActor,
-        userId,
-        new LinkSsoIdentity({ userId, orgId: pending.orgId, providerId: pending.providerId, subject: identity.subject }),
-        { commandId: randomUUID(), at, actor: `user:${userId}` }
-      )
+      const userId = yield* ssoPersonFor(pending.orgId, pending.providerId, identity)
+      yield* linkSsoIdentity({ userId, orgId: pending.orgId, providerId: pending.providerId, subject: identity.subject })
       return yield* startSession({ userId, method: "sso", sso: { orgId: pending.orgId, providerId: pending.providerId }, mfa: false })
     })
 

@@ -16,7 +16,7 @@ import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { BadRequest } from "../src/Errors.ts"
 import { jsonError, PayloadTooLarge, type HttpRequest, route, Streaming } from "./http.ts"
 import { replyForExit } from "./errors.ts"
-import type { GatewayOptions } from "./server.ts"
+import type { GatewayOptions } from "./options.ts"
 
 const UPLOAD_ROUTE = "/v1/:orgSlug/:workspaceSlug/assistant/attachments/upload"
 

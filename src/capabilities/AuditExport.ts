@@ -5,9 +5,12 @@
  */
 import { Effect, Option, Schema } from "effect"
 import { exportAudit } from "../../streams/AuditExport.ts"
-import { AuditSigner } from "../../streams/Checkpoints.ts"
+import { AuditSigner, publicKeyDocument } from "../../streams/Checkpoints.ts"
 import { type AnyCapability, defineCapability } from "../checkpoint/Capability.ts"
 import { BadRequest } from "../Errors.ts"
+
+/** The public key of this node's signed checkpoints, served at /.well-known/svc-audit-key; fails where the node signs none. */
+export const auditPublicKey = Effect.map(AuditSigner, publicKeyDocument)
 
 export const exportAuditTrail = defineCapability({
   name: "audit.export",
