@@ -9,9 +9,10 @@ import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openApiDocument } from "../../gateway/openapi.ts"
 import { registry } from "../../src/App.ts"
-import { defineCapability, makeRegistry, restRouteOf } from "../../src/checkpoint/Capability.ts"
+import { makeRegistry, restRouteOf } from "../../src/checkpoint/Capability.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, send } from "./client.ts"
+import { fixtureCapability } from "../support/capabilities.ts"
 
 let node: TestNode
 let document: any
@@ -126,21 +127,7 @@ describe("GET /openapi.json", () => {
 
 describe("schema definitions moved to components", () => {
   const capability = (name: string, input: Schema.Schema<any, any>) =>
-    defineCapability({
-      name,
-      description: name,
-      scope: "workspace",
-      input,
-      output: Schema.Struct({}),
-      surfaces: ["api"],
-      roles: ["workspace:member"],
-      sensitivity: "low",
-      mutating: false,
-      destructive: false,
-      needsApproval: false,
-      claimedBy: "builtin",
-      handler: () => Effect.succeed({})
-    })
+    fixtureCapability(name, { input, output: Schema.Struct({}), surfaces: ["api"], handler: () => Effect.succeed({}) })
 
   it("keep one component per identifier and content: the same again is shared, another under a taken name gets its own", async () => {
     const Name = Schema.String.annotations({ identifier: "Name" })

@@ -9,7 +9,8 @@ import { Effect, Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
 import type { CredentialKind, Principal } from "../../src/Auth.ts"
 import { admits, checkPurpose, invocable } from "../../src/checkpoint/Access.ts"
-import { type AnyCapability, type Capability, defineCapability, makeRegistry, type Role, type Surface } from "../../src/checkpoint/Capability.ts"
+import { type AnyCapability, makeRegistry, type Role, type Surface } from "../../src/checkpoint/Capability.ts"
+import { fixtureCapability } from "../support/capabilities.ts"
 
 const purposes: Record<CredentialKind, string | null> = {
   session: null,
@@ -36,23 +37,7 @@ const principal = (credential: CredentialKind): Principal => ({
   sso: null
 })
 
-const capability = (name: string, fields: Partial<Capability<unknown, unknown, never>>): AnyCapability =>
-  defineCapability({
-    name,
-    description: name,
-    scope: "workspace",
-    input: Schema.Unknown,
-    output: Schema.Unknown,
-    surfaces: ["api", "mcp", "agent"],
-    roles: ["workspace:member"],
-    sensitivity: "low",
-    mutating: false,
-    destructive: false,
-    needsApproval: false,
-    claimedBy: "builtin",
-    handler: () => Effect.void,
-    ...fields
-  })
+const capability = fixtureCapability
 
 const read = capability("node.get", { roles: ["workspace:viewer", "workspace:member"] })
 const write = capability("node.create", { mutating: true })
