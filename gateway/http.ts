@@ -444,12 +444,22 @@ const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
 
 const countParams = (pattern: string): number => pattern.split("/").filter((segment) => segment.startsWith(":")).length
 
-const corsOfApp = new WeakMap<uWS.TemplatedApp, Cors>()
-const observersOfApp = new WeakMap<uWS.TemplatedApp, RequestObservers>()
+/** What serveCors() and observeRequests() set on an app, for its routes: held by the app itself. */
+interface AppRouting {
+  cors?: Cors
+  observers?: RequestObservers
+}
+
+const routing: unique symbol = Symbol("gateway.routing")
+
+const routingOf = (app: uWS.TemplatedApp): AppRouting => {
+  const held = app as uWS.TemplatedApp & { [routing]?: AppRouting }
+  return (held[routing] ??= {})
+}
 
 /** Makes route() count every request of `app` in the metrics and write a line for it in the log. Call it before any route(). */
 export const observeRequests = (app: uWS.TemplatedApp, observers: RequestObservers): void => {
-  observersOfApp.set(app, observers)
+  routingOf(app).observers = observers
 }
 
 /**
@@ -457,7 +467,7 @@ export const observeRequests = (app: uWS.TemplatedApp, observers: RequestObserve
  * response (or refuse the origin) before the handler runs. Call it before any route().
  */
 export const serveCors = (app: uWS.TemplatedApp, cors: Cors): void => {
-  corsOfApp.set(app, cors)
+  routingOf(app).cors = cors
   app.options("/*", (res, req) => {
     const origin = req.getHeader("origin")
     if (origin === "" || req.getHeader("access-control-request-method") === "") {
@@ -480,8 +490,7 @@ export const route = (
 ): void => {
   const paramCount = countParams(pattern)
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-  const cors = corsOfApp.get(app)
-  const observers = observersOfApp.get(app)
+  const { cors, observers } = routingOf(app)
   app[method](pattern, (res, req) => {
     const started = performance.now()
     const headers = readHeaders(req)
