@@ -119,16 +119,11 @@ const NO_PARAMS: ReadonlyArray<string> = Object.freeze([])
 // Property under which route() leaves its exchange on the uWS response, for takeOver().
 const EXCHANGE = "gatewayExchange"
 
-const statusLines = new Map<number, string>()
-// uWS writes the status line verbatim, so it needs the reason phrase too.
-const statusLine = (status: number): string => {
-  let line = statusLines.get(status)
-  if (line === undefined) {
-    line = `${status} ${STATUS_CODES[status] ?? "Unknown"}`
-    statusLines.set(status, line)
-  }
-  return line
-}
+// uWS writes the status line verbatim, so it needs the reason phrase too: each known one written once.
+const statusLines: ReadonlyMap<number, string> = new Map(
+  Object.entries(STATUS_CODES).map(([status, reason]) => [Number(status), `${status} ${reason ?? "Unknown"}`])
+)
+const statusLine = (status: number): string => statusLines.get(status) ?? `${status} Unknown`
 
 const REQUEST_ID_HEADER = "x-request-id"
 // what a proxy or client may pass on as a request id: a plain token, nothing to escape in a header or a log
