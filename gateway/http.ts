@@ -119,16 +119,11 @@ const NO_PARAMS: ReadonlyArray<string> = Object.freeze([])
 // Property under which route() leaves its exchange on the uWS response, for takeOver().
 const EXCHANGE = "gatewayExchange"
 
-const statusLines = new Map<number, string>()
-// uWS writes the status line verbatim, so it needs the reason phrase too.
-const statusLine = (status: number): string => {
-  let line = statusLines.get(status)
-  if (line === undefined) {
-    line = `${status} ${STATUS_CODES[status] ?? "Unknown"}`
-    statusLines.set(status, line)
-  }
-  return line
-}
+// uWS writes the status line verbatim, so it needs the reason phrase too: each known one written once.
+const statusLines: ReadonlyMap<number, string> = new Map(
+  Object.entries(STATUS_CODES).map(([status, reason]) => [Number(status), `${status} ${reason ?? "Unknown"}`])
+)
+const statusLine = (status: number): string => statusLines.get(status) ?? `${status} Unknown`
 
 const REQUEST_ID_HEADER = "x-request-id"
 // what a proxy or client may pass on as a request id: a plain token, nothing to escape in a header or a log
@@ -444,12 +439,22 @@ const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
 
 const countParams = (pattern: string): number => pattern.split("/").filter((segment) => segment.startsWith(":")).length
 
-const corsOfApp = new WeakMap<uWS.TemplatedApp, Cors>()
-const observersOfApp = new WeakMap<uWS.TemplatedApp, RequestObservers>()
+/** What serveCors() and observeRequests() set on an app, for its routes: held by the app itself. */
+interface AppRouting {
+  cors?: Cors
+  observers?: RequestObservers
+}
+
+const routing: unique symbol = Symbol("gateway.routing")
+
+const routingOf = (app: uWS.TemplatedApp): AppRouting => {
+  const held = app as uWS.TemplatedApp & { [routing]?: AppRouting }
+  return (held[routing] ??= {})
+}
 
 /** Makes route() count every request of `app` in the metrics and write a line for it in the log. Call it before any route(). */
 export const observeRequests = (app: uWS.TemplatedApp, observers: RequestObservers): void => {
-  observersOfApp.set(app, observers)
+  routingOf(app).observers = observers
 }
 
 /**
@@ -457,7 +462,7 @@ export const observeRequests = (app: uWS.TemplatedApp, observers: RequestObserve
  * response (or refuse the origin) before the handler runs. Call it before any route().
  */
 export const serveCors = (app: uWS.TemplatedApp, cors: Cors): void => {
-  corsOfApp.set(app, cors)
+  routingOf(app).cors = cors
   app.options("/*", (res, req) => {
     const origin = req.getHeader("origin")
     if (origin === "" || req.getHeader("access-control-request-method") === "") {
@@ -480,8 +485,7 @@ export const route = (
 ): void => {
   const paramCount = countParams(pattern)
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-  const cors = corsOfApp.get(app)
-  const observers = observersOfApp.get(app)
+  const { cors, observers } = routingOf(app)
   app[method](pattern, (res, req) => {
     const started = performance.now()
     const headers = readHeaders(req)

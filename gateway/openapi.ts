@@ -535,14 +535,8 @@ const build = (registry: Registry): JsonObject => {
   }
 }
 
-const documents = new WeakMap<Registry, JsonObject>()
-
-/** The document of a registry's gateway; built once (the registry is fixed at start). */
-export const openApiDocument = (registry: Registry): JsonObject => {
-  let document = documents.get(registry)
-  if (document === undefined) {
-    document = build(registry)
-    documents.set(registry, document)
-  }
-  return document
-}
+/**
+ * The document of a registry's gateway. Each call builds it again: the server that answers it keeps
+ * the one it built (the registry is fixed at start).
+ */
+export const openApiDocument = (registry: Registry): JsonObject => build(registry)

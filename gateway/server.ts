@@ -75,7 +75,9 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   }
 
   route(app, "get", "/healthz", async () => ({ status: 200, json: options.health() }))
-  route(app, "get", "/openapi.json", async () => ({ status: 200, json: openApiDocument(options.registry) }))
+  // built on the first request, then kept for this server's life (the registry is fixed at start)
+  let openApi: ReturnType<typeof openApiDocument> | undefined
+  route(app, "get", "/openapi.json", async () => ({ status: 200, json: (openApi ??= openApiDocument(options.registry)) }))
 
   route(app, "get", "/v1/auth/whoami", (req) =>
     answer(req, invoke({ authorization: req.headers.authorization, surface: "api", capability: "auth.whoami", path: null, input: Effect.succeed({}), trace: req }))

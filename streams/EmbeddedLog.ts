@@ -16,7 +16,7 @@
  * process keeps the heads it last wrote in memory; when another appender moved a head meanwhile,
  * the statement writes nothing, and the append reads the head and chains again.
  */
-import { Effect, Layer, type Scope, Stream } from "effect"
+import { Context, Effect, Layer, type Scope, Stream } from "effect"
 import { EventEmitter } from "node:events"
 import postgres from "postgres"
 import { Db } from "./Db.ts"
@@ -40,8 +40,18 @@ export interface EmbeddedLogOptions {
   readonly chained?: boolean
 }
 
-/** Appends in this process wake subscribers at once; other processes are found by polling. */
-const appended = new EventEmitter().setMaxListeners(0)
+/**
+ * Appends wake the subscribers of every embedded log built with the same `Appends` at once (one
+ * channel per log schema); other appenders (another process, a log made with an `Appends` of its
+ * own) are found by polling. `layer` shares one `Appends` per layer build, so the logs of one
+ * node or one CLI command wake each other, as they did when this was one emitter per process.
+ */
+export class Appends extends Context.Tag("svc/streams/EmbeddedLog/Appends")<Appends, EventEmitter>() {}
+
+const makeAppends = (): EventEmitter => new EventEmitter().setMaxListeners(0)
+
+/** One `Appends` for every embedded log of a layer build (layers are memoized by reference). */
+export const appendsLayer: Layer.Layer<Appends> = Layer.sync(Appends, makeAppends)
 
 interface EventRow {
   partition: number
@@ -70,7 +80,11 @@ const MAX_EVENTS_PER_COMMIT = 10_000
 /** One append's outcome within its group. */
 type Appended = { readonly offsets: ReadonlyArray<number> } | { readonly error: unknown }
 
-export const make = (sql: postgres.Sql, options: EmbeddedLogOptions): Effect.Effect<EventLogService, LogError, Scope.Scope> =>
+export const make = (
+  sql: postgres.Sql,
+  options: EmbeddedLogOptions,
+  appended: EventEmitter = makeAppends()
+): Effect.Effect<EventLogService, LogError, Scope.Scope> =>
   Effect.gen(function* () {
     const { logSchema, partitions } = options
     const pollMs = options.pollMs ?? 250
@@ -312,5 +326,5 @@ const toLogged = (row: EventRow): LoggedEvent => ({
 export const layer = (options: EmbeddedLogOptions): Layer.Layer<EventLog, LogError, Db> =>
   Layer.scoped(
     EventLog,
-    Effect.flatMap(Db, (db) => make(db.sql, options))
-  )
+    Effect.flatMap(Effect.all([Db, Appends]), ([db, appends]) => make(db.sql, options, appends))
+  ).pipe(Layer.provide(appendsLayer))

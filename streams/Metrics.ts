@@ -1,8 +1,8 @@
 /**
  * A node's metrics, in the Prometheus text format (prom-client). Each node has a registry of its
  * own, built with its layers: a test may run several nodes in one process, and each must answer
- * for itself. What the process measures about itself (CPU, memory, event loop, GC) is in one
- * registry per process, answered by every node it runs.
+ * for itself. What the process measures about itself (CPU, memory, event loop, GC) is in a
+ * registry the node's registry holds, made on its first scrape; every node of a process answers it.
  *
  * The hot paths only increment and observe; what is cheap to read when scraped and costly to keep
  * up to date (partitions, projection lag, turns running) is read by `collect` callbacks where its
@@ -34,8 +34,22 @@ export interface NodeMetricsService {
 
 export class NodeMetrics extends Context.Tag("svc/streams/NodeMetrics")<NodeMetrics, NodeMetricsService>() {}
 
+/** A node's registry, holding the registry of what the process measures about itself. */
+export class NodeRegistry extends Registry {
+  #process: Registry | undefined
+
+  /** Created on first scrape: a process that never exposes metrics never samples them. */
+  processMetrics(): Registry {
+    if (this.#process === undefined) {
+      this.#process = new Registry()
+      collectDefaultMetrics({ register: this.#process })
+    }
+    return this.#process
+  }
+}
+
 export const make = (): NodeMetricsService => {
-  const registry = new Registry()
+  const registry = new NodeRegistry()
   const registers = [registry]
   return {
     registry,
@@ -80,18 +94,9 @@ export const make = (): NodeMetricsService => {
 
 export const layer: Layer.Layer<NodeMetrics> = Layer.sync(NodeMetrics, make)
 
-let processRegistry: Registry | undefined
-/** Created on first scrape: a process that never exposes metrics never samples them. */
-const processMetrics = (): Registry => {
-  if (processRegistry === undefined) {
-    processRegistry = new Registry()
-    collectDefaultMetrics({ register: processRegistry })
-  }
-  return processRegistry
-}
-
-/** What a scrape answers: the process's metrics, then the node's. */
+/** What a scrape answers: the process's metrics (a node's registry holds them), then the node's. */
 export const exposition = async (registry: Registry): Promise<{ readonly contentType: string; readonly text: string }> => {
-  const [process, node] = await Promise.all([processMetrics().metrics(), registry.metrics()])
+  const processMetrics = registry instanceof NodeRegistry ? registry.processMetrics().metrics() : Promise.resolve("")
+  const [process, node] = await Promise.all([processMetrics, registry.metrics()])
   return { contentType: registry.contentType, text: process + node }
 }

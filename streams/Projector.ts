@@ -52,11 +52,14 @@ export interface Applied {
  * wins, and every event of the other is rejected, by every reader and every replay alike.
  */
 export const applyBatch = (
-  db: DbService,
+  live: DbService,
   kinds: KindRegistry,
-  chunks: ReadonlyArray<LogChunk>
-): Promise<Applied> =>
-  db.sql.begin(async (tx) => {
+  chunks: ReadonlyArray<LogChunk>,
+  /** The caller's cache of column types; a fresh one reads them again. */
+  columnTypes: ColumnTypes = makeColumnTypes()
+): Promise<Applied> => {
+  const db: Target = { ...live, columnTypes }
+  return db.sql.begin(async (tx) => {
     const checkpoints = db.table("projection_checkpoints")
     const reached = new Map<number, number>()
     for (const { partition, next } of chunks) reached.set(partition, Math.max(reached.get(partition) ?? 0, next))
@@ -131,6 +134,7 @@ export const applyBatch = (
       where c.partition = n.partition`
     return { next, applied }
   }) as Promise<Applied>
+}
 
 /**
  * Whether an event applies on top of its key's last applied event: its seq must come next, and it
@@ -171,7 +175,7 @@ class RowOps {
     }
   }
 
-  async flush(tx: postgres.TransactionSql, db: DbService) {
+  async flush(tx: postgres.TransactionSql, db: Target) {
     for (const [name, { pk, rows }] of this.tables) {
       const all = [...rows.values()]
       const rowsOf = (kind: RowOp["op"]) => all.filter((o) => o.op === kind).map((o) => o.row)
@@ -191,10 +195,21 @@ const qualified = (db: DbService, table: string) => `${ident(db.schema)}.${ident
 const asText = (value: Json | undefined): string | null =>
   value === undefined || value === null ? null : typeof value === "object" ? JSON.stringify(value) : String(value)
 
-/** Column types of each read-model table, read once per process. */
-const columnTypes = new Map<string, Promise<ReadonlyMap<string, string>>>()
+/**
+ * Column types of each read-model table, read once by whoever holds the cache: a projector for as
+ * long as it runs, a replay or catch-up for its own length.
+ */
+export type ColumnTypes = Map<string, Promise<ReadonlyMap<string, string>>>
 
-const typesOf = (tx: postgres.TransactionSql, db: DbService, table: string) => {
+export const makeColumnTypes = (): ColumnTypes => new Map()
+
+/** The read models a batch writes, with the column types read of them so far. */
+interface Target extends DbService {
+  readonly columnTypes: ColumnTypes
+}
+
+const typesOf = (tx: postgres.TransactionSql, db: Target, table: string) => {
+  const { columnTypes } = db
   const id = `${db.schema}.${table}`
   let types = columnTypes.get(id)
   if (types === undefined) {
@@ -208,7 +223,7 @@ const typesOf = (tx: postgres.TransactionSql, db: DbService, table: string) => {
 }
 
 /** `unnest($1::text[], ...) as t(a, b)` with the values cast back to the columns' types. */
-const unnested = async (tx: postgres.TransactionSql, db: DbService, table: string, columns: ReadonlyArray<string>, rows: ReadonlyArray<Row>) => {
+const unnested = async (tx: postgres.TransactionSql, db: Target, table: string, columns: ReadonlyArray<string>, rows: ReadonlyArray<Row>) => {
   const types = await typesOf(tx, db, table)
   const casts = columns.map((c) => {
     const type = types.get(c)
@@ -222,7 +237,7 @@ const unnested = async (tx: postgres.TransactionSql, db: DbService, table: strin
   }
 }
 
-const deleteRows = async (tx: postgres.TransactionSql, db: DbService, table: string, pk: ReadonlyArray<string>, rows: ReadonlyArray<Row>) => {
+const deleteRows = async (tx: postgres.TransactionSql, db: Target, table: string, pk: ReadonlyArray<string>, rows: ReadonlyArray<Row>) => {
   if (rows.length === 0) return
   const { from, casts, params } = await unnested(tx, db, table, pk, rows)
   await tx.unsafe(
@@ -233,7 +248,7 @@ const deleteRows = async (tx: postgres.TransactionSql, db: DbService, table: str
 
 const insertRows = async (
   tx: postgres.TransactionSql,
-  db: DbService,
+  db: Target,
   table: string,
   pk: ReadonlyArray<string>,
   rows: ReadonlyArray<Row>,
@@ -289,10 +304,11 @@ export const project = (
     const log = yield* EventLog
     const from = yield* readCheckpoints(db, partitions)
     for (const [p, next] of from) onApplied(p, next, undefined)
+    const columnTypes = makeColumnTypes()
     yield* log.subscribe(from).pipe(
       coalesce,
       Stream.runForEach((batch) =>
-        query("apply batch", () => applyBatch(db, kinds, batch)).pipe(
+        query("apply batch", () => applyBatch(db, kinds, batch, columnTypes)).pipe(
           Effect.withSpan("Projector.applyBatch", { attributes: { events: eventsIn(batch) } }),
           Effect.tap(({ next, applied }) => next.forEach((offset, partition) => onApplied(partition, offset, applied.get(partition)!)))
         )

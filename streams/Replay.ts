@@ -7,7 +7,7 @@ import { Effect, Stream } from "effect"
 import type { KindRegistry } from "../actors/kernel.ts"
 import { type DbService, migrate, query } from "./Db.ts"
 import { allPartitions, EventLog, type LogChunk, readUpTo } from "./EventLog.ts"
-import { applyBatch, coalesce, eventsIn, readCheckpoints } from "./Projector.ts"
+import { applyBatch, coalesce, eventsIn, makeColumnTypes, readCheckpoints } from "./Projector.ts"
 
 /**
  * Where a point-in-time replay stops: at a time (each partition up to its first event recorded
@@ -63,6 +63,7 @@ export const replay = (target: DbService, kinds: KindRegistry, until?: Until) =>
 const replayLane = (target: DbService, kinds: KindRegistry, partitions: ReadonlyArray<number>, ends: ReadonlyMap<number, number>, untilTime?: number) =>
   Effect.gen(function* () {
     const log = yield* EventLog
+    const columnTypes = makeColumnTypes()
     let events = 0
     // partitions past the time: each keeps the prefix of events recorded up to it
     const past = new Set<number>()
@@ -79,7 +80,7 @@ const replayLane = (target: DbService, kinds: KindRegistry, partitions: Readonly
       Stream.map(upToTime),
       coalesce,
       Stream.runForEach((batch) =>
-        query("replay batch", () => applyBatch(target, kinds, batch)).pipe(
+        query("replay batch", () => applyBatch(target, kinds, batch, columnTypes)).pipe(
           Effect.tap(() => {
             events += eventsIn(batch)
           })
@@ -101,9 +102,10 @@ export const projectToEnd = (live: DbService, kinds: KindRegistry) =>
     const ends = yield* log.endOffsets(allPartitions(log.partitions))
     const from = yield* readCheckpoints(live, allPartitions(log.partitions))
     const behind = [...ends].reduce((n, [p, end]) => n + Math.max(0, end - from.get(p)!), 0)
+    const columnTypes = makeColumnTypes()
     yield* readUpTo(log, from, ends).pipe(
       coalesce,
-      Stream.runForEach((batch) => query("catch-up batch", () => applyBatch(live, kinds, batch)))
+      Stream.runForEach((batch) => query("catch-up batch", () => applyBatch(live, kinds, batch, columnTypes)))
     )
     return { ends, behind }
   })

@@ -35,16 +35,11 @@ const inlineText = (tokens: ReadonlyArray<Token> | undefined, fallback: string):
         })
         .join("")
 
-const characterSets = new WeakMap<PDFFont, ReadonlySet<number>>()
-const characterSet = (font: PDFFont) => {
-  let set = characterSets.get(font)
-  if (set === undefined) characterSets.set(font, (set = new Set(font.getCharacterSet())))
-  return set
-}
-
 class Writer {
   private page!: PDFPage
   private y = 0
+  /** The code points each of this document's fonts can show, read once per font. */
+  private readonly characterSets = new Map<PDFFont, ReadonlySet<number>>()
 
   constructor(
     private readonly pdf: PDFDocument,
@@ -65,7 +60,8 @@ class Writer {
 
   /** What the standard fonts cannot show (outside WinAnsi) becomes `?`, rather than a failure. */
   private printable(font: PDFFont, text: string) {
-    const known = characterSet(font)
+    let known = this.characterSets.get(font)
+    if (known === undefined) this.characterSets.set(font, (known = new Set(font.getCharacterSet())))
     return Array.from(text.replace(/\t/g, "    "), (ch) => (known.has(ch.codePointAt(0)!) ? ch : "?")).join("")
   }
 
