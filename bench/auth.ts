@@ -22,7 +22,7 @@ import { connect } from "node:net"
 import uWS from "uWebSockets.js"
 import { replyForExit } from "../gateway/errors.ts"
 import { type HttpRequest, jsonBody, jsonError, route } from "../gateway/http.ts"
-import { registry } from "../src/App.ts"
+import { registry } from "../bin/App.ts"
 import type { Invocation } from "../src/checkpoint/Capability.ts"
 import { ascending, ask, type Bench, listen, machine, quantile, row, runBench, settle, startNode, table } from "./harness.ts"
 

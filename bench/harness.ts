@@ -18,7 +18,7 @@ import { cpus, tmpdir, totalmem } from "node:os"
 import * as path from "node:path"
 import { performance } from "node:perf_hooks"
 import { fileURLToPath } from "node:url"
-import type { AppConfig } from "../src/Config.ts"
+import type { AppConfig } from "../src/platform/Config.ts"
 import uWS from "uWebSockets.js"
 
 export const databaseUrl = process.env.DATABASE_URL || undefined
@@ -96,7 +96,7 @@ export const runBench = (moduleUrl: string, roles: Roles) => {
  * 120 turns a minute of the one workspace, and its one key may hold 32 streams at once).
  */
 export const startNode = async (bench: Bench, { unlimitedChat = false, overrides = {} }: { unlimitedChat?: boolean; overrides?: Partial<AppConfig> } = {}) => {
-  const { loadConfig } = await import("../src/Config.ts")
+  const { loadConfig } = await import("../src/platform/Config.ts")
   const Node = await import("../bin/node.ts")
   const name = `bench_${randomBytes(4).toString("hex")}`
   const base = loadConfig({})

@@ -14,7 +14,7 @@
  * DATABASE_URL is set. Targets on this machine: full sync ≤ 60 s; browse ≥ 1,000/s, p99 ≤ 100 ms.
  */
 import http from "node:http"
-import { parseOutboundAllow } from "../src/Outbound.ts"
+import { parseOutboundAllow } from "../src/platform/Outbound.ts"
 import { DEFAULT_SEED_REGISTRY_ID } from "../src/marketplace/RegistrySettings.ts"
 import { startRegistryServer } from "../test/support/registryServer.ts"
 import {

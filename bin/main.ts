@@ -6,8 +6,8 @@ import { Effect, Exit } from "effect"
 import { existsSync, renameSync, rmSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { loadConfig } from "../src/Config.ts"
-import { causeFields, errorFields, makeNodeLog } from "../src/Logging.ts"
+import { loadConfig } from "../src/platform/Config.ts"
+import { causeFields, errorFields, makeNodeLog } from "../src/platform/Logging.ts"
 import { startNode } from "./node.ts"
 
 const config = loadConfig()

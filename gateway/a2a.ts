@@ -24,10 +24,10 @@ import {
   PUSH_CONFIG_PREFIX,
   STREAMING_METHODS
 } from "../src/a2a/Protocol.ts"
-import { authenticate, type Principal } from "../src/Auth.ts"
+import { authenticate, type Principal } from "../src/identity/Auth.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
-import { errorFields } from "../src/Logging.ts"
-import type { Started } from "../src/Relay.ts"
+import { errorFields } from "../src/platform/Logging.ts"
+import type { Started } from "../src/platform/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"

@@ -5,9 +5,9 @@
  */
 import { Effect, Schema } from "effect"
 import type uWS from "uWebSockets.js"
-import { authenticate } from "../src/Auth.ts"
-import { BadRequest, Unauthorized } from "../src/Errors.ts"
-import { sessionCookie, signInWithPassword, signOut } from "../src/Sessions.ts"
+import { authenticate } from "../src/identity/Auth.ts"
+import { BadRequest, Unauthorized } from "../src/platform/Errors.ts"
+import { sessionCookie, signInWithPassword, signOut } from "../src/identity/Sessions.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, jsonBody, route } from "./http.ts"
 import type { GatewayOptions } from "./options.ts"

@@ -1,5 +1,5 @@
 /**
- * The CLI device login's two unauthenticated routes (RFC 8628; src/DeviceLogin.ts). Approval and
+ * The CLI device login's two unauthenticated routes (RFC 8628; src/identity/DeviceLogin.ts). Approval and
  * denial are capabilities (`auth.device.approve`, `auth.device.deny`) on the registry's routes.
  *
  * - `POST /v1/auth/device/code`, body `{ clientName? }`: a device code and a user code.
@@ -12,8 +12,8 @@
  */
 import { Effect, Schema } from "effect"
 import type uWS from "uWebSockets.js"
-import { DeviceTokenError, pollDeviceToken, PollTracker, requestDeviceCode } from "../src/DeviceLogin.ts"
-import { BadRequest } from "../src/Errors.ts"
+import { DeviceTokenError, pollDeviceToken, PollTracker, requestDeviceCode } from "../src/identity/DeviceLogin.ts"
+import { BadRequest } from "../src/platform/Errors.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, type MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import type { GatewayOptions } from "./options.ts"

@@ -3,8 +3,8 @@
  * Every JSON error is `{ error: { code, reason?, message } }`.
  */
 import { Cause, Exit, Option } from "effect"
-import type { FailureDescription } from "../src/Failures.ts"
-import { causeFields } from "../src/Logging.ts"
+import type { FailureDescription } from "../src/platform/Failures.ts"
+import { causeFields } from "../src/platform/Logging.ts"
 import { type HttpReply, jsonError } from "./http.ts"
 
 /** Riding through a dependency's restart takes seconds: sooner would add load while it recovers. */

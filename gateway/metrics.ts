@@ -9,7 +9,7 @@
  */
 import { Gauge, Histogram, type Registry } from "prom-client"
 import type { Registry as CapabilityRegistry } from "../src/checkpoint/Capability.ts"
-import { LATENCY_BUCKETS } from "../src/Metrics.ts"
+import { LATENCY_BUCKETS } from "../src/platform/Metrics.ts"
 
 type Observer = Histogram.Internal<"method" | "route" | "status">
 type Counter = Gauge.Internal<"route">

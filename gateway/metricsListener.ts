@@ -4,7 +4,7 @@
  */
 import type { Registry } from "prom-client"
 import uWS from "uWebSockets.js"
-import { exposition } from "../src/Metrics.ts"
+import { exposition } from "../src/platform/Metrics.ts"
 import { route } from "./http.ts"
 
 export interface MetricsListener {

@@ -2,18 +2,18 @@
  * `GET /openapi.json`: the HTTP surface as an OpenAPI 3.1 document. Every capability on the `api`
  * surface is an operation derived from the registry: its route, its request body from `input` (the
  * schema the checkpoint decodes with) and its answer from `output`, both through the JSON Schemas
- * MCP and the agent's tools use (src/ToolSchemas.ts). The routes the gateway frames itself (sign-in,
+ * MCP and the agent's tools use (src/checkpoint/ToolSchemas.ts). The routes the gateway frames itself (sign-in,
  * device login, SSO, the chat stream, uploads, A2A, MCP, health) are described here by hand.
  */
 import { Schema } from "effect"
 import { isDeepStrictEqual } from "node:util"
 import { MAX_ATTACHMENTS } from "../src/assistant/Files.ts"
 import { A2A_METHODS, PUSH_CONFIG_PREFIX } from "../src/a2a/Protocol.ts"
-import { SESSION_COOKIE } from "../src/Auth.ts"
+import { SESSION_COOKIE } from "../src/identity/Auth.ts"
 import { type AnyCapability, type Registry, restRouteOf } from "../src/checkpoint/Capability.ts"
-import { ChatRequest, MODEL_OVERRIDE_FIELDS } from "../src/capabilities/Assistant.ts"
-import { SSO_CALLBACK_PATH } from "../src/capabilities/Organization.ts"
-import { isObject, type JsonObject, objectSchemaOf } from "../src/ToolSchemas.ts"
+import { ChatRequest, MODEL_OVERRIDE_FIELDS } from "../src/assistant/Assistant.ts"
+import { SSO_CALLBACK_PATH } from "../src/identity/Organization.ts"
+import { isObject, type JsonObject, objectSchemaOf } from "../src/checkpoint/ToolSchemas.ts"
 
 /** The ask route's request: the chat request without the model override fields it refuses (spec 4.1). */
 const AskRequest = ChatRequest.pipe(Schema.omit(...MODEL_OVERRIDE_FIELDS))

@@ -5,7 +5,7 @@
 import type { Effect, Exit } from "effect"
 import type { Registry as MetricsRegistry } from "prom-client"
 import type { Registry } from "../src/checkpoint/Capability.ts"
-import type { NodeLog } from "../src/Logging.ts"
+import type { NodeLog } from "../src/platform/Logging.ts"
 
 export interface Health {
   readonly status: "ok"

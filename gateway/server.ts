@@ -5,7 +5,7 @@
 import { Effect, Exit } from "effect"
 import uWS from "uWebSockets.js"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
-import { auditPublicKey } from "../src/capabilities/AuditExport.ts"
+import { auditPublicKey } from "../src/audit/AuditExport.ts"
 
 import { a2aRoutes } from "./a2a.ts"
 import { appRoutes, loadApp } from "./app.ts"

@@ -5,7 +5,7 @@
  * writes are dropped.
  */
 import type uWS from "uWebSockets.js"
-import { errorFields, type LoggedError } from "../src/Logging.ts"
+import { errorFields, type LoggedError } from "../src/platform/Logging.ts"
 import { routeHeaders, type StreamClosed, takeOverStream } from "./http.ts"
 
 export const DEFAULT_KEEP_ALIVE_MS = 15_000

@@ -10,7 +10,7 @@
  *   (provider, organization, state, nonce, PKCE verifier, expiry). Nothing is stored server side,
  *   so any node of the cluster can finish the login.
  * - `GET /v1/auth/sso/callback?code&state`: opens the cookie, exchanges the code (state, nonce,
- *   PKCE and id_token checked by src/Oidc.ts), finds the person and links the identity
+ *   PKCE and id_token checked by src/identity/Oidc.ts), finds the person and links the identity
  *   (src/identity/Sso.ts: an identity already linked at this provider, else a member of the
  *   organization with the provider's verified email), starts an SSO session and sets its cookie;
  *   302 to `/`, or 200 JSON when the request accepts `application/json`.
@@ -23,12 +23,12 @@
 import { STATUS_CODES } from "node:http"
 import { Clock, Effect, Option, Schema } from "effect"
 import type uWS from "uWebSockets.js"
-import { discoverSsoProvider, findSsoProvider, SsoProviderNotVerified, ssoRedirectUri, SSO_CALLBACK_PATH } from "../src/capabilities/Organization.ts"
-import { BadRequest } from "../src/Errors.ts"
+import { discoverSsoProvider, findSsoProvider, SsoProviderNotVerified, ssoRedirectUri, SSO_CALLBACK_PATH } from "../src/identity/Organization.ts"
+import { BadRequest } from "../src/platform/Errors.ts"
 import { linkSsoIdentity, ssoOrgId, ssoPersonFor, verifiedSsoProviders } from "../src/identity/Sso.ts"
-import { finishAuthorization, OidcDiscoveryFailed, OidcLoginFailed, type OidcProvider, startAuthorization } from "../src/Oidc.ts"
-import { PlatformSecrets } from "../src/Secrets.ts"
-import { sessionCookie, startSession, type StartedSession } from "../src/Sessions.ts"
+import { finishAuthorization, OidcDiscoveryFailed, OidcLoginFailed, type OidcProvider, startAuthorization } from "../src/identity/Oidc.ts"
+import { PlatformSecrets } from "../src/platform/Secrets.ts"
+import { sessionCookie, startSession, type StartedSession } from "../src/identity/Sessions.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, route, routeHeaders, Streaming, takeOver } from "./http.ts"
 import type { GatewayOptions } from "./options.ts"

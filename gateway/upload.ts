@@ -2,7 +2,7 @@
  * `POST /v1/{orgSlug}/{workspaceSlug}/assistant/attachments/upload` (spec 4.1, whose request shape
  * is not shown): a multipart/form-data body in which every part with a filename is a file (its
  * `Content-Type` the file's type); other parts are ignored. The capability
- * `assistant.attachments.upload` (src/capabilities/Attachments.ts) decides; this route only
+ * `assistant.attachments.upload` (src/assistant/Attachments.ts) decides; this route only
  * parses, and only once the checkpoint has let the caller in.
  *
  * The route has a body limit of its own: ten files at the attachment size limit, and room for the
@@ -13,7 +13,7 @@ import { Effect } from "effect"
 import type uWS from "uWebSockets.js"
 import { AttachmentRefused, MAX_ATTACHMENTS, type UploadedFile } from "../src/assistant/Files.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
-import { BadRequest } from "../src/Errors.ts"
+import { BadRequest } from "../src/platform/Errors.ts"
 import { jsonError, PayloadTooLarge, type HttpRequest, route, Streaming } from "./http.ts"
 import { replyForExit } from "./errors.ts"
 import type { GatewayOptions } from "./options.ts"

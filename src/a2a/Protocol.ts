@@ -3,7 +3,7 @@
  * the error codes, and the shapes of the events a stream carries.
  */
 import { Schema } from "effect"
-import { StorableJsonObject, StorableString } from "../StorableText.ts"
+import { StorableJsonObject, StorableString } from "../platform/StorableText.ts"
 
 export const JSONRPC_PARSE_ERROR = -32700
 export const JSONRPC_INVALID_REQUEST = -32600

@@ -2,8 +2,8 @@
  * The chat stream's events (spec 6.1) and the turn result (2.3): what a turn tells its sink, the SSE
  * writer or the ask route's collector. Deltas are not log events; they go straight to the sink.
  */
-import type { Listener, Started } from "../Relay.ts"
-import { clipped } from "../StorableText.ts"
+import type { Listener, Started } from "../platform/Relay.ts"
+import { clipped } from "../platform/StorableText.ts"
 
 export interface Usage {
   readonly promptTokens: number

@@ -7,10 +7,10 @@
 import { Effect, Schema } from "effect"
 import { RunError, Usage } from "../../actors/conversation/events.ts"
 import { Db, type DbService, query } from "../../streams/Db.ts"
-import { Execution } from "../capabilities/Assistant.ts"
-import { timeIdPage } from "../capabilities/Paging.ts"
-import { isOwn } from "../capabilities/Person.ts"
-import { clipped } from "../StorableText.ts"
+import { Execution } from "./Assistant.ts"
+import { timeIdPage } from "../platform/Paging.ts"
+import { isOwn } from "../checkpoint/Person.ts"
+import { clipped } from "../platform/StorableText.ts"
 
 const Iso = Schema.String
 const iso = (value: Date) => value.toISOString()

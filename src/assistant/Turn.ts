@@ -13,11 +13,11 @@ import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation, Registry } from "../checkpoint/Capability.ts"
-import { isOwn } from "../capabilities/Person.ts"
-import type { RateLimited } from "../Errors.ts"
-import { followedRelay, takeTurnShare } from "../FairShares.ts"
+import { isOwn } from "../checkpoint/Person.ts"
+import type { RateLimited } from "../platform/Errors.ts"
+import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
-import { chargeTurn, checkModelKeyLimit } from "./Billing.ts"
+import { chargeTurn, checkModelKeyLimit } from "../billing/TurnCharges.ts"
 import type { ChatEvent, ParkedCard, StartedTurn, ToolCallRecord, TurnFailure, TurnOutcome, TurnResult, TurnSink } from "./ChatEvents.ts"
 import { findConversation, loadHistory } from "./ChatQueries.ts"
 import { isTextType, readAttachments } from "./Files.ts"
@@ -105,7 +105,7 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
 /**
  * Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). It holds a turn
  * share and a stream share of its key and workspace until it ends; without one it does not start
- * (429, src/FairShares.ts).
+ * (429, src/platform/FairShares.ts).
  */
 export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, RateLimited, any> =>
   Effect.gen(function* () {

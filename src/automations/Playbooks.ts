@@ -8,10 +8,10 @@ import { type ConditionNode, ConditionTree, validateStepConditions } from "../..
 import type { Step, StepType } from "../../actors/automation/definition.ts"
 import { Json } from "../../actors/kernel.ts"
 import type { Db, DbError } from "../../streams/Db.ts"
-import type { AccessCache } from "../AccessCache.ts"
+import type { AccessCache } from "../checkpoint/AccessCache.ts"
 import { Capabilities } from "../checkpoint/Capability.ts"
-import { BadRequest } from "../Errors.ts"
-import { refusedHeader } from "../Webhooks.ts"
+import { BadRequest } from "../platform/Errors.ts"
+import { refusedHeader } from "./Webhooks.ts"
 
 /** Steps a playbook holds at most. */
 export const MAX_STEPS = 50

@@ -5,7 +5,7 @@
 import { Cron } from "croner"
 import { createHash } from "node:crypto"
 import { Either, Schema } from "effect"
-import { BadRequest } from "../Errors.ts"
+import { BadRequest } from "../platform/Errors.ts"
 
 const cronOf = (expression: string, timezone: string) => new Cron(expression, { paused: true, mode: "5-part", timezone })
 

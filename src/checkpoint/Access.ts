@@ -5,8 +5,8 @@
  */
 import { Effect } from "effect"
 import { OPERATOR } from "../../actors/apikey/purposes.ts"
-import { accessFacts, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "../Auth.ts"
-import { BadRequest, Forbidden, NotFound } from "../Errors.ts"
+import { accessFacts, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "../identity/Auth.ts"
+import { BadRequest, Forbidden, NotFound } from "../platform/Errors.ts"
 import { entitled, packsOf } from "../packs/Entitlement.ts"
 import { type AnyCapability, Capabilities, type InvokeRequest, offeredOn, type Registry, type Role, type Surface } from "./Capability.ts"
 

@@ -4,7 +4,7 @@
  */
 import { Context, type Effect, type Schema } from "effect"
 import type { CommandMeta } from "../../actors/kernel.ts"
-import type { Principal } from "../Auth.ts"
+import type { Principal } from "../identity/Auth.ts"
 
 /** `playbook`: an automation's run; it may invoke what the agent surface offers, and what lists it
  * (a turn: `ask_assistant`) (docs/decisions.md). */

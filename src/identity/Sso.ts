@@ -14,8 +14,8 @@ import { UserActor } from "../../actors/user/actor.ts"
 import { LinkSsoIdentity } from "../../actors/user/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { Forbidden } from "../Errors.ts"
-import type { VerifiedIdentity } from "../Oidc.ts"
+import { Forbidden } from "../platform/Errors.ts"
+import type { VerifiedIdentity } from "./Oidc.ts"
 
 /** The organization's verified providers, for the sign-in page; an unknown organization has none. */
 export const verifiedSsoProviders = (orgSlug: string) =>

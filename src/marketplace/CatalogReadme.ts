@@ -11,7 +11,7 @@ import sanitizeHtml from "sanitize-html"
 import { RegistryActor } from "../../actors/registry/actor.ts"
 import { RecordReadme } from "../../actors/registry/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { request } from "../Outbound.ts"
+import { request } from "../platform/Outbound.ts"
 import { RegistrySettings } from "./RegistrySettings.ts"
 
 /** Spec 8: a README is read again once this old. */

@@ -2,7 +2,7 @@
  * Connecting to a listing's MCP server with the MCP SDK client: Streamable HTTP first, falling back
  * to SSE when the endpoint answers the Streamable HTTP request with 400, 404 or 405 (the SDK's
  * advice for servers of the older protocol), or directly SSE for a listing whose transport is SSE.
- * Every request goes through the outbound guard (`checkedFetch`, src/Outbound.ts). The health check lists the tools.
+ * Every request goes through the outbound guard (`checkedFetch`, src/platform/Outbound.ts). The health check lists the tools.
  * A server that refuses with 401 and publishes RFC 9728 protected-resource metadata naming an
  * authorization server (found from the `WWW-Authenticate` challenge's `resource_metadata`, else at
  * `/.well-known/oauth-protected-resource`) asks for OAuth: spec 6.3.4's detection at connect time.

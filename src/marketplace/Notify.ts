@@ -13,9 +13,9 @@ import { NotificationActor } from "../../actors/notification/actor.ts"
 import { CreateNotification, RecordEmailed } from "../../actors/notification/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
-import { newPublicId } from "../ApiKeyToken.ts"
-import { PublicUrl } from "../capabilities/Organization.ts"
-import { Mailer } from "../Mail.ts"
+import { newPublicId } from "../identity/ApiKeyToken.ts"
+import { PublicUrl } from "../identity/Organization.ts"
+import { Mailer } from "../platform/Mail.ts"
 
 export interface McpAuthAlerts {
   readonly sendEmail: boolean

@@ -4,7 +4,7 @@
  * dynamic registration when the server offers it, else the admin's client credentials, (c) the
  * authorization code with PKCE S256 (the state bound to the person, listing and workspace, single
  * use, short-lived), (d) the token exchange, (e) refresh, (f) re-authentication from (c) with the
- * stored client id. Every request goes through the outbound guard (`checkedFetch`, src/Outbound.ts); every secret (the
+ * stored client id. Every request goes through the outbound guard (`checkedFetch`, src/platform/Outbound.ts); every secret (the
  * verifier, the client secret, the tokens) is sealed before it reaches a command.
  */
 import {
@@ -25,12 +25,12 @@ import type { PendingAuthorization } from "../../actors/credential/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import type { AuthConfig } from "../../actors/listing/definition.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { PublicUrl } from "../capabilities/Organization.ts"
-import { SecretShownOnce } from "../Errors.ts"
+import { PublicUrl } from "../identity/Organization.ts"
+import { SecretShownOnce } from "../platform/Errors.ts"
 import { OAuthStateInvalid } from "../../actors/credential/errors.ts"
 import { credentialIdOf, readCredential, sealContext } from "./Credentials.ts"
 import { Envelope } from "./Envelope.ts"
-import { nodeFetch } from "../Outbound.ts"
+import { nodeFetch } from "../platform/Outbound.ts"
 
 /** Spec 4.5's callback path. */
 export const OAUTH_CALLBACK_PATH = "/api/v1/plugins/oauth/callback"

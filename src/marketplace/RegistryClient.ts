@@ -5,8 +5,8 @@
  * status; an answer that is not the documented shape fails too.
  */
 import { Effect, Schema } from "effect"
-import { type OutboundError, OutboundPolicy, request, shownUrl } from "../Outbound.ts"
-import { textNestsTooDeep, tooDeepMessage } from "../JsonDepth.ts"
+import { type OutboundError, OutboundPolicy, request, shownUrl } from "../platform/Outbound.ts"
+import { textNestsTooDeep, tooDeepMessage } from "../platform/JsonDepth.ts"
 
 /** How long one registry call may take, and the largest answer read (a page of 100 is ~200 KB). */
 const TIMEOUT_MS = 30_000

@@ -13,7 +13,7 @@ import type { CatalogEntry, SyncMode, SyncStarted } from "../../actors/registry/
 import { CompleteSync, FailSync, RecordPage, StartSync } from "../../actors/registry/protocol.ts"
 import type { LiveRegistry, SyncOutcome } from "../../actors/registry/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { newPublicId } from "../ApiKeyToken.ts"
+import { newPublicId } from "../identity/ApiKeyToken.ts"
 import { deriveCatalogEntry } from "./CatalogEntry.ts"
 import { failureReason, getServer, listServers } from "./RegistryClient.ts"
 import { RegistrySettings } from "./RegistrySettings.ts"

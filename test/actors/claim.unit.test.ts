@@ -2,7 +2,7 @@
  * The claim actor (`claim:<namespace>:<value>`, one unique name held by one owner) as decider
  * specifications, for both of its namespaces, and the `claims` row its projection writes. An
  * `Idempotency-Key`'s claim is named by the key's seed and owned by the first request's digest
- * (src/IdempotencyKeys.ts): the same request again changes nothing, another one is refused.
+ * (src/checkpoint/IdempotencyKeys.ts): the same request again changes nothing, another one is refused.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"

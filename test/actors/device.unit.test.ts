@@ -19,7 +19,7 @@ import { DeviceApproved, DeviceDenied, DeviceRedeemed, DeviceRequested } from ".
 import { ApproveDevice, DenyDevice, RedeemDevice, RequestDevice } from "../../actors/device/protocol.ts"
 import { DeviceState } from "../../actors/device/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
-import { newUserCode, normalizeUserCode, PollTracker, USER_CODE_ALPHABET } from "../../src/DeviceLogin.ts"
+import { newUserCode, normalizeUserCode, PollTracker, USER_CODE_ALPHABET } from "../../src/identity/DeviceLogin.ts"
 import { jsonRoundTrip, meta, projectedRows, spec } from "../support/decider.ts"
 
 const T0 = "2024-05-01T12:00:00.000Z"

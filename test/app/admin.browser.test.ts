@@ -7,7 +7,7 @@
 import { type Effect, Runtime } from "effect"
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { grantCredits } from "../../src/assistant/BillingOperator.ts"
+import { grantCredits } from "../../src/billing/BillingOperator.ts"
 import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
 import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"

@@ -10,12 +10,12 @@
  */
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
 import { type OpenAiServer, startOpenAiServer } from "../support/openaiServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { asPerson, ok, runWaitingOnPerson } from "../support/plugins.ts"
-import { parseOutboundAllow } from "../../src/Outbound.ts"
+import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call } from "../e2e/client.ts"
 

@@ -9,12 +9,12 @@
  */
 import type { Browser, BrowserContext, Locator, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
 import { type OpenAiServer, type RecordedRequest, startOpenAiServer } from "../support/openaiServer.ts"
 import { postJson } from "../support/chat.ts"
 import { addPerson, type Person, signIn } from "../support/people.ts"
-import { parseOutboundAllow } from "../../src/Outbound.ts"
+import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call } from "../e2e/client.ts"
 

@@ -1,5 +1,5 @@
 /**
- * A CLI login approved in a real Chromium (src/DeviceLogin.ts): the test plays the CLI (asks for a
+ * A CLI login approved in a real Chromium (src/identity/DeviceLogin.ts): the test plays the CLI (asks for a
  * code, polls for the token, uses it) and a person opens the address the CLI shows. Signed out,
  * the page sends them through sign-in and back with the code kept; denial and an unknown code are
  * said in words.

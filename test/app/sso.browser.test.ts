@@ -11,7 +11,7 @@ import { launchBrowser, newContext, watchForPageErrors } from "../support/browse
 import { startOidcServer, type OidcServer } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { asPerson, ok } from "../support/plugins.ts"
-import { parseOutboundAllow } from "../../src/Outbound.ts"
+import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
 
 const CLIENT_ID = "svc-acme-app"

@@ -5,9 +5,9 @@
  */
 import { Effect, Layer } from "effect"
 import { describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { ChatRateLimiter, chatRateLimiterLayer, makeChatRateLimiter } from "../../src/assistant/RateLimit.ts"
-import { RateLimited } from "../../src/Errors.ts"
+import { RateLimited } from "../../src/platform/Errors.ts"
 import { AssistantSettings } from "../../src/assistant/Settings.ts"
 
 const T0 = Date.parse("2024-05-01T12:00:00.000Z")

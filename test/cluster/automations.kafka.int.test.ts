@@ -15,7 +15,7 @@ import { allPartitions, type LoggedEvent, readUpTo } from "../../streams/EventLo
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { fireOffsetMs } from "../../src/automations/Schedule.ts"
-import { verifyWebhook } from "../../src/Webhooks.ts"
+import { verifyWebhook } from "../../src/automations/Webhooks.ts"
 import { type ClusterProcess as Proc, health, startTwoProcessCluster, type TwoProcessCluster, until, untilSplit } from "../support/cluster.ts"
 import { databaseUrl, kafkaBrokers } from "../support/env.ts"
 import { call } from "../support/http.ts"

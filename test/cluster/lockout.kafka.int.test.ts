@@ -1,5 +1,5 @@
 /**
- * The lockout across a cluster (src/Lockout.ts): two nodes on one Kafka cluster and one database,
+ * The lockout across a cluster (src/identity/Lockout.ts): two nodes on one Kafka cluster and one database,
  * each owning some partitions. Wrong passwords spread over both nodes count toward one lock, which
  * refuses the right password on either; guesses sent to both at once are counted exactly.
  */

@@ -1,6 +1,6 @@
 /** The title `documents.generate` gives a written document when the caller names none. */
 import { describe, expect, it } from "vitest"
-import { titleOf } from "../../src/capabilities/DocumentsPack.ts"
+import { titleOf } from "../../src/documents/DocumentsPack.ts"
 
 describe("titleOf", () => {
   const table: ReadonlyArray<readonly [string, string, string, string]> = [

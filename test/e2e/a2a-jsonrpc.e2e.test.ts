@@ -10,7 +10,7 @@
 import { createParser } from "eventsource-parser"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { sseEnvelopes } from "../support/sse.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 

@@ -9,7 +9,7 @@ import { A2AClient, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { addPerson, cliLogin } from "../support/people.ts"
 import { otherWorkspaceWithKey } from "../support/places.ts"

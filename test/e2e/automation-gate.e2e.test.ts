@@ -9,7 +9,7 @@
  */
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"

@@ -9,10 +9,10 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { ChatEvent } from "../../src/assistant/ChatEvents.ts"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { postJson, type StreamedTurn, streamChat } from "../support/chat.ts"
 import { type OpenAiServer, type RecordedRequest, type ScriptedResponse, startOpenAiServer } from "../support/openaiServer.ts"
-import { parseOutboundAllow } from "../../src/Outbound.ts"
+import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
 let server: OpenAiServer

@@ -4,9 +4,9 @@
  */
 import { Effect, Exit, Runtime } from "effect"
 import { expect } from "vitest"
-import { authenticate } from "../../src/Auth.ts"
+import { authenticate } from "../../src/identity/Auth.ts"
 import { invoke } from "../../src/checkpoint/Checkpoint.ts"
-import { FailureDescriber } from "../../src/Failures.ts"
+import { FailureDescriber } from "../../src/platform/Failures.ts"
 import type { TestNode } from "../support/platform.ts"
 
 export interface Reply<T = any> {

@@ -6,7 +6,7 @@
  * depth bomb is what an attacker sends, not what JSON.stringify makes.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { MAX_JSON_DEPTH, textNestsTooDeep } from "../../src/JsonDepth.ts"
+import { MAX_JSON_DEPTH, textNestsTooDeep } from "../../src/platform/JsonDepth.ts"
 import { addPerson, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { bearer, call, callAsAgent, expectError, send } from "./client.ts"

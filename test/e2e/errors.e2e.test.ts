@@ -9,7 +9,7 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { CreateApiKey } from "../../actors/apikey/protocol.ts"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
+import { mintApiKey, newPublicId } from "../../src/identity/ApiKeyToken.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { bearer, call, expectError, logCount, type Reply, send, sleep } from "./client.ts"
 

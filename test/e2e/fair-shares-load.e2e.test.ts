@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { postJson, streamChat, type StreamedTurn, waitForEvent } from "../support/chat.ts"
 import { steppedClock } from "../support/clock.ts"
 import { addPerson, callWithCookie, signIn } from "../support/people.ts"

@@ -6,7 +6,7 @@
  */
 import { Effect, Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { newTotp } from "../../src/Sessions.ts"
+import { newTotp } from "../../src/identity/Sessions.ts"
 import { call } from "../support/http.ts"
 import { steppedClock } from "../support/clock.ts"
 import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"

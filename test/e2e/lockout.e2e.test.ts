@@ -1,5 +1,5 @@
 /**
- * Brute-force protection end to end over HTTP (src/Lockout.ts): wrong passwords, wrong TOTP codes
+ * Brute-force protection end to end over HTTP (src/identity/Lockout.ts): wrong passwords, wrong TOTP codes
  * and wrong CLI user codes lock the account after five in a row; every attempt while locked is 429
  * `rate_limited` with `Retry-After`, the right secret included; the lock ends when it was set to,
  * however many guesses come meanwhile, then the right secret works; a lock is a security record
@@ -9,8 +9,8 @@
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { newUserCode } from "../../src/DeviceLogin.ts"
-import { newTotp } from "../../src/Sessions.ts"
+import { newUserCode } from "../../src/identity/DeviceLogin.ts"
+import { newTotp } from "../../src/identity/Sessions.ts"
 import { steppedClock } from "../support/clock.ts"
 import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"

@@ -8,7 +8,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { Effect, Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { openApiDocument } from "../../gateway/openapi.ts"
-import { registry } from "../../src/App.ts"
+import { registry } from "../../bin/App.ts"
 import { makeRegistry, restRouteOf } from "../../src/checkpoint/Capability.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, send } from "./client.ts"

@@ -14,7 +14,7 @@ import {
   Streaming
 } from "../../gateway/http.ts"
 import { openSse } from "../../gateway/sse.ts"
-import { makeNodeLog } from "../../src/Logging.ts"
+import { makeNodeLog } from "../../src/platform/Logging.ts"
 import { type Served, serve } from "../support/uws.ts"
 
 let served: Served

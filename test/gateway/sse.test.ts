@@ -5,7 +5,7 @@ import uWS from "uWebSockets.js"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { observeRequests, route, Streaming } from "../../gateway/http.ts"
 import { openSse, type SseCloseReason, type SseWriter } from "../../gateway/sse.ts"
-import { makeNodeLog } from "../../src/Logging.ts"
+import { makeNodeLog } from "../../src/platform/Logging.ts"
 import { type Served, serve } from "../support/uws.ts"
 
 const FLOOD_EVENTS = 50_000

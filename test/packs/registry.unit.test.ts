@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { registry } from "../../src/App.ts"
+import { registry } from "../../bin/App.ts"
 import { firstPartyPacks, makePackRegistry, type PackManifest, packFaults } from "../../src/packs/Registry.ts"
 
 const pack = (id: string, contracts: ReadonlyArray<string>): PackManifest => ({

@@ -6,7 +6,7 @@
  */
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { ACCESS_TTL_MS, make } from "../../src/AccessCache.ts"
+import { ACCESS_TTL_MS, make } from "../../src/checkpoint/AccessCache.ts"
 
 /** A lookup the test finishes when it likes, counting how often it was started. */
 const gate = <A>() => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { mintApiKey, newPublicId, parseBearer, verifySecret } from "../../src/ApiKeyToken.ts"
+import { mintApiKey, newPublicId, parseBearer, verifySecret } from "../../src/identity/ApiKeyToken.ts"
 
 describe("ApiKeyToken", () => {
   it("mints svc_ keys of 48 random bytes in base64url, with the lookup id as their first 12", () => {

@@ -6,7 +6,7 @@
  */
 import { Effect, Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AccessCache, ACCESS_TTL_MS } from "../../src/AccessCache.ts"
+import { AccessCache, ACCESS_TTL_MS } from "../../src/checkpoint/AccessCache.ts"
 import { invoke } from "../../src/checkpoint/Checkpoint.ts"
 import { call } from "../support/http.ts"
 import { addPerson, callWithCookie, signIn } from "../support/people.ts"

@@ -1,11 +1,11 @@
 /**
- * Fair shares on their own (src/FairShares.ts): a key's and a workspace's bounds on streams and on
+ * Fair shares on their own (src/platform/FairShares.ts): a key's and a workspace's bounds on streams and on
  * turns, each counted apart; the refusal (429 `rate_limited` with the seconds to wait, and which
  * bound it was); a share given back once, however often its release is called.
  */
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { makeFairShares, SHARE_RETRY_AFTER_SECONDS } from "../../src/FairShares.ts"
+import { makeFairShares, SHARE_RETRY_AFTER_SECONDS } from "../../src/platform/FairShares.ts"
 
 const shares = () =>
   makeFairShares({ streamsPerKey: 2, streamsPerWorkspace: 3, turnsPerKey: 1, turnsPerWorkspace: 5, enabledSchedulesPerWorkspace: 10 })

@@ -1,9 +1,9 @@
 /**
  * What makes two requests under one `Idempotency-Key` the same request: their digest
- * (src/IdempotencyKeys.ts), over the place and the input as the capability decoded it.
+ * (src/checkpoint/IdempotencyKeys.ts), over the place and the input as the capability decoded it.
  */
 import { describe, expect, it } from "vitest"
-import { requestDigest } from "../../src/IdempotencyKeys.ts"
+import { requestDigest } from "../../src/checkpoint/IdempotencyKeys.ts"
 
 const place = { orgId: "org_1", workspaceId: "wsp_1" }
 const sent = (input: unknown, at = place) => ({ ...at, input })

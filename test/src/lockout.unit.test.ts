@@ -1,6 +1,6 @@
-/** How a client address becomes the subject of its guard (src/Lockout.ts). */
+/** How a client address becomes the subject of its guard (src/identity/Lockout.ts). */
 import { describe, expect, it } from "@effect/vitest"
-import { addressSubject } from "../../src/Lockout.ts"
+import { addressSubject } from "../../src/identity/Lockout.ts"
 
 describe("a client address as a guard's subject", () => {
   it.each([

@@ -1,8 +1,8 @@
 import { Effect, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import { mintApiKey, mintToken } from "../../src/ApiKeyToken.ts"
-import { loadConfig } from "../../src/Config.ts"
-import { makeNodeLog, type LoggingSettings, withNodeLog } from "../../src/Logging.ts"
+import { mintApiKey, mintToken } from "../../src/identity/ApiKeyToken.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
+import { makeNodeLog, type LoggingSettings, withNodeLog } from "../../src/platform/Logging.ts"
 
 const collect = (settings: LoggingSettings = { level: "info", format: "json" }) => {
   const lines: Array<string> = []

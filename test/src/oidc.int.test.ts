@@ -8,8 +8,8 @@ import {
   OidcLoginFailed,
   type OidcProvider,
   startAuthorization
-} from "../../src/Oidc.ts"
-import { checkedFetch, makePolicy, type OutboundFetch, parseOutboundAllow } from "../../src/Outbound.ts"
+} from "../../src/identity/Oidc.ts"
+import { checkedFetch, makePolicy, type OutboundFetch, parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { type OidcServer, startOidcServer } from "../support/oidcServer.ts"
 
 const redirectUri = "https://app.example.test/sso/callback"

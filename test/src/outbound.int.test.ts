@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { checkedFetch, makePolicy, OutboundRefused, parseOutboundAllow } from "../../src/Outbound.ts"
+import { checkedFetch, makePolicy, OutboundRefused, parseOutboundAllow } from "../../src/platform/Outbound.ts"
 
 const listen = async (host: string, handle: (request: IncomingMessage, response: ServerResponse) => void) => {
   const server = createServer(handle)

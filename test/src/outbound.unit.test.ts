@@ -1,7 +1,7 @@
 import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
-import { check, checkLiteral, makeAllowance, makePolicy, OutboundPolicy, parseOutboundAllow, type RefusedRange, refusedRange, type Resolver } from "../../src/Outbound.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
+import { check, checkLiteral, makeAllowance, makePolicy, OutboundPolicy, parseOutboundAllow, type RefusedRange, refusedRange, type Resolver } from "../../src/platform/Outbound.ts"
 
 // Addresses only: nothing here is sent anywhere.
 const table: ReadonlyArray<readonly [string, RefusedRange | undefined]> = [

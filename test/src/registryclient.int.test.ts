@@ -1,13 +1,13 @@
 /**
  * What a registry answers is stored in the catalog and read back by every listing: JSON nested past
- * MAX_JSON_DEPTH is refused as a failed call, like an answer that is not JSON (src/JsonDepth.ts).
+ * MAX_JSON_DEPTH is refused as a failed call, like an answer that is not JSON (src/platform/JsonDepth.ts).
  */
 import { Effect, Either } from "effect"
 import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { listServers } from "../../src/marketplace/RegistryClient.ts"
-import { makePolicy, OutboundPolicy, parseOutboundAllow } from "../../src/Outbound.ts"
+import { makePolicy, OutboundPolicy, parseOutboundAllow } from "../../src/platform/Outbound.ts"
 
 const deep = `{"servers":[{"server":${"[".repeat(1_000)}${"]".repeat(1_000)}}],"metadata":{}}`
 const server = createServer((_, response) => response.writeHead(200, { "content-type": "application/json" }).end(deep))

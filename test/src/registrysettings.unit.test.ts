@@ -1,6 +1,6 @@
 /** The marketplace's settings as loaded from the environment, and registry base URLs as kept. */
 import { describe, expect, it } from "vitest"
-import { loadConfig } from "../../src/Config.ts"
+import { loadConfig } from "../../src/platform/Config.ts"
 import { DEFAULT_SEED_REGISTRY_ID, normalizeBaseUrl, orgRegistryId } from "../../src/marketplace/RegistrySettings.ts"
 
 describe("marketplace settings", () => {

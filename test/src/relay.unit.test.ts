@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { Relay } from "../../src/Relay.ts"
+import { Relay } from "../../src/platform/Relay.ts"
 
 const recorder = () => {
   const heard: Array<string> = []

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest"
-import { clipped } from "../../src/StorableText.ts"
+import { clipped } from "../../src/platform/StorableText.ts"
 
 describe("clipped", () => {
   it("keeps text of at most max characters as it is", () => {

@@ -9,8 +9,8 @@ import { createServer } from "node:http"
 import type { AddressInfo } from "node:net"
 import { hostname } from "node:os"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { makePolicy, OutboundPolicy, parseOutboundAllow, refusedRange, type Resolver, systemResolver } from "../../src/Outbound.ts"
-import { newWebhookSecret, sendWebhook, signWebhook, verifyWebhook, type WebhookDelivery } from "../../src/Webhooks.ts"
+import { makePolicy, OutboundPolicy, parseOutboundAllow, refusedRange, type Resolver, systemResolver } from "../../src/platform/Outbound.ts"
+import { newWebhookSecret, sendWebhook, signWebhook, verifyWebhook, type WebhookDelivery } from "../../src/automations/Webhooks.ts"
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhookReceiver.ts"
 
 const send = (delivery: WebhookDelivery, options: { readonly allow?: string; readonly resolve?: Resolver } = {}) =>

@@ -7,7 +7,7 @@ import { createWriteStream } from "node:fs"
 import { mkdtemp } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { freePort } from "../../src/ports.ts"
+import { freePort } from "../../src/platform/ports.ts"
 import { databaseUrl, kafkaBrokers, uniqueName } from "./env.ts"
 import { call } from "./http.ts"
 

@@ -12,8 +12,8 @@ import { OrgActor } from "../../actors/org/actor.ts"
 import { AddMember, SetWorkspaceRole } from "../../actors/org/protocol.ts"
 import { UserActor } from "../../actors/user/actor.ts"
 import { RegisterUser, SetPassword } from "../../actors/user/protocol.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
-import { hashPassword } from "../../src/Secrets.ts"
+import { mintApiKey, newPublicId } from "../../src/identity/ApiKeyToken.ts"
+import { hashPassword } from "../../src/platform/Secrets.ts"
 import type { TestNode } from "./platform.ts"
 
 export interface Person {

@@ -8,7 +8,7 @@ import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { CreateApiKey } from "../../actors/apikey/protocol.ts"
 import { OrgActor } from "../../actors/org/actor.ts"
 import { CreateWorkspace, SetWorkspaceRole } from "../../actors/org/protocol.ts"
-import { mintApiKey, newPublicId } from "../../src/ApiKeyToken.ts"
+import { mintApiKey, newPublicId } from "../../src/identity/ApiKeyToken.ts"
 import { addPerson, bootstrapPlace, type Person } from "./people.ts"
 import type { TestNode } from "./platform.ts"
 

@@ -9,7 +9,7 @@ import { expect } from "vitest"
 import type { Reply } from "../e2e/client.ts"
 import { connectMcp } from "./mcp.ts"
 import { addPerson, callWithCookie, cliLogin, type Person, signIn } from "./people.ts"
-import type { AppConfig } from "../../src/Config.ts"
+import type { AppConfig } from "../../src/platform/Config.ts"
 import type { TestNode } from "./platform.ts"
 import type { RegistryServer } from "./registryServer.ts"
 

@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process"
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
-import { freePort } from "../../src/ports.ts"
+import { freePort } from "../../src/platform/ports.ts"
 
 export interface PostgresServer {
   readonly url: string

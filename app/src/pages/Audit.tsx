@@ -35,7 +35,7 @@ interface Page {
   readonly nextCursor: string | null
 }
 
-/** The filters `audit.list` takes (src/capabilities/Audit.ts), as the address carries them. */
+/** The filters `audit.list` takes (src/audit/Audit.ts), as the address carries them. */
 const TEXT_FILTERS = ["event", "capability", "userId", "apiKeyId"] as const
 const CHOICE_FILTERS = {
   kind: [

@@ -1,5 +1,5 @@
 /**
- * Approving a CLI login (src/DeviceLogin.ts): the CLI shows a user code and the address of this
+ * Approving a CLI login (src/identity/DeviceLogin.ts): the CLI shows a user code and the address of this
  * page (its `verification_uri_complete` carries `?user_code=`). The signed-in person checks the
  * code against their terminal, chooses the workspace (or the whole organization) the CLI will act
  * in as them, and approves or denies. A wrong code counts against a lock like a wrong password.

@@ -6,7 +6,7 @@ import { APICallError } from "@ai-sdk/provider"
 import { RetryError } from "ai"
 import { Schema } from "effect"
 import { ModelTierArchived } from "../../../actors/models/errors.ts"
-import { OutboundRefused } from "../../Outbound.ts"
+import { OutboundRefused } from "../../platform/Outbound.ts"
 
 // one class per tag: the actor refuses an archived default tier with the same error the resolver uses
 export { ModelTierArchived }

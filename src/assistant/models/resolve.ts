@@ -27,8 +27,8 @@ import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import type { LanguageModelV3, SharedV3ProviderOptions } from "@ai-sdk/provider"
 import { Effect } from "effect"
 import { Db, query } from "../../../streams/Db.ts"
-import { nodeFetch, type OutboundFetch } from "../../Outbound.ts"
-import { PlatformSecrets } from "../../Secrets.ts"
+import { nodeFetch, type OutboundFetch } from "../../platform/Outbound.ts"
+import { PlatformSecrets } from "../../platform/Secrets.ts"
 import { AssistantSettings } from "../Settings.ts"
 import {
   ModelFamilyUnknown,

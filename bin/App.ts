@@ -1,0 +1,160 @@
+/**
+ * The platform's layers, composed: Postgres, the log (Kafka when brokers are named, else the
+ * embedded table), the cluster, the actor host and the capability registry.
+ */
+import { Layer } from "effect"
+import { AgentActor } from "../actors/agent/actor.ts"
+import { ApiKeyActor } from "../actors/apikey/actor.ts"
+import { AuditActor } from "../actors/audit/actor.ts"
+import { BillingActor } from "../actors/billing/actor.ts"
+import { ClaimActor } from "../actors/claim/actor.ts"
+import { ConversationActor } from "../actors/conversation/actor.ts"
+import { DeviceActor } from "../actors/device/actor.ts"
+import { FileActor } from "../actors/file/actor.ts"
+import { GuardActor } from "../actors/guard/actor.ts"
+import { kindRegistry } from "../actors/kernel.ts"
+import { MachineActor } from "../actors/machine/actor.ts"
+import { ModelsActor } from "../actors/models/actor.ts"
+import { NodeActor } from "../actors/node/actor.ts"
+import { OrgActor } from "../actors/org/actor.ts"
+import { SchemaActor } from "../actors/schema/actor.ts"
+import { SessionActor } from "../actors/session/actor.ts"
+import { TelemetryActor } from "../actors/telemetry/actor.ts"
+import { UserActor } from "../actors/user/actor.ts"
+import * as ActorHost from "../streams/ActorHost.ts"
+import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
+import * as KafkaCluster from "../streams/KafkaCluster.ts"
+import * as KafkaLog from "../streams/KafkaLog.ts"
+import * as LocalCluster from "../streams/LocalCluster.ts"
+import * as LogSignals from "../streams/LogSignals.ts"
+import * as NodeMetrics from "../streams/Metrics.ts"
+import * as AccessCache from "../src/checkpoint/AccessCache.ts"
+import * as Outbound from "../src/platform/Outbound.ts"
+import * as PackRegistry from "../src/packs/Registry.ts"
+import * as Entitlement from "../src/packs/Entitlement.ts"
+import { Capabilities, makeRegistry } from "../src/checkpoint/Capability.ts"
+import { accountCapabilities } from "../src/identity/Account.ts"
+import { agentCapabilities } from "../src/assistant/Agents.ts"
+import { attachmentCapabilities } from "../src/assistant/Attachments.ts"
+import { mediaCapabilities } from "../src/media/Media.ts"
+import { auditCapabilities } from "../src/audit/Audit.ts"
+import { auditExportCapabilities } from "../src/audit/AuditExport.ts"
+import { billingCapabilities } from "../src/billing/Billing.ts"
+import { deviceCapabilities } from "../src/identity/Device.ts"
+import { identityCapabilities } from "../src/identity/Identity.ts"
+import { keyCapabilities } from "../src/identity/Keys.ts"
+import { machineCapabilities } from "../src/identity/Machines.ts"
+import { modelCapabilities } from "../src/assistant/ModelTiers.ts"
+import { nodeCapabilities } from "../src/nodes/Nodes.ts"
+import { organizationCapabilities, PublicUrl } from "../src/identity/Organization.ts"
+import { systemCapabilities } from "../src/checkpoint/System.ts"
+import type { AppConfig } from "../src/platform/Config.ts"
+import * as Db from "../streams/Db.ts"
+import { signerLayer } from "../streams/Checkpoints.ts"
+import { secretsLayer } from "../src/platform/Secrets.ts"
+import { AssistantSettings } from "../src/assistant/Settings.ts"
+import * as FairShares from "../src/platform/FairShares.ts"
+import { fileContentsLayer } from "../src/assistant/Files.ts"
+import * as AuditLog from "../src/audit/AuditLog.ts"
+import { Lockout } from "../src/identity/Lockout.ts"
+import * as KeyRotations from "../src/identity/KeyRotations.ts"
+import { chargesLayer } from "../src/billing/TurnCharges.ts"
+import { chatRateLimiterLayer } from "../src/assistant/RateLimit.ts"
+import * as TurnRegistry from "../src/assistant/TurnRegistry.ts"
+import { assistantCapabilities } from "../src/assistant/Assistant.ts"
+import { codegraphCapabilities } from "../src/packs/Codegraph.ts"
+import { a2aCapabilities } from "../src/a2a/Methods.ts"
+import { A2aTaskActor } from "../actors/a2atask/actor.ts"
+import { AutomationActor } from "../actors/automation/actor.ts"
+import { AutomationRunActor } from "../actors/automationrun/actor.ts"
+import { automationCapabilities } from "../src/automations/Automations.ts"
+import { notificationCapabilities } from "../src/notifications/Notifications.ts"
+import * as Automations from "../src/automations/Engine.ts"
+import { RegistryActor } from "../actors/registry/actor.ts"
+import { pluginCatalogCapabilities } from "../src/marketplace/PluginCatalog.ts"
+import * as RegistrySchedule from "../src/marketplace/RegistrySchedule.ts"
+import { RegistrySettings } from "../src/marketplace/RegistrySettings.ts"
+import * as CatalogCache from "../src/marketplace/CatalogCache.ts"
+import * as Envelope from "../src/marketplace/Envelope.ts"
+import { ListingActor } from "../actors/listing/actor.ts"
+import { pluginListingCapabilities } from "../src/marketplace/PluginListings.ts"
+import { pluginWorkspaceCapabilities } from "../src/marketplace/PluginWorkspace.ts"
+import { pluginCredentialCapabilities } from "../src/marketplace/PluginCredentials.ts"
+import { CredentialActor } from "../actors/credential/actor.ts"
+import { PluginSettings } from "../src/marketplace/PluginSettings.ts"
+import * as RefreshWatcher from "../src/marketplace/RefreshWatcher.ts"
+import * as Mail from "../src/platform/Mail.ts"
+import { NotificationActor } from "../actors/notification/actor.ts"
+import { McpAuthAlertsActor } from "../actors/authalerts/actor.ts"
+import { DocumentActor } from "../actors/document/actor.ts"
+import { documentCapabilities } from "../src/documents/Documents.ts"
+import { documentsPackCapabilities } from "../src/documents/DocumentsPack.ts"
+import { conversationCapabilities } from "../src/assistant/Conversations.ts"
+
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
+
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
+
+/** The embedded log lives beside the read models, in a schema a replay never drops. */
+export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
+
+export type LogSettings = Pick<AppConfig, "dbSchema" | "kafkaBrokers" | "topicPrefix" | "partitions" | "nodeId">
+
+/** The log alone (the replay tool reads it without joining the cluster). */
+export const logLayer = (config: LogSettings) =>
+  config.kafkaBrokers.length > 0
+    ? KafkaLog.layer({ brokers: config.kafkaBrokers, prefix: config.topicPrefix, partitions: config.partitions, clientId: config.nodeId })
+    : EmbeddedLog.layer({ logSchema: logSchemaOf(config.dbSchema), partitions: config.partitions })
+
+export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSessionTimeoutMs">) =>
+  config.kafkaBrokers.length > 0
+    ? KafkaCluster.layer({
+        brokers: config.kafkaBrokers,
+        prefix: config.topicPrefix,
+        partitions: config.partitions,
+        nodeId: config.nodeId,
+        sessionTimeoutMs: config.kafkaSessionTimeoutMs
+      })
+    : LocalCluster.layer(config.nodeId, config.partitions)
+
+/** Everything a node runs, given the Postgres URL to use. */
+export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number) => {
+  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize, node: config.nodeId })
+  const base = Layer.mergeAll(
+    logLayer(config),
+    clusterLayer(config),
+    Layer.succeed(ActorHost.ActorKinds, actorKinds),
+    Layer.succeed(Capabilities, registry),
+    PackRegistry.layer(registry),
+    Layer.succeed(PublicUrl, config.baseUrl),
+    Layer.succeed(AssistantSettings, config.assistant),
+    FairShares.layer(config.fairShares),
+    Layer.succeed(Lockout, config.lockout),
+    Outbound.layer(config.outboundAllow),
+    Layer.succeed(RegistrySettings, config.marketplace),
+    CatalogCache.layer,
+    Layer.succeed(PluginSettings, config.plugins),
+    secretsLayer(config.secretKey, config.dataDir),
+    Envelope.layer(config.authTokenEncryptionKey),
+    Mail.layer(config.mail),
+    signerLayer(config.audit, config.dataDir),
+    fileContentsLayer,
+    AccessCache.layer,
+    NodeMetrics.layer
+  ).pipe(Layer.provideMerge(db))
+  // the audit writer appends through the actor host's partition writers (the hash chain's one writer)
+  const host = Layer.mergeAll(AuditLog.layer({ windowMs: config.auditWindowMs, timeoutMs: config.commandTimeoutMs }), LogSignals.layer).pipe(
+    Layer.provideMerge(ActorHost.layer({
+      commandTimeoutMs: config.commandTimeoutMs,
+      cachedKeysPerPartition: config.cachedKeysPerPartition,
+      // a node that lost its partition to a rebalance hears it at its next heartbeat (a third of the session timeout)
+      fencedWriterGraceMs: config.kafkaSessionTimeoutMs / 2
+    })),
+    Layer.provideMerge(base)
+  )
+  // the assistant's turns stop (and record how they ended) before the host they report to
+  const charged = chargesLayer.pipe(Layer.provideMerge(host))
+  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
+  // runs call capabilities and turns: the engine stops before what they need
+  return Automations.layer.pipe(Layer.provideMerge(services))
+}

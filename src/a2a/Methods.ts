@@ -1,0 +1,219 @@
+/**
+ * The A2A methods as capabilities on their own surface, `a2a`, so they pass the one checkpoint:
+ * a workspace key (or a person) acts in its own workspace, and reads, follows, answers and cancels
+ * only its person's tasks: another person's task, or another workspace's, is not found (-32001),
+ * never revealed. A new task's turn passes the chat's own checks (7.1). The streaming methods
+ * answer with the started task, whose updates the gateway frames as SSE.
+ */
+import { packsOf } from "../packs/Entitlement.ts"
+import { Effect, Schema } from "effect"
+import { randomUUID } from "node:crypto"
+import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
+import { TaskNotFound } from "../../actors/a2atask/errors.ts"
+import { CancelTask, ReceiveMessage } from "../../actors/a2atask/protocol.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { AgentSlug } from "../../actors/agent/events.ts"
+import { AGENT_SLUG_METADATA, extendedAgentCard } from "./Card.ts"
+import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "./Protocol.ts"
+import { findTask, taskView } from "./TaskQueries.ts"
+import { contentOf, keptParts, uploadsOf } from "./Parts.ts"
+import { contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask } from "./Tasks.ts"
+import { findConversation } from "../assistant/ChatQueries.ts"
+import { uploadFiles } from "../assistant/Files.ts"
+import { agentToolsFor } from "../assistant/Tools.ts"
+import { listAgents } from "../assistant/WorkspaceAgents.ts"
+import * as TurnControl from "../assistant/TurnControl.ts"
+import { slugsOf } from "../identity/Auth.ts"
+import { type AnyCapability, Capabilities, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
+import { BadRequest } from "../platform/Errors.ts"
+import { PublicUrl } from "../identity/Organization.ts"
+import { askers, prepareTurn } from "../assistant/Assistant.ts"
+import { uploaderOf } from "../assistant/Attachments.ts"
+import { ownRecord } from "../checkpoint/Person.ts"
+
+const Task = Schema.Unknown
+
+const common = {
+  scope: "workspace",
+  surfaces: ["a2a"],
+  roles: askers,
+  claimedBy: "builtin",
+  destructive: false,
+  needsApproval: false
+} as const
+
+/**
+ * The workspace agent a new task's turn runs as, named in `message.metadata.agentSlug` (the
+ * extended card's extension); undefined: the workspace assistant.
+ */
+const agentSlugOf = (metadata: Readonly<Record<string, unknown>> | undefined) => {
+  const named = metadata?.[AGENT_SLUG_METADATA]
+  if (named === undefined) return Effect.succeed(undefined)
+  return Schema.decodeUnknown(AgentSlug)(named).pipe(
+    Effect.mapError(() => new BadRequest({ reason: "invalid_agent_slug", message: `message.metadata.${AGENT_SLUG_METADATA} must be the slug of one of the workspace's agents` }))
+  )
+}
+
+/** The caller's person's task; another person's, of this workspace or another, is -32001 as an unknown one. */
+const ownTask = (invocation: Invocation, taskId: string) =>
+  ownRecord(invocation, findTask(invocation.workspaceId!, taskId), () => new TaskNotFound({ taskId }))
+
+/** A message accepted: a new task to run, or the answer that resumes a waiting one. */
+type AcceptedMessage = { readonly task: NewTask } | { readonly taskId: string }
+
+/**
+ * message/send and message/stream: the caller's message, checked and recorded as its task's start
+ * or answer. A new task's files are stored as attachments of its turn (src/a2a/Parts.ts).
+ */
+const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
+  Effect.gen(function* () {
+    const { message } = params
+    const workspaceId = invocation.workspaceId!
+    const content = contentOf(message.parts)
+    if (message.taskId !== undefined) {
+      // the caller answers the question its own task waits on; the task's actor decides whether it still waits
+      const task = yield* ownTask(invocation, message.taskId)
+      // the answer to a question is text (the question's answer): a file has no place in it
+      if (message.parts.some((part) => part.kind === "file")) {
+        return yield* new BadRequest({ reason: "file_in_answer", message: "a message answering the agent's question carries text and data parts, not files" })
+      }
+      const host = yield* ActorHost
+      const questionId = task.pendingQuestionId
+      yield* host.send(
+        A2aTaskActor,
+        task.taskId,
+        new ReceiveMessage({ taskId: task.taskId, message: { messageId: message.messageId, parts: keptParts(message.parts, []) }, userId: invocation.principal.attributedTo ?? "" }),
+        invocation.meta
+      )
+      const conversation = yield* findConversation(workspaceId, task.conversationId)
+      if (conversation !== undefined && questionId !== null) {
+        yield* TurnControl.answerQuestion(conversation.conversationId, questionId, task.userId, content, { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
+      }
+      return { taskId: task.taskId }
+    }
+    let conversationRef: string | null = null
+    let newConversation: string | null = null
+    let contextId: string
+    if (message.contextId !== undefined) {
+      conversationRef = conversationOfContext(message.contextId)
+      if (conversationRef === null) return yield* new BadRequest({ reason: "invalid_context_id", message: `${message.contextId} is not a context id this agent issued` })
+      contextId = message.contextId
+    } else {
+      newConversation = invocation.newId("cnv")
+      contextId = contextOfConversation(newConversation)
+    }
+    const uploads = yield* uploadsOf(message.parts)
+    const agentSlug = yield* agentSlugOf(message.metadata)
+    const turn = yield* prepareTurn(invocation, { content, conversationId: conversationRef, turnId: randomUUID() }, newConversation, agentSlug)
+    // the turn's checks first, as for a chat request's attachments; then its files are stored as attachments of it
+    const files = uploads.length === 0 ? [] : yield* uploadFiles(uploaderOf(invocation), uploads, invocation.newId, invocation.meta)
+    return {
+      task: {
+        taskId: invocation.newId("a2a"),
+        contextId,
+        turn: { ...turn, attachments: files.map((file) => file.fileId) },
+        message: { messageId: message.messageId, parts: keptParts(message.parts, files) }
+      }
+    }
+  })
+
+export const sendMessage = defineCapability({
+  ...common,
+  name: "a2a.message.send",
+  description: "Send a message to the workspace agent (A2A message/send): a new task (message.metadata.agentSlug names a workspace agent; the assistant without it), a message continuing a context, or the answer to a task waiting for input. Answers with the task once it settles, or once it is submitted when not blocking.",
+  input: MessageSendParams,
+  output: Task,
+  sensitivity: "medium",
+  mutating: true,
+  changesAccess: false,
+  handler: (invocation, params) =>
+    Effect.flatMap(acceptMessage(invocation, params), (accepted) =>
+      sendAndSettle(invocation.workspaceId!, accepted, {
+        blocking: params.configuration?.blocking !== false,
+        historyLength: params.configuration?.historyLength
+      }))
+})
+
+export const streamMessage = defineCapability({
+  ...common,
+  name: "a2a.message.stream",
+  description: "Send a message to the workspace agent and follow its task as it runs (A2A message/stream): the Task as submitted, then its status and artifact updates until it settles.",
+  input: MessageSendParams,
+  // the started task stays in the process; the gateway frames its updates
+  output: Schema.Unknown,
+  sensitivity: "medium",
+  mutating: true,
+  changesAccess: false,
+  handler: (invocation, params) => Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation, accepted))
+})
+
+export const getTask = defineCapability({
+  ...common,
+  name: "a2a.tasks.get",
+  description: "Read one of your tasks (A2A tasks/get); historyLength keeps the last N messages of its history.",
+  input: TaskQueryParams,
+  output: Task,
+  sensitivity: "low",
+  mutating: false,
+  handler: (invocation, params) => Effect.map(ownTask(invocation, params.id), (task) => taskView(task, params.historyLength))
+})
+
+export const resubscribe = defineCapability({
+  ...common,
+  name: "a2a.tasks.resubscribe",
+  description: "Follow one of your tasks again (A2A tasks/resubscribe): its status updates until it settles.",
+  input: TaskQueryParams,
+  // the follower stays in the process; the gateway frames its updates
+  output: Schema.Unknown,
+  sensitivity: "low",
+  mutating: false,
+  handler: (invocation, params) =>
+    Effect.gen(function* () {
+      yield* ownTask(invocation, params.id)
+      return yield* streamTask(invocation, { taskId: params.id })
+    })
+})
+
+export const cancelTask = defineCapability({
+  ...common,
+  name: "a2a.tasks.cancel",
+  description: "Cancel one of your tasks that has not ended (A2A tasks/cancel); its turn stops.",
+  input: TaskIdParams,
+  output: Task,
+  sensitivity: "medium",
+  mutating: true,
+  changesAccess: false,
+  handler: (invocation, params) =>
+    Effect.gen(function* () {
+      const workspaceId = invocation.workspaceId!
+      const host = yield* ActorHost
+      // a malformed id, or another person's or workspace's task, is not found, like an unknown one
+      yield* ownTask(invocation, params.id)
+      yield* host.send(A2aTaskActor, params.id, new CancelTask({ taskId: params.id, workspaceId }), invocation.meta)
+      const task = (yield* findTask(workspaceId, params.id))!
+      // stop its turn, wherever it runs (a task cancelled before its run started is stopped by its own process)
+      const conversation = yield* findConversation(workspaceId, task.conversationId)
+      if (conversation !== undefined && task.runId !== null) {
+        yield* TurnControl.stopTurn(conversation.conversationId, task.turnId, task.userId, { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
+      }
+      return taskView(task)
+    })
+})
+
+export const extendedCard = defineCapability({
+  ...common,
+  name: "a2a.card.extended",
+  description: "The authenticated extended Agent Card: this workspace's agent and its skills (its workspace agents and tools).",
+  input: EmptyParams,
+  output: Schema.Unknown,
+  sensitivity: "low",
+  mutating: false,
+  handler: (invocation) =>
+    Effect.gen(function* () {
+      const [orgSlug, workspaceSlug] = (yield* slugsOf(invocation.orgId!, invocation.workspaceId)).split("/")
+      const agents = yield* listAgents(invocation.workspaceId!)
+      return extendedAgentCard(yield* PublicUrl, { orgSlug, workspaceSlug }, agents, agentToolsFor(yield* Capabilities, invocation, yield* packsOf(invocation.orgId)))
+    })
+})
+
+export const a2aCapabilities: ReadonlyArray<AnyCapability> = [sendMessage, streamMessage, getTask, resubscribe, cancelTask, extendedCard]

@@ -1,0 +1,114 @@
+/**
+ * Workspace enablement of allow-listed MCP servers (spec 2.9, 3.5, 4.5): `plugin.workspace.set_enabled`
+ * and `plugin.workspace.check_health` on the API (`/v1/{org}/{ws}/plugin/workspace/...`) and MCP,
+ * for the path's workspace. Enabling connects to the server with the MCP SDK client and records
+ * what it found (`health_status`, `last_health_check_at`, the tools listed) on the listing. A server
+ * that answers with an OAuth challenge is unhealthy with `healthError` `oauth_required`, and its
+ * listing becomes `oauth` (spec 6.3.4: OAuth is detected at connect time), so it can be connected.
+ */
+import { Effect, Either, Schema } from "effect"
+import { ListingActor } from "../../actors/listing/actor.ts"
+import { HealthStatus } from "../../actors/listing/definition.ts"
+import { RecordHealth, SetWorkspaceEnabled } from "../../actors/listing/protocol.ts"
+import type { ListingState } from "../../actors/listing/state.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
+import { connectHeaders } from "./Credentials.ts"
+import { listTools, McpOAuthRequired } from "./McpConnect.ts"
+import { nodeFetch } from "../platform/Outbound.ts"
+import { type Listing, ListingId, listingOfState, readListing, workspaceWrites } from "./PluginListings.ts"
+
+const common = { ...workspaceWrites, surfaces: ["api", "mcp"], sensitivity: "medium" } as const
+
+const WorkspaceInstall = Schema.Struct({
+  listingId: Schema.String,
+  workspaceId: Schema.String,
+  enabled: Schema.Boolean,
+  healthStatus: HealthStatus,
+  lastHealthCheckAt: Schema.NullOr(Schema.String),
+  healthError: Schema.NullOr(Schema.String),
+  tools: Schema.Array(Schema.String)
+})
+type WorkspaceInstall = typeof WorkspaceInstall.Type
+
+const installOf = (state: ListingState, workspaceId: string): WorkspaceInstall => {
+  if (state._tag !== "Live") throw new Error("a listing command succeeded without a listing")
+  const install = state.workspaces[workspaceId]
+  return {
+    listingId: state.listingId,
+    workspaceId,
+    enabled: install?.enabled ?? false,
+    healthStatus: install?.healthStatus ?? "unknown",
+    lastHealthCheckAt: install?.lastHealthCheckAt ?? null,
+    healthError: install?.healthError ?? null,
+    tools: install?.tools ?? []
+  }
+}
+
+/**
+ * Connects to the listing's server as the workspace would (its credential attached), lists the
+ * tools and records the outcome; the install as recorded.
+ */
+const checkHealth = (invocation: Invocation, listing: Listing) =>
+  Effect.gen(function* () {
+    const workspaceId = invocation.workspaceId!
+    const fetch = yield* nodeFetch
+    // what the server (or a missing credential) caused is its health; the platform's own failures are not
+    const found = yield* Effect.flatMap(connectHeaders(workspaceId, listing), (headers) =>
+      listTools({ endpointUrl: listing.endpointUrl!, transport: listing.transport!, headers }, fetch)
+    ).pipe(
+      Effect.map((tools): Either.Either<ReadonlyArray<string>, { readonly message: string }> => Either.right(tools)),
+      Effect.catchTags({
+        McpUnreachable: (e) => Effect.succeed(Either.left(e)),
+        McpOAuthRequired: (e) => Effect.succeed(Either.left(e)),
+        CredentialMissing: (e) => Effect.succeed(Either.left(e)),
+        EnvelopeUnreadable: (e) => Effect.succeed(Either.left(e)),
+        EncryptionNotConfigured: (e) => Effect.succeed(Either.left(e))
+      })
+    )
+    const oauthRequired = Either.isLeft(found) && found.left instanceof McpOAuthRequired
+    const host = yield* ActorHost
+    const { listingId } = listing
+    const { state } = yield* host.send(
+      ListingActor,
+      listingId,
+      new RecordHealth({
+        listingId,
+        orgId: invocation.orgId!,
+        workspaceId,
+        status: Either.isRight(found) ? "healthy" : "unhealthy",
+        error: Either.isLeft(found) ? (oauthRequired ? McpOAuthRequired.healthError : found.left.message) : null,
+        tools: Either.getOrElse(found, () => []),
+        oauthRequired
+      }),
+      { ...invocation.meta, commandId: `${invocation.meta.commandId}:health` }
+    )
+    return installOf(state, workspaceId)
+  })
+
+export const setWorkspaceEnabled = defineCapability({
+  ...common,
+  name: "plugin.workspace.set_enabled",
+  description:
+    "Enable or disable an MCP server of the organization's allow-list in this workspace. Enabling needs the listing enabled for the organization, connects to the server and records its health and tools.",
+  input: Schema.Struct({ listingId: ListingId, enabled: Schema.Boolean }),
+  output: WorkspaceInstall,
+  handler: (invocation, { listingId, enabled }) =>
+    Effect.gen(function* () {
+      const host = yield* ActorHost
+      const workspaceId = invocation.workspaceId!
+      const { state } = yield* host.send(ListingActor, listingId, new SetWorkspaceEnabled({ listingId, orgId: invocation.orgId!, workspaceId, enabled }), invocation.meta)
+      return enabled ? yield* checkHealth(invocation, listingOfState(state)) : installOf(state, workspaceId)
+    })
+})
+
+export const checkWorkspaceHealth = defineCapability({
+  ...common,
+  name: "plugin.workspace.check_health",
+  description: "Connect to an MCP server enabled in this workspace, list its tools, and record its health (health_status, last_health_check_at).",
+  input: Schema.Struct({ listingId: ListingId }),
+  output: WorkspaceInstall,
+  handler: (invocation, { listingId }) => Effect.flatMap(readListing(invocation.orgId!, listingId), (listing) => checkHealth(invocation, listing))
+})
+
+export const pluginWorkspaceCapabilities: ReadonlyArray<AnyCapability> = [setWorkspaceEnabled, checkWorkspaceHealth]
