@@ -82,6 +82,18 @@ export type AnyCapability = Capability<any, any, any>
 
 export const defineCapability = <I, O, R>(capability: Capability<I, O, R>): Capability<I, O, R> => capability
 
+/** A capability without its handler: what a wing's `Api.ts` declares (name, schemas, scope,
+ * surfaces, roles), readable without loading the code that serves it. */
+export type Contract<I, O> = Omit<Capability<I, O, never>, "handler">
+
+export const defineContract = <I, O>(contract: Contract<I, O>): Contract<I, O> => contract
+
+/** The capability a contract and its handler make; the handler's input and output are the contract's. */
+export const implement = <I, O, R>(contract: Contract<I, O>, handler: Capability<I, O, R>["handler"]): Capability<I, O, R> => ({
+  ...contract,
+  handler
+})
+
 /** A capability's REST route: its method and its path under `/v1/{orgSlug}/{workspaceSlug}/`
  * (or under `/v1/` for capabilities acting on the caller): the spec's fixed path, else the name
  * with `/` for `.`. */
