@@ -9,7 +9,7 @@ import { serveMetrics } from "../gateway/metricsListener.ts"
 import { startGateway } from "../gateway/server.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
-import { NodeMetrics } from "../streams/Metrics.ts"
+import { exposition, LATENCY_BUCKETS, NodeMetrics } from "../streams/Metrics.ts"
 import { appLayer, registry } from "./App.ts"
 import { CurrentReadFence } from "../streams/ReadFence.ts"
 import { nodeFence } from "../src/checkpoint/Background.ts"
@@ -19,11 +19,16 @@ import { Db } from "../streams/Db.ts"
 import { startEmbeddedPostgres } from "../src/platform/EmbeddedPostgres.ts"
 import { FailureDescriber } from "../src/platform/Failures.ts"
 import { makeNodeLog, withNodeLog } from "../src/platform/Logging.ts"
+import type { MetricsPort } from "../src/platform/Metrics.ts"
+import type { Registry } from "prom-client"
 
 const BOOTSTRAP_PROJECTION_TIMEOUT_MS = 30_000
 /** How long a stopping node waits for its read models to fold what it acknowledged. */
 const STOP_PROJECTION_TIMEOUT_MS = 10_000
 
+
+/** The node's registry as the gateway's metrics port. */
+const metricsPort = (registry: Registry): MetricsPort => ({ registry, latencyBuckets: LATENCY_BUCKETS, scrape: () => exposition(registry) })
 export interface NodeOptions {
   /** The clock requests see (tests inject one to step through key grace periods and expiries). */
   readonly clock?: Clock.Clock
@@ -61,12 +66,12 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     )
     const log = context.unsafeMap.get(EventLog.key) as EventLog["Type"]
     const db = context.unsafeMap.get(Db.key) as Db["Type"]
-    const metrics = (context.unsafeMap.get(NodeMetrics.key) as NodeMetrics["Type"]).registry
+    const metrics = metricsPort((context.unsafeMap.get(NodeMetrics.key) as NodeMetrics["Type"]).registry)
     // scraped from the start: a node catching up with the log shows its projection lag
     const metricsListener = config.metrics === undefined
       ? undefined
       : yield* Effect.acquireRelease(
-          Effect.promise(() => serveMetrics({ ...config.metrics!, registry: metrics })),
+          Effect.promise(() => serveMetrics({ ...config.metrics!, metrics })),
           (listener) => Effect.sync(listener.close)
         )
 

@@ -7,9 +7,9 @@
  * slugs and ids in URLs would make a series per workspace. The children of each label set are
  * made once and kept, so counting a request looks them up and observes.
  */
-import { Gauge, Histogram, type Registry } from "prom-client"
+import { Gauge, Histogram } from "prom-client"
 import type { Registry as CapabilityRegistry } from "../src/checkpoint/Capability.ts"
-import { LATENCY_BUCKETS } from "../src/platform/Metrics.ts"
+import type { MetricsPort } from "../src/platform/Metrics.ts"
 
 type Observer = Histogram.Internal<"method" | "route" | "status">
 type Counter = Gauge.Internal<"route">
@@ -24,12 +24,12 @@ export class HttpMetrics {
   readonly #observers = new Map<string, Map<string, Map<number, Observer>>>()
   readonly #streamCounters = new Map<string, Counter>()
 
-  constructor(registry: Registry) {
+  constructor({ registry, latencyBuckets }: MetricsPort) {
     this.#requests = new Histogram({
       name: "svc_http_request_duration_seconds",
       help: "HTTP requests answered, by method, route pattern and status: from arrival until the answer (a stream: until it opened) was written",
       labelNames: ["method", "route", "status"],
-      buckets: [...LATENCY_BUCKETS],
+      buckets: [...latencyBuckets],
       registers: [registry]
     })
     this.#streams = new Gauge({

@@ -2,9 +2,8 @@
  * The `/metrics` listener Prometheus scrapes: a port of its own, apart from the API, answering the
  * node's registry with no credential (it is for the operator's network; docs/decisions.md).
  */
-import type { Registry } from "prom-client"
 import uWS from "uWebSockets.js"
-import { exposition } from "../src/platform/Metrics.ts"
+import type { MetricsPort } from "../src/platform/Metrics.ts"
 import { route } from "./http.ts"
 
 export interface MetricsListener {
@@ -13,10 +12,10 @@ export interface MetricsListener {
 }
 
 /** Serves `GET /metrics` (the node's registry, and the process's) on a listener of its own. */
-export const serveMetrics = (options: { readonly host: string; readonly port: number; readonly registry: Registry }): Promise<MetricsListener> => {
+export const serveMetrics = (options: { readonly host: string; readonly port: number; readonly metrics: MetricsPort }): Promise<MetricsListener> => {
   const app = uWS.App()
   route(app, "get", "/metrics", async () => {
-    const { contentType, text } = await exposition(options.registry)
+    const { contentType, text } = await options.metrics.scrape()
     return { status: 200, headers: { "content-type": contentType }, text }
   })
   route(app, "any", "/*", async () => ({ status: 404, text: "not found: metrics are at /metrics\n" }))

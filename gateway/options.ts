@@ -3,9 +3,9 @@
  * listener's settings. Its own module, so the route files read it without importing server.ts.
  */
 import type { Effect, Exit } from "effect"
-import type { Registry as MetricsRegistry } from "prom-client"
 import type { Registry } from "../src/checkpoint/Capability.ts"
 import type { NodeLog } from "../src/platform/Logging.ts"
+import type { MetricsPort } from "../src/platform/Metrics.ts"
 
 export interface Health {
   readonly status: "ok"
@@ -30,8 +30,8 @@ export interface GatewayOptions {
   readonly secureCookies: boolean
   /** Origins whose pages may call the CORS routes; `*` opens the public ones only. */
   readonly corsOrigins: ReadonlyArray<string>
-  /** The node's metrics registry: the gateway counts its requests and streams there. */
-  readonly metrics: MetricsRegistry
+  /** The node's metrics: the gateway counts its requests and streams there. */
+  readonly metrics: MetricsPort
   /** The node's log: a line per request. */
   readonly log: NodeLog
   /** The built web app (app/dist), served at `/`; undefined serves none. */

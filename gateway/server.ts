@@ -24,7 +24,6 @@ import { pluginOAuthRoutes } from "./pluginOAuth.ts"
 import { uploadRoutes } from "./upload.ts"
 import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge, route, serveCors, Streaming } from "./http.ts"
 
-export type { GatewayOptions, Health } from "./options.ts"
 
 /**
  * The routes browser clients (the MCP Inspector, browser A2A clients) may call cross-origin: those
