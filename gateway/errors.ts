@@ -3,7 +3,7 @@
  * Every JSON error is `{ error: { code, reason?, message } }`.
  */
 import { Cause, Exit, Option } from "effect"
-import type { FailureDescription } from "../src/platform/Failures.ts"
+import { type FailureDescription, isRetryable } from "../src/platform/Failures.ts"
 import { causeFields } from "../src/platform/Logging.ts"
 import { type HttpReply, jsonError } from "./http.ts"
 
@@ -35,6 +35,35 @@ const unavailable = (reason: Row["reason"], message: (e: Tagged) => string): Row
   headers: () => ({ "retry-after": String(RETRY_UNAVAILABLE_SECONDS) })
 })
 
+/** The retryable class (src/platform/Failures.ts), answered alike; the reason names what was out of reach. */
+const retryable: Row = unavailable(
+  (e) => {
+    switch (e._tag) {
+      case "DbError":
+        return e.reason ?? "database_unavailable"
+      case "LogError":
+        return "log_unavailable"
+      case "ClusterError":
+        return "cluster_unavailable"
+      default:
+        return "owner_unreachable"
+    }
+  },
+  (e) => {
+    switch (e._tag) {
+      case "DbError":
+        return e.reason === "read_model_behind" ? e.message : "the database did not answer; retry"
+      case "LogError":
+        return "the event log did not answer; retry"
+      case "ClusterError":
+        return "the cluster did not answer; retry"
+      default:
+        return e.message
+    }
+  }
+)
+
+/** The terminal class: each failure's spec code. */
 const table: Readonly<Record<string, Row>> = {
   // checkpoint and gateway
   Unauthorized: own(401, "unauthorized"),
@@ -63,9 +92,6 @@ const table: Readonly<Record<string, Row>> = {
     message: (e) => e.message,
     headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
   },
-  Unavailable: unavailable("owner_unreachable", (e) => e.message),
-  DbError: unavailable((e) => e.reason ?? "database_unavailable", (e) => (e.reason === "read_model_behind" ? e.message : "the database did not answer; retry")),
-  LogError: unavailable("log_unavailable", () => "the event log did not answer; retry"),
   // schema registry
   InvalidLabelName: badRequest("invalid_label_name", (e) => `'${e.label}' is not a valid label name`),
   InvalidPropertyName: badRequest("invalid_property_name", (e) => `'${e.property}' is not a valid property name`),
@@ -222,7 +248,7 @@ const rowOf = <E>(cause: Cause.Cause<E>): { readonly error: Tagged; readonly row
   const failure = Cause.failureOption(cause)
   if (Option.isNone(failure)) return undefined
   const error = failure.value as Tagged
-  const row = table[error?._tag]
+  const row = isRetryable(error) ? retryable : table[error?._tag]
   return row === undefined ? undefined : { error, row }
 }
 

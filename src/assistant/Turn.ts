@@ -30,6 +30,7 @@ import { modelMessageOf, rewriteSummaryIfDue, VERBATIM_MESSAGES } from "./Summar
 import { ASK_USER, type AgentTool } from "./Tools.ts"
 import { failure, startFailure, turnRecorder } from "./TurnRecording.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
+import { isRetryable } from "../platform/Failures.ts"
 
 /** A turn still running after this is stopped (`engine_aborted`); runs older than that count as abandoned. */
 export const MAX_TURN_MS = 60 * 60 * 1000
@@ -313,7 +314,7 @@ const describeTurnError = (error: unknown, paidBy: ResolvedModel["paidBy"]): Tur
     return failure("attachment_refused", "the model of this turn cannot read an attached file", "unsupported_by_model")
   }
   if (tag === "ModelKeyLimitReached") return failure("assistant_model_key_limit", "the organization's model key reached its daily spend limit")
-  if (tag === "HostUnavailable" || tag === "DbError" || tag === "Unavailable") {
+  if (isRetryable(error)) {
     return failure("engine_unavailable", "the assistant engine could not reach its storage; retry")
   }
   const classified = classifyModelError(error, paidBy)

@@ -9,7 +9,7 @@ import { createHash, randomUUID } from "node:crypto"
 import { auditEvent } from "../../actors/audit/events.ts"
 import { AuditActor } from "../../actors/audit/actor.ts"
 import { keyOf } from "../../actors/kernel.ts"
-import { ActorHost, type ActorHostService, HostUnavailable } from "../../streams/ActorHost.ts"
+import { ActorHost, type ActorHostService } from "../../streams/ActorHost.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { addPosition, CurrentReadFence, parsePositions, type ReadFence } from "../../streams/ReadFence.ts"
 
@@ -25,6 +25,7 @@ import { checkEntitlement } from "../packs/Entitlement.ts"
 import { authorize, checkPurpose, resolveScope } from "./Access.ts"
 import { READ_FENCE_TIMEOUT_MS } from "./Background.ts"
 import { Capabilities, type Invocation, type InvokeRequest, offeredOn } from "./Capability.ts"
+import { orOwnerUnreachable } from "../platform/Failures.ts"
 
 /** The checkpoint. Succeeds with the capability's encoded output. */
 export const invoke = <E>(request: InvokeRequest<E>) =>
@@ -96,10 +97,7 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
       const sent = { orgId: place.orgId, workspaceId: place.workspaceId, input: yield* Schema.encode(capability.input)(input).pipe(Effect.orDie) }
       yield* bindIdempotencyKey(seed, requestDigest(sent), invocation.meta)
     }
-    const outcome = yield* capability.handler(invocation, input).pipe(
-      Effect.mapError((e) => (e instanceof HostUnavailable ? new Unavailable({ message: e.message }) : e)),
-      Effect.either
-    )
+    const outcome = yield* capability.handler(invocation, input).pipe(orOwnerUnreachable, Effect.either)
     // AccessCache: what a write changed (a key, a member, a setting) shows at once on this node
     if (capability.changesAccess ?? capability.mutating) {
       const orgId = place.orgId

@@ -19,6 +19,7 @@ import { Claim, claimId } from "../../actors/claim/protocol.ts"
 import { hashPassword } from "../platform/Secrets.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey, newPublicId } from "./ApiKeyToken.ts"
+import { isRetryable } from "../platform/Failures.ts"
 
 export const BootstrapFile = Schema.Struct({
   baseUrl: Schema.String,
@@ -66,7 +67,7 @@ export const bootstrap = (dataDir: string, baseUrl: string) =>
       commandId: string
     ) =>
       host.send(kind, id, command, { at, actor: "system", commandId }).pipe(
-        Effect.retry({ while: (e) => (e as { _tag?: string })._tag === "HostUnavailable", times: 5 }),
+        Effect.retry({ while: isRetryable, times: 5 }),
         Effect.catchIf((e) => alreadyDone.has((e as { _tag?: string })._tag ?? ""), () => Effect.void)
       )
     const orgId = fixedId("org", ORG_SLUG)

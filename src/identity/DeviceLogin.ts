@@ -28,10 +28,11 @@ import { IssueCredential, RevokeApiKey } from "../../actors/apikey/protocol.ts"
 import { DeviceActor } from "../../actors/device/actor.ts"
 import { RedeemDevice, RequestDevice } from "../../actors/device/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
-import { ActorHost, HostUnavailable } from "../../streams/ActorHost.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey, mintToken, newPublicId, parseToken, verifySecret } from "./ApiKeyToken.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { NotFound, Unavailable } from "../platform/Errors.ts"
+import { isRetryable, orOwnerUnreachable } from "../platform/Failures.ts"
 
 /** A device code lives ten minutes (RFC 8628 `expires_in`). */
 export const DEVICE_CODE_TTL_SECONDS = 600
@@ -83,9 +84,6 @@ export class DeviceTokenError extends Schema.TaggedError<DeviceTokenError>()("De
 
 const tokenError = (error: DeviceTokenError["error"], description: string) => new DeviceTokenError({ error, error_description: description })
 
-const orNotReachable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.mapError((e) => (e instanceof HostUnavailable ? new Unavailable({ message: e.message }) : e)))
-
 const iso = (millis: number) => new Date(millis).toISOString()
 
 const millisOf = (value: Date | string) => (value instanceof Date ? value.getTime() : Date.parse(value))
@@ -122,7 +120,7 @@ export const requestDeviceCode = (input: { readonly clientName: string; readonly
     const deviceId = newPublicId("dev")
     const code = mintToken("dvc_")
     const meta: CommandMeta = { commandId: randomUUID(), at: iso(now), actor: "anonymous" }
-    yield* orNotReachable(host.send(DeviceActor, deviceId, new RequestDevice({
+    yield* orOwnerUnreachable(host.send(DeviceActor, deviceId, new RequestDevice({
       deviceId,
       userCode,
       deviceLookup: code.lookupId,
@@ -234,7 +232,7 @@ const redeem = (
     const key = mintApiKey()
     // the key is the approver's: its creation is recorded as theirs in the organization's audit log
     const meta = (): CommandMeta => ({ commandId: randomUUID(), at: iso(now), actor: `user:${approval.userId}` })
-    yield* orNotReachable(host.send(ApiKeyActor, keyId, new IssueCredential({
+    yield* orOwnerUnreachable(host.send(ApiKeyActor, keyId, new IssueCredential({
       keyId,
       orgId: approval.orgId,
       workspaceId: approval.workspaceId,
@@ -252,13 +250,13 @@ const redeem = (
     // (harmless) and the device still approved, so the CLI's next poll succeeds. A refusal here
     // (another poll redeemed it first, or the code expired meanwhile) revokes the unused key.
     yield* host.send(DeviceActor, deviceId, new RedeemDevice({ deviceId, keyId }), meta()).pipe(
-      Effect.catchIf((e) => !(e instanceof HostUnavailable), (refusal) =>
+      Effect.catchIf((e) => !isRetryable(e), (refusal) =>
         host.send(ApiKeyActor, keyId, new RevokeApiKey({ keyId }), { ...meta(), actor: "system" }).pipe(
           Effect.ignore,
           Effect.flatMap(() => Effect.fail(refusalOf(refusal)))
         )
       ),
-      orNotReachable
+      orOwnerUnreachable
     )
     return { access_token: key.raw, token_type: "Bearer" as const, key_id: keyId, expires_in: Math.floor(CLI_LOGIN_TTL_MS / 1000) } satisfies DeviceTokenResponse
   })

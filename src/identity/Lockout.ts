@@ -17,10 +17,10 @@ import { GuardActor } from "../../actors/guard/actor.ts"
 import { Admit, type Attempt, CountFailure } from "../../actors/guard/protocol.ts"
 import { lockedAt } from "../../actors/guard/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
-import { ActorHost, HostUnavailable } from "../../streams/ActorHost.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, query } from "../../streams/Db.ts"
 import type { LockoutConfig } from "../platform/Config.ts"
-import { Unavailable } from "../platform/Errors.ts"
+import { orOwnerUnreachable } from "../platform/Failures.ts"
 
 /** The node's lockout settings. */
 export class Lockout extends Context.Tag("svc/Lockout")<Lockout, LockoutConfig>() {}
@@ -80,9 +80,6 @@ const refusal = (lockedUntil: ReadonlyArray<string>, now: number) => {
   return new TooManyAttempts({ retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) })
 }
 
-const orNotReachable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.mapError((e) => (e instanceof HostUnavailable ? new Unavailable({ message: e.message }) : e)))
-
 /**
  * Refuses at once while a guard of these guesses is locked, as the read models show it (this
  * node's own writes included): the cheap check before a password hash is spent. It may miss a
@@ -107,7 +104,7 @@ const decideAll = (guesses: Guesses, command: (guard: Guard) => CountFailure | A
     const now = yield* Clock.currentTimeMillis
     const at = new Date(now).toISOString()
     // each guard's lock end, if it is locked after the command (a rejection: it was locked before)
-    const ends = yield* orNotReachable(Effect.forEach(
+    const ends = yield* orOwnerUnreachable(Effect.forEach(
       guardsOf(guesses),
       (guard) =>
         host.send(GuardActor, guard.id, command(guard), { commandId: randomUUID(), at, actor }).pipe(

@@ -13,7 +13,7 @@ import { SignInFailed } from "../../actors/audit/events.ts"
 import { encodeEvent, keyOf } from "../../actors/kernel.ts"
 import { SessionActor } from "../../actors/session/actor.ts"
 import { EndSession, StartSession } from "../../actors/session/protocol.ts"
-import { ActorHost, HostUnavailable } from "../../streams/ActorHost.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
 import { AccessCache } from "../checkpoint/AccessCache.ts"
 import { mintToken, newPublicId } from "./ApiKeyToken.ts"
 import { SESSION_COOKIE } from "./Auth.ts"
@@ -21,6 +21,7 @@ import { Db, query } from "../../streams/Db.ts"
 import { Unauthorized, Unavailable } from "../platform/Errors.ts"
 import { admit, countFailure, emailSubject, type Guesses, refuseWhileLocked } from "./Lockout.ts"
 import { decoyPasswordHash, PlatformSecrets, verifyPassword } from "../platform/Secrets.ts"
+import { orOwnerUnreachable } from "../platform/Failures.ts"
 
 /** A browser session lasts 12 hours from sign-in (see docs/decisions.md). */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
@@ -32,9 +33,6 @@ export interface StartedSession {
   readonly token: string
   readonly expiresAt: string
 }
-
-const orNotReachable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.mapError((e) => (e instanceof HostUnavailable ? new Unavailable({ message: e.message }) : e)))
 
 /** The organizations of an account (none for an email nobody holds): each records its security events. */
 const orgIdsOf = (userId: string | null) =>
@@ -60,7 +58,7 @@ export const startSession = (input: {
     const sessionId = newPublicId("ses")
     const at = new Date(now).toISOString()
     const expiresAt = new Date(now + SESSION_TTL_MS).toISOString()
-    yield* orNotReachable(host.send(SessionActor, sessionId, new StartSession({
+    yield* orOwnerUnreachable(host.send(SessionActor, sessionId, new StartSession({
       sessionId,
       userId: input.userId,
       lookupId: token.lookupId,
@@ -143,7 +141,7 @@ export const signOut = (sessionId: string, userId: string) =>
     const host = yield* ActorHost
     const accessCache = yield* AccessCache
     const at = new Date(yield* Clock.currentTimeMillis).toISOString()
-    yield* orNotReachable(host.send(SessionActor, sessionId, new EndSession({ sessionId }), { commandId: randomUUID(), at, actor: `user:${userId}` }))
+    yield* orOwnerUnreachable(host.send(SessionActor, sessionId, new EndSession({ sessionId }), { commandId: randomUUID(), at, actor: `user:${userId}` }))
     // AccessCache: the cookie stops working at once on this node; elsewhere within its TTL
     accessCache.invalidateCredential(sessionId)
   })
