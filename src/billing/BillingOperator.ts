@@ -20,7 +20,8 @@ import * as LocalCluster from "../../streams/LocalCluster.ts"
 import * as NodeMetrics from "../../streams/Metrics.ts"
 import { actorKinds, logLayer } from "../../bin/App.ts"
 import type { AppConfig } from "../platform/Config.ts"
-import { Db, query } from "../../streams/Db.ts"
+import type { Db } from "../../streams/Db.ts"
+import { organizationIdBySlug } from "./Queries.ts"
 
 /** The operator's request cannot be carried out; `reason` says why. */
 export class BillingOperatorRefused extends Schema.TaggedError<BillingOperatorRefused>()("BillingOperatorRefused", {
@@ -37,12 +38,9 @@ export interface OperatorBilling {
 
 const organizationOf = (orgSlug: string) =>
   Effect.gen(function* () {
-    const db = yield* Db
-    // slugs are not unique in the read model; routes resolve them the same way (lowest id first)
-    const [org] = yield* query("find organization", () => db.sql`
-      select org_id from ${db.table("organizations")} where slug = ${orgSlug} order by org_id limit 1`)
-    if (org === undefined) return yield* new BillingOperatorRefused({ reason: "organization_not_found", message: `no organization ${orgSlug}` })
-    return org.org_id as string
+    const orgId = yield* organizationIdBySlug(orgSlug)
+    if (orgId === undefined) return yield* new BillingOperatorRefused({ reason: "organization_not_found", message: `no organization ${orgSlug}` })
+    return orgId
   })
 
 const operatorMeta = Effect.map(Clock.currentTimeMillis, (now): CommandMeta => ({

@@ -17,7 +17,8 @@ import { dayOf, monthOf } from "../../actors/billing/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost, type HostUnavailable } from "../../streams/ActorHost.ts"
 import * as GroupCommit from "../../streams/GroupCommit.ts"
-import { Db, type DbError, query } from "../../streams/Db.ts"
+import type { Db, DbError } from "../../streams/Db.ts"
+import { type BillingRow, billingRow } from "./Queries.ts"
 
 export class BillingSuspended extends Schema.TaggedError<BillingSuspended>()("BillingSuspended", {
   orgId: Schema.String
@@ -81,33 +82,23 @@ export interface BillingAccount {
 
 /** An account row's columns as of `now` (null throughout for an organization without a row:
  * unmetered, uncapped). */
-const accountFrom = (row: Record<string, any> | undefined, now: Date): BillingAccount => ({
+const accountFrom = (row: BillingRow | undefined, now: Date): BillingAccount => ({
   credits: row?.credits ?? null,
   suspended: row?.suspended ?? false,
-  assistantMonthlyCap: row?.assistant_monthly_cap ?? null,
-  assistantSpentThisMonth: row?.assistant_month === monthOf(now) ? row.assistant_spent : 0,
-  modelKeyDailyLimit: row?.model_key_daily_limit ?? null,
-  modelKeySpentToday: row?.model_key_day === dayOf(now) ? row.model_key_spent : 0
+  assistantMonthlyCap: row?.assistantMonthlyCap ?? null,
+  assistantSpentThisMonth: row?.assistantMonth === monthOf(now) ? row.assistantSpent! : 0,
+  modelKeyDailyLimit: row?.modelKeyDailyLimit ?? null,
+  modelKeySpentToday: row?.modelKeyDay === dayOf(now) ? row.modelKeySpent! : 0
 })
 
 /** The organization's account and (when named) one workspace's budget and month spend, as of
  * `now`, in one round trip: the check runs on every chat request. */
 const readBilling = (orgId: string, workspaceId: string | null, now: Date) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const [row] = yield* query("billing account", () => db.sql`
-      select a.credits, a.suspended, a.assistant_monthly_cap, a.assistant_month, a.assistant_spent,
-        a.model_key_daily_limit, a.model_key_day, a.model_key_spent,
-        b.monthly_budget, b.month as budget_month, b.spent as budget_spent
-      from (select 1) as one
-      left join ${db.table("billing_accounts")} a on a.org_id = ${orgId}
-      left join ${db.table("workspace_budgets")} b on b.workspace_id = ${workspaceId} and b.org_id = ${orgId}`)
-    return {
-      account: accountFrom(row, now),
-      workspaceBudget: (row?.monthly_budget ?? null) as number | null,
-      workspaceSpentThisMonth: (row?.budget_month === monthOf(now) ? row.budget_spent : 0) as number
-    }
-  })
+  Effect.map(billingRow(orgId, workspaceId), (row) => ({
+    account: accountFrom(row, now),
+    workspaceBudget: (row?.monthlyBudget ?? null) as number | null,
+    workspaceSpentThisMonth: (row?.budgetMonth === monthOf(now) ? row.budgetSpent : 0) as number
+  }))
 
 /** The organization's account as of `now`. */
 export const readAccount = (orgId: string, now: Date): Effect.Effect<BillingAccount, DbError, Db> =>

@@ -7,55 +7,27 @@ import { generateText } from "ai"
 import { Effect, Schema } from "effect"
 import { storeFiles } from "../assistant/Files.ts"
 import { resolveTurnModel } from "../assistant/models/resolve.ts"
-import { type AnyCapability, defineCapability, type Role } from "../checkpoint/Capability.ts"
+import { type AnyCapability, implement } from "../checkpoint/Capability.ts"
 import { renderPdf } from "./Pdf.ts"
 import { clipped } from "../platform/StorableText.ts"
 import { uploaderOf } from "../assistant/Attachments.ts"
-import { createDocument, DocumentVersion, Markdown, readDocument, reviseDocument, Title } from "./Documents.ts"
-
-export const DOCUMENTS_PACK = "svc/documents"
-
-const writers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
-
-const writes = {
-  scope: "workspace",
-  surfaces: ["api", "mcp", "agent"],
-  roles: writers,
-  sensitivity: "low",
-  mutating: true,
-  changesAccess: false,
-  destructive: false,
-  needsApproval: false,
-  claimedBy: DOCUMENTS_PACK
-} as const
+import * as Api from "./Api.ts"
+import { Markdown } from "./Api.ts"
+import { createDocument, readDocument, reviseDocument } from "./Documents.ts"
 
 /** A file name from a title: what a file system would refuse becomes `_`. */
 const pdfName = (title: string) => `${title.replace(/[\\/:*?"<>|\x00-\x1f]/g, "_").slice(0, 200)}.pdf`
 
-export const documentsPdfCreate = defineCapability({
-  ...writes,
-  name: "documents.pdf.create",
-  description:
-    "Render a workspace document (its latest version, or the version named) to PDF with its headings, lists and tables; answers the gen_ id of the stored file (download it with assistant.attachments.download).",
-  input: Schema.Struct({ documentId: Schema.String.pipe(Schema.maxLength(64)), version: Schema.optional(Schema.Int.pipe(Schema.positive())) }),
-  output: Schema.Struct({
-    fileId: Schema.String,
-    name: Schema.String,
-    mediaType: Schema.Literal("application/pdf"),
-    size: Schema.Number,
-    documentId: Schema.String,
-    version: Schema.Int
-  }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const document = yield* readDocument(invocation.workspaceId!, input.documentId, input.version)
-      // any Markdown renders (what the fonts cannot show becomes ?): a failure here is a defect
-      const bytes = yield* Effect.promise(() => renderPdf(document.title, document.content, invocation.at))
-      const file = { fileId: invocation.newId("gen"), name: pdfName(document.title), mediaType: "application/pdf", bytes, size: bytes.length }
-      yield* storeFiles(uploaderOf(invocation), [file], invocation.meta)
-      return { fileId: file.fileId, name: file.name, mediaType: "application/pdf" as const, size: file.size, documentId: document.documentId, version: document.version }
-    })
-})
+export const documentsPdfCreate = implement(Api.documentsPdfCreate, (invocation, input) =>
+  Effect.gen(function* () {
+    const document = yield* readDocument(invocation.workspaceId!, input.documentId, input.version)
+    // any Markdown renders (what the fonts cannot show becomes ?): a failure here is a defect
+    const bytes = yield* Effect.promise(() => renderPdf(document.title, document.content, invocation.at))
+    const file = { fileId: invocation.newId("gen"), name: pdfName(document.title), mediaType: "application/pdf", bytes, size: bytes.length }
+    yield* storeFiles(uploaderOf(invocation), [file], invocation.meta)
+    return { fileId: file.fileId, name: file.name, mediaType: "application/pdf" as const, size: file.size, documentId: document.documentId, version: document.version }
+  })
+)
 
 /** The model that writes a document did not answer (502 `document_model_failed`). */
 export class DocumentModelFailed extends Schema.TaggedError<DocumentModelFailed>()("DocumentModelFailed", { message: Schema.String }) {}
@@ -74,37 +46,23 @@ export const titleOf = (markdown: string, prompt: string): string => {
   return clipped(title, 80)
 }
 
-export const documentsGenerate = defineCapability({
-  ...writes,
-  name: "documents.generate",
-  description:
-    "Have a model write a Markdown document from a prompt into the workspace: a new document, or a new version of the document named by documentId. Answers the document.",
-  input: Schema.Struct({
-    prompt: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(20_000)),
-    title: Schema.optional(Title),
-    /** Write a new version of this document instead of a new one. */
-    documentId: Schema.optional(Schema.String.pipe(Schema.maxLength(64))),
-    /** The model tier (as a chat request's `tier`); the organization's default when omitted. */
-    tier: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
-  }),
-  output: DocumentVersion,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      // a revision is refused before any model is paid for when the document is not the workspace's
-      if (input.documentId !== undefined) yield* readDocument(invocation.workspaceId!, input.documentId)
-      const model = yield* resolveTurnModel({ orgId: invocation.orgId!, tier: input.tier })
-      const written = yield* Effect.tryPromise({
-        try: (signal) =>
-          generateText({ model: model.model, system: WRITER_PROMPT, prompt: input.prompt, providerOptions: model.providerOptions, abortSignal: signal, maxRetries: 0 }),
-        catch: (e) => new DocumentModelFailed({ message: `the model ${model.modelId} wrote no document: ${e instanceof Error ? e.message : String(e)}` })
-      })
-      const content = yield* Schema.decode(Markdown)(written.text.trim()).pipe(
-        Effect.mapError(() => new DocumentModelFailed({ message: `the model ${model.modelId} wrote more than a document holds` }))
-      )
-      const title = input.title ?? titleOf(content, input.prompt)
-      if (input.documentId === undefined) return yield* createDocument(invocation, title, content)
-      return yield* reviseDocument(invocation, input.documentId, title, content)
+export const documentsGenerate = implement(Api.documentsGenerate, (invocation, input) =>
+  Effect.gen(function* () {
+    // a revision is refused before any model is paid for when the document is not the workspace's
+    if (input.documentId !== undefined) yield* readDocument(invocation.workspaceId!, input.documentId)
+    const model = yield* resolveTurnModel({ orgId: invocation.orgId!, tier: input.tier })
+    const written = yield* Effect.tryPromise({
+      try: (signal) =>
+        generateText({ model: model.model, system: WRITER_PROMPT, prompt: input.prompt, providerOptions: model.providerOptions, abortSignal: signal, maxRetries: 0 }),
+      catch: (e) => new DocumentModelFailed({ message: `the model ${model.modelId} wrote no document: ${e instanceof Error ? e.message : String(e)}` })
     })
-})
+    const content = yield* Schema.decode(Markdown)(written.text.trim()).pipe(
+      Effect.mapError(() => new DocumentModelFailed({ message: `the model ${model.modelId} wrote more than a document holds` }))
+    )
+    const title = input.title ?? titleOf(content, input.prompt)
+    if (input.documentId === undefined) return yield* createDocument(invocation, title, content)
+    return yield* reviseDocument(invocation, input.documentId, title, content)
+  })
+)
 
 export const documentsPackCapabilities: ReadonlyArray<AnyCapability> = [documentsGenerate, documentsPdfCreate]

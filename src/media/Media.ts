@@ -13,15 +13,16 @@ import { Effect, Schema } from "effect"
 import { AttachmentRefused, readAttachments, storeFiles } from "../assistant/Files.ts"
 import { resolveTurnModel } from "../assistant/models/resolve.ts"
 import { AssistantSettings } from "../assistant/Settings.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
+import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
 import { NotFound } from "../platform/Errors.ts"
 import { nodeFetch } from "../platform/Outbound.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { decodePng, dominantColours, renderPromptPng } from "./Png.ts"
 import { dimensionsOf, formatOf } from "./ImageInfo.ts"
 import { renderPromptSvg, sanitizeSvg } from "./Svg.ts"
-import { DEFAULT_PAGE_LIMIT, PageLimit } from "../platform/Paging.ts"
+import { DEFAULT_PAGE_LIMIT } from "../platform/Paging.ts"
 import { uploaderOf } from "../assistant/Attachments.ts"
+import * as Api from "./Api.ts"
+import { imageFiles } from "./Queries.ts"
 
 /** No video provider is configured on this node. */
 export class VideoProviderUnavailable extends Schema.TaggedError<VideoProviderUnavailable>()("VideoProviderUnavailable", {
@@ -32,16 +33,6 @@ export class VideoProviderUnavailable extends Schema.TaggedError<VideoProviderUn
 export class ImageProviderFailed extends Schema.TaggedError<ImageProviderFailed>()("ImageProviderFailed", {
   message: Schema.String
 }) {}
-
-/** Who may make files in the workspace (as for uploads): a viewer only looks. */
-const writers = ["org:owner", "workspace:admin", "workspace:member"] as const
-const readers = [...writers, "workspace:viewer"] as const
-
-const Prompt = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4000))
-/** Pixels per side of a generated picture. */
-const Side = Schema.Int.pipe(Schema.between(16, 2048))
-
-const GeneratedFile = Schema.Struct({ fileId: Schema.String, name: Schema.String, mediaType: Schema.String, size: Schema.Number })
 
 /** A file name from the prompt: its first words, file-safe. */
 const fileNameOf = (prompt: string, extension: string) =>
@@ -54,10 +45,6 @@ const storeGenerated = (invocation: Invocation, name: string, mediaType: string,
     yield* storeFiles(uploaderOf(invocation), [file], invocation.meta)
     return { fileId: file.fileId, name, mediaType, size: file.size }
   })
-
-const makes = { sensitivity: "low", mutating: true, changesAccess: false, destructive: false, needsApproval: false } as const
-const looks = { sensitivity: "low", mutating: false, changesAccess: false, destructive: false, needsApproval: false } as const
-const everywhere = ["api", "mcp", "agent"] as const
 
 const SVG_WRITER_PROMPT =
   "You draw pictures as SVG. Answer with one complete <svg> element, with the SVG namespace and the width and height asked, and nothing else: no prose, no scripts, no styles, no external references."
@@ -81,36 +68,17 @@ const svgFromModel = (orgId: string, tier: string | undefined, prompt: string, w
     return written.text.match(/<svg\b[\s\S]*<\/svg>/i)?.[0] ?? null
   })
 
-export const generateSvg = defineCapability({
-  name: "svg.generate",
-  description: "Draw an SVG image from a prompt with the model of a tier (the organization's default when omitted); the SVG is sanitized (no scripts, event handlers, foreignObject or external references) and stored as a gen_ file of the workspace.",
-  scope: "workspace",
-  input: Schema.Struct({
-    prompt: Prompt,
-    width: Schema.optional(Side),
-    height: Schema.optional(Side),
-    /** The model tier (as a chat request's `tier`). */
-    tier: Schema.optional(Schema.String.pipe(Schema.maxLength(64)))
-  }),
-  output: Schema.Struct({ ...GeneratedFile.fields, svg: Schema.String, drawnBy: Schema.Literal("model", "offline") }),
-  surfaces: everywhere,
-  roles: writers,
-  ...makes,
-  claimedBy: "svc/media-svg",
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const width = input.width ?? 512
-      const height = input.height ?? 512
-      // a model that writes no SVG (the offline model echoes its prompt) leaves the offline drawing
-      const written = yield* svgFromModel(invocation.orgId!, input.tier, input.prompt, width, height)
-      const svg = sanitizeSvg(written ?? renderPromptSvg(input.prompt, width, height))
-      const file = yield* storeGenerated(invocation, fileNameOf(input.prompt, "svg"), "image/svg+xml", Buffer.from(svg, "utf8"))
-      return { ...file, svg, drawnBy: written === null ? ("offline" as const) : ("model" as const) }
-    })
-})
-
-const ImageInput = Schema.Struct({ prompt: Prompt, width: Schema.optional(Side), height: Schema.optional(Side) })
-const ImageOutput = Schema.Struct({ ...GeneratedFile.fields, width: Schema.Number, height: Schema.Number })
+export const generateSvg = implement(Api.generateSvg, (invocation, input) =>
+  Effect.gen(function* () {
+    const width = input.width ?? 512
+    const height = input.height ?? 512
+    // a model that writes no SVG (the offline model echoes its prompt) leaves the offline drawing
+    const written = yield* svgFromModel(invocation.orgId!, input.tier, input.prompt, width, height)
+    const svg = sanitizeSvg(written ?? renderPromptSvg(input.prompt, width, height))
+    const file = yield* storeGenerated(invocation, fileNameOf(input.prompt, "svg"), "image/svg+xml", Buffer.from(svg, "utf8"))
+    return { ...file, svg, drawnBy: written === null ? ("offline" as const) : ("model" as const) }
+  })
+)
 
 /** The operator's OpenAI-compatible endpoint, called through the outbound guard. */
 const operatorProvider = Effect.gen(function* () {
@@ -132,7 +100,7 @@ const imageFromModel = (modelId: string, prompt: string, width: number, height: 
 /** The image of a prompt, stored: the configured model's, else the offline renderer's (the same
  * prompt and size give the same bytes). Width and height are the image's own (its PNG, GIF or JPEG
  * header), since a model may answer another size than asked. */
-const renderAndStore = (invocation: Invocation, input: typeof ImageInput.Type, side: number) =>
+const renderAndStore = (invocation: Invocation, input: Api.ImageInput, side: number) =>
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
     const width = input.width ?? side
@@ -147,30 +115,9 @@ const renderAndStore = (invocation: Invocation, input: typeof ImageInput.Type, s
     return { ...file, width: dimensions?.width ?? width, height: dimensions?.height ?? height }
   })
 
-/** What `image.generate` and `image.create` share: they differ in their default size. */
-const imageMaking = {
-  scope: "workspace",
-  input: ImageInput,
-  output: ImageOutput,
-  surfaces: everywhere,
-  roles: writers,
-  ...makes,
-  claimedBy: "svc/media-image"
-} as const
+export const generateImage = implement(Api.generateImage, (invocation, input) => renderAndStore(invocation, input, 512))
 
-export const generateImage = defineCapability({
-  ...imageMaking,
-  name: "image.generate",
-  description: "Generate an image from a prompt (default 512×512; PNG offline) and store it as a gen_ file of the workspace.",
-  handler: (invocation, input) => renderAndStore(invocation, input, 512)
-})
-
-export const createImage = defineCapability({
-  ...imageMaking,
-  name: "image.create",
-  description: "Create an image from a prompt at a given size (default 1024×1024; PNG offline) and store it as a gen_ file of the workspace.",
-  handler: (invocation, input) => renderAndStore(invocation, input, 1024)
-})
+export const createImage = implement(Api.createImage, (invocation, input) => renderAndStore(invocation, input, 1024))
 
 /** A PNG's raster, or null for one this decoder does not read (palette, interlaced, 16-bit) or
  * whose data is corrupt: the file is still described by its format and size. */
@@ -201,84 +148,39 @@ const describeWithModel = (modelId: string, bytes: Uint8Array, mediaType: string
     return text
   })
 
-export const analyzeImage = defineCapability({
-  name: "image.analyze",
-  description:
-    "Describe an image file of the workspace: its format, size in bytes, dimensions (PNG, GIF, JPEG), for PNG its dominant colours, and what a vision model sees in it when one is configured.",
-  scope: "workspace",
-  input: Schema.Struct({ fileId: Schema.String.pipe(Schema.maxLength(64)) }),
-  output: Schema.Struct({
-    fileId: Schema.String,
-    format: Schema.String,
-    size: Schema.Number,
-    width: Schema.NullOr(Schema.Number),
-    height: Schema.NullOr(Schema.Number),
-    dominantColours: Schema.Array(Schema.Struct({ hex: Schema.String, share: Schema.Number })),
-    /** What the configured vision model says the image shows; null without one. */
-    description: Schema.NullOr(Schema.String)
-  }),
-  surfaces: everywhere,
-  roles: readers,
-  ...looks,
-  claimedBy: "svc/media-image",
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const [file] = yield* readAttachments(invocation.workspaceId!, [input.fileId]).pipe(
-        Effect.catchIf(
-          (e): e is AttachmentRefused => e instanceof AttachmentRefused && e.reason === "attachment_not_found",
-          () => new NotFound({ reason: "file_not_found", message: `no file ${input.fileId} in this workspace` })
-        )
+export const analyzeImage = implement(Api.analyzeImage, (invocation, input) =>
+  Effect.gen(function* () {
+    const [file] = yield* readAttachments(invocation.workspaceId!, [input.fileId]).pipe(
+      Effect.catchIf(
+        (e): e is AttachmentRefused => e instanceof AttachmentRefused && e.reason === "attachment_not_found",
+        () => new NotFound({ reason: "file_not_found", message: `no file ${input.fileId} in this workspace` })
       )
-      const settings = yield* AssistantSettings
-      const format = formatOf(file.bytes)
-      const raster = format === "png" ? readPng(file.bytes) : null
-      const dimensions = dimensionsOf(file.bytes, format)
-      return {
-        fileId: file.id,
-        format,
-        size: file.bytes.length,
-        width: dimensions?.width ?? null,
-        height: dimensions?.height ?? null,
-        dominantColours: raster === null ? [] : dominantColours(raster, 5),
-        description: settings.visionModel === undefined || format === "unknown" ? null : yield* describeWithModel(settings.visionModel, file.bytes, `image/${format}`)
-      }
-    })
-})
+    )
+    const settings = yield* AssistantSettings
+    const format = formatOf(file.bytes)
+    const raster = format === "png" ? readPng(file.bytes) : null
+    const dimensions = dimensionsOf(file.bytes, format)
+    return {
+      fileId: file.id,
+      format,
+      size: file.bytes.length,
+      width: dimensions?.width ?? null,
+      height: dimensions?.height ?? null,
+      dominantColours: raster === null ? [] : dominantColours(raster, 5),
+      description: settings.visionModel === undefined || format === "unknown" ? null : yield* describeWithModel(settings.visionModel, file.bytes, `image/${format}`)
+    }
+  })
+)
 
-export const listImages = defineCapability({
-  name: "image.list",
-  description: "List the workspace's image files (generated or uploaded), newest first.",
-  scope: "workspace",
-  input: Schema.Struct({ limit: Schema.optional(PageLimit) }),
-  output: Schema.Struct({ images: Schema.Array(Schema.Struct({ ...GeneratedFile.fields, createdAt: Schema.String })) }),
-  surfaces: everywhere,
-  roles: readers,
-  ...looks,
-  claimedBy: "svc/media-image",
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const db = yield* Db
-      const rows = yield* query("list images", () => db.sql`
-        select file_id, name, media_type, size, uploaded_at from ${db.table("files")}
-        where workspace_id = ${invocation.workspaceId!} and media_type like 'image/%'
-        order by uploaded_at desc, file_id desc limit ${input.limit ?? DEFAULT_PAGE_LIMIT}`)
-      return {
-        images: rows.map((r) => ({ fileId: r.file_id, name: r.name, mediaType: r.media_type, size: r.size, createdAt: (r.uploaded_at as Date).toISOString() }))
-      }
-    })
-})
+export const listImages = implement(Api.listImages, (invocation, input) =>
+  Effect.gen(function* () {
+    const images = yield* imageFiles(invocation.workspaceId!, input.limit ?? DEFAULT_PAGE_LIMIT)
+    return { images }
+  })
+)
 
-export const generateVideo = defineCapability({
-  name: "video.generate",
-  description: "Generate a video from a prompt through the configured video provider (none is configured on this platform yet).",
-  scope: "workspace",
-  input: Schema.Struct({ prompt: Prompt, durationSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 60))) }),
-  output: GeneratedFile,
-  surfaces: everywhere,
-  roles: writers,
-  ...makes,
-  claimedBy: "svc/media-video",
-  handler: () => new VideoProviderUnavailable({ message: "no video provider is configured on this platform; video.generate cannot run" })
-})
+export const generateVideo = implement(Api.generateVideo, () =>
+  new VideoProviderUnavailable({ message: "no video provider is configured on this platform; video.generate cannot run" })
+)
 
 export const mediaCapabilities: ReadonlyArray<AnyCapability> = [generateSvg, generateImage, createImage, analyzeImage, listImages, generateVideo]

@@ -8,64 +8,38 @@
  */
 import { Effect, Schema } from "effect"
 import { AssistantSettings } from "../assistant/Settings.ts"
-import { type AnyCapability, defineCapability, type Role } from "../checkpoint/Capability.ts"
+import { type AnyCapability, implement } from "../checkpoint/Capability.ts"
 import { nodeFetch } from "../platform/Outbound.ts"
+import * as Api from "./Api.ts"
 
 export class CodegraphUnavailable extends Schema.TaggedError<CodegraphUnavailable>()("CodegraphUnavailable", {
   message: Schema.String
 }) {}
 
-const Result = Schema.Struct({
-  path: Schema.String,
-  symbol: Schema.optional(Schema.String),
-  line: Schema.optional(Schema.Int),
-  snippet: Schema.optional(Schema.String)
-})
-
-const Answer = Schema.Struct({ results: Schema.Array(Result) })
-
 /** How long the service may take before it counts as not answering. */
 const TIMEOUT_MS = 5_000
 
-const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
-
-export const searchCodegraph = defineCapability({
-  name: "codegraph.search",
-  description: "Search the workspace's code graph for files and symbols matching a query.",
-  scope: "workspace",
-  input: Schema.Struct({
-    query: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500)),
-    limit: Schema.optional(Schema.Int.pipe(Schema.between(1, 50)))
-  }),
-  output: Answer,
-  surfaces: ["api", "mcp", "agent"],
-  roles: readers,
-  sensitivity: "low",
-  mutating: false,
-  destructive: false,
-  needsApproval: false,
-  claimedBy: "builtin",
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const { codegraphUrl } = yield* AssistantSettings
-      if (codegraphUrl === undefined) return yield* new CodegraphUnavailable({ message: "no code graph service is set up (CODEGRAPH_URL)" })
-      const fetch = yield* nodeFetch
-      const response = yield* Effect.tryPromise({
-        try: (signal) =>
-          fetch(`${codegraphUrl.replace(/\/+$/, "")}/search`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ workspaceId: invocation.workspaceId, query: input.query, limit: input.limit ?? 10 }),
-            signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)])
-          }),
-        catch: () => new CodegraphUnavailable({ message: "the code graph service is not answering" })
-      })
-      if (!response.ok) return yield* new CodegraphUnavailable({ message: `the code graph service answered ${response.status}` })
-      const body = yield* Effect.tryPromise({ try: () => response.json(), catch: () => new CodegraphUnavailable({ message: "the code graph service answered no JSON" }) })
-      return yield* Schema.decodeUnknown(Answer)(body).pipe(
-        Effect.mapError(() => new CodegraphUnavailable({ message: "the code graph service answered in an unknown shape" }))
-      )
+export const searchCodegraph = implement(Api.searchCodegraph, (invocation, input) =>
+  Effect.gen(function* () {
+    const { codegraphUrl } = yield* AssistantSettings
+    if (codegraphUrl === undefined) return yield* new CodegraphUnavailable({ message: "no code graph service is set up (CODEGRAPH_URL)" })
+    const fetch = yield* nodeFetch
+    const response = yield* Effect.tryPromise({
+      try: (signal) =>
+        fetch(`${codegraphUrl.replace(/\/+$/, "")}/search`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ workspaceId: invocation.workspaceId, query: input.query, limit: input.limit ?? 10 }),
+          signal: AbortSignal.any([signal, AbortSignal.timeout(TIMEOUT_MS)])
+        }),
+      catch: () => new CodegraphUnavailable({ message: "the code graph service is not answering" })
     })
-})
+    if (!response.ok) return yield* new CodegraphUnavailable({ message: `the code graph service answered ${response.status}` })
+    const body = yield* Effect.tryPromise({ try: () => response.json(), catch: () => new CodegraphUnavailable({ message: "the code graph service answered no JSON" }) })
+    return yield* Schema.decodeUnknown(Api.CodegraphAnswer)(body).pipe(
+      Effect.mapError(() => new CodegraphUnavailable({ message: "the code graph service answered in an unknown shape" }))
+    )
+  })
+)
 
 export const codegraphCapabilities: ReadonlyArray<AnyCapability> = [searchCodegraph]

@@ -4,9 +4,10 @@
  * the node that installs, enables, disables or uninstalls a pack drops the organization's entry.
  */
 import { Clock, Context, Effect, Layer, Schema } from "effect"
-import { Db, query } from "../../streams/Db.ts"
+import type { Db } from "../../streams/Db.ts"
 import type { AnyCapability } from "../checkpoint/Capability.ts"
 import { deniedBy, PluginSettings } from "../marketplace/PluginSettings.ts"
+import { enabledPackNames } from "./Queries.ts"
 
 /** Spec 8: the entitlement cache's lifetime. */
 export const ENTITLEMENT_TTL_MS = 30_000
@@ -42,13 +43,7 @@ export const layer = Layer.effect(
     // bumped by each drop: a read that began before it does not put back what it read
     const generation = new Map<string, number>()
     const read = (orgId: string) =>
-      Effect.gen(function* () {
-        const db = yield* Db
-        const rows = yield* query("installed packs", () => db.sql`
-          select name from ${db.table("plugin_listings")}
-          where org_id = ${orgId} and plugin_type = 'capability' and enabled and deleted_at is null`)
-        return new Set(rows.map((row) => row.name as string).filter((name) => deniedBy(denylist, name) === undefined))
-      })
+      Effect.map(enabledPackNames(orgId), (names) => new Set(names.filter((name) => deniedBy(denylist, name) === undefined)))
     return {
       installedPacks: (orgId) =>
         Effect.gen(function* () {

@@ -1,0 +1,76 @@
+/**
+ * The audit wing's contracts: the organization audit log (`audit.list`) and its export with proofs
+ * (`audit.export`), for an Owner, on the API and MCP.
+ */
+import { Schema } from "effect"
+import { defineContract } from "../checkpoint/Capability.ts"
+import { PageLimit } from "../platform/Paging.ts"
+
+export const Entry = Schema.Struct({
+  id: Schema.String,
+  at: Schema.String,
+  kind: Schema.Literal("capability", "security", "playbook"),
+  /** The security event's type, e.g. `api_key.revoked`; null for an invocation. */
+  event: Schema.NullOr(Schema.String),
+  capability: Schema.NullOr(Schema.String),
+  surface: Schema.NullOr(Schema.String),
+  workspaceId: Schema.NullOr(Schema.String),
+  principalKind: Schema.String,
+  apiKeyId: Schema.NullOr(Schema.String),
+  userId: Schema.NullOr(Schema.String),
+  outcome: Schema.NullOr(Schema.String),
+  errorTag: Schema.NullOr(Schema.String),
+  durationMs: Schema.NullOr(Schema.Number),
+  detail: Schema.NullOr(Schema.Unknown)
+})
+export type Entry = typeof Entry.Type
+
+export const listAudit = defineContract({
+  name: "audit.list",
+  description: "List the organization's audit log, newest first, filtered by kind, event, capability, surface, person, key, outcome or time.",
+  scope: "organization",
+  roles: ["org:owner"],
+  surfaces: ["api", "mcp"],
+  sensitivity: "high",
+  mutating: false,
+  destructive: false,
+  needsApproval: false,
+  claimedBy: "builtin",
+  input: Schema.Struct({
+    kind: Schema.optional(Schema.Literal("capability", "security", "playbook")),
+    event: Schema.optional(Schema.String),
+    capability: Schema.optional(Schema.String),
+    surface: Schema.optional(Schema.Literal("api", "mcp", "agent", "a2a", "playbook")),
+    userId: Schema.optional(Schema.String),
+    apiKeyId: Schema.optional(Schema.String),
+    outcome: Schema.optional(Schema.Literal("succeeded", "failed")),
+    since: Schema.optional(Schema.DateTimeUtc),
+    until: Schema.optional(Schema.DateTimeUtc),
+    limit: Schema.optional(PageLimit),
+    cursor: Schema.optional(Schema.String)
+  }),
+  output: Schema.Struct({ entries: Schema.Array(Entry), nextCursor: Schema.NullOr(Schema.String) })
+})
+
+export const exportAuditTrail = defineContract({
+  name: "audit.export",
+  description:
+    "Export the organization's audit trail between two times as JSON Lines read from the log: each event with its partition, offset and hashes, the chain's links and the signed checkpoints covering them; check it with scripts/verify-audit-export.mjs and the key at /.well-known/svc-audit-key.",
+  scope: "organization",
+  roles: ["org:owner"],
+  surfaces: ["api", "mcp"],
+  sensitivity: "high",
+  mutating: false,
+  destructive: false,
+  needsApproval: false,
+  claimedBy: "builtin",
+  input: Schema.Struct({ from: Schema.DateTimeUtc, to: Schema.DateTimeUtc }),
+  output: Schema.Struct({
+    /** The export, one JSON object per line (the first describes it). */
+    jsonl: Schema.String,
+    events: Schema.Number,
+    checkpoints: Schema.Number,
+    /** Events after their partition's last checkpoint: export again once the next one is written. */
+    uncovered: Schema.Number
+  })
+})
