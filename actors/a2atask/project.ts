@@ -1,5 +1,5 @@
 /** Read model: `a2a_tasks` (migration 0011), one full row per task written from the state after
- * each event; tasks/get reads it (src/a2a/TaskQueries.ts). */
+ * each event; tasks/get reads it (src/a2a/Queries.ts). */
 import type { EventContext, RowOp } from "../kernel.ts"
 import type { A2aTaskEvent } from "./events.ts"
 import type { A2aTaskState } from "./state.ts"

@@ -14,8 +14,8 @@ import { CancelTask, ReceiveMessage } from "../../actors/a2atask/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { AgentSlug } from "../../actors/agent/events.ts"
 import { AGENT_SLUG_METADATA, extendedAgentCard } from "./Card.ts"
-import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "./Protocol.ts"
-import { findTask, taskView } from "./TaskQueries.ts"
+import type { MessageSendParams } from "./Protocol.ts"
+import { findTask, taskView } from "./Queries.ts"
 import { contentOf, keptParts, uploadsOf } from "./Parts.ts"
 import { contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask } from "./Tasks.ts"
 import { findConversation } from "../assistant/ChatQueries.ts"
@@ -24,23 +24,13 @@ import { agentToolsFor } from "../assistant/Tools.ts"
 import { listAgents } from "../assistant/WorkspaceAgents.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 import { slugsOf } from "../identity/Auth.ts"
-import { type AnyCapability, Capabilities, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
+import { type AnyCapability, Capabilities, implement, type Invocation } from "../checkpoint/Capability.ts"
 import { BadRequest } from "../platform/Errors.ts"
 import { PublicUrl } from "../identity/Organization.ts"
-import { askers, prepareTurn } from "../assistant/Assistant.ts"
+import { prepareTurn } from "../assistant/Assistant.ts"
 import { uploaderOf } from "../assistant/Attachments.ts"
 import { ownRecord } from "../checkpoint/Person.ts"
-
-const Task = Schema.Unknown
-
-const common = {
-  scope: "workspace",
-  surfaces: ["a2a"],
-  roles: askers,
-  claimedBy: "builtin",
-  destructive: false,
-  needsApproval: false
-} as const
+import * as Api from "./Api.ts"
 
 /**
  * The workspace agent a new task's turn runs as, named in `message.metadata.agentSlug` (the
@@ -117,103 +107,52 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
     }
   })
 
-export const sendMessage = defineCapability({
-  ...common,
-  name: "a2a.message.send",
-  description: "Send a message to the workspace agent (A2A message/send): a new task (message.metadata.agentSlug names a workspace agent; the assistant without it), a message continuing a context, or the answer to a task waiting for input. Answers with the task once it settles, or once it is submitted when not blocking.",
-  input: MessageSendParams,
-  output: Task,
-  sensitivity: "medium",
-  mutating: true,
-  changesAccess: false,
-  handler: (invocation, params) =>
-    Effect.flatMap(acceptMessage(invocation, params), (accepted) =>
-      sendAndSettle(invocation.workspaceId!, accepted, {
-        blocking: params.configuration?.blocking !== false,
-        historyLength: params.configuration?.historyLength
-      }))
-})
+export const sendMessage = implement(Api.sendMessage, (invocation, params) =>
+  Effect.flatMap(acceptMessage(invocation, params), (accepted) =>
+    sendAndSettle(invocation.workspaceId!, accepted, {
+      blocking: params.configuration?.blocking !== false,
+      historyLength: params.configuration?.historyLength
+    }))
+)
 
-export const streamMessage = defineCapability({
-  ...common,
-  name: "a2a.message.stream",
-  description: "Send a message to the workspace agent and follow its task as it runs (A2A message/stream): the Task as submitted, then its status and artifact updates until it settles.",
-  input: MessageSendParams,
-  // the started task stays in the process; the gateway frames its updates
-  output: Schema.Unknown,
-  sensitivity: "medium",
-  mutating: true,
-  changesAccess: false,
-  handler: (invocation, params) => Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation, accepted))
-})
+export const streamMessage = implement(Api.streamMessage, (invocation, params) =>
+  Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation, accepted))
+)
 
-export const getTask = defineCapability({
-  ...common,
-  name: "a2a.tasks.get",
-  description: "Read one of your tasks (A2A tasks/get); historyLength keeps the last N messages of its history.",
-  input: TaskQueryParams,
-  output: Task,
-  sensitivity: "low",
-  mutating: false,
-  handler: (invocation, params) => Effect.map(ownTask(invocation, params.id), (task) => taskView(task, params.historyLength))
-})
+export const getTask = implement(Api.getTask, (invocation, params) =>
+  Effect.map(ownTask(invocation, params.id), (task) => taskView(task, params.historyLength))
+)
 
-export const resubscribe = defineCapability({
-  ...common,
-  name: "a2a.tasks.resubscribe",
-  description: "Follow one of your tasks again (A2A tasks/resubscribe): its status updates until it settles.",
-  input: TaskQueryParams,
-  // the follower stays in the process; the gateway frames its updates
-  output: Schema.Unknown,
-  sensitivity: "low",
-  mutating: false,
-  handler: (invocation, params) =>
-    Effect.gen(function* () {
-      yield* ownTask(invocation, params.id)
-      return yield* streamTask(invocation, { taskId: params.id })
-    })
-})
+export const resubscribe = implement(Api.resubscribe, (invocation, params) =>
+  Effect.gen(function* () {
+    yield* ownTask(invocation, params.id)
+    return yield* streamTask(invocation, { taskId: params.id })
+  })
+)
 
-export const cancelTask = defineCapability({
-  ...common,
-  name: "a2a.tasks.cancel",
-  description: "Cancel one of your tasks that has not ended (A2A tasks/cancel); its turn stops.",
-  input: TaskIdParams,
-  output: Task,
-  sensitivity: "medium",
-  mutating: true,
-  changesAccess: false,
-  handler: (invocation, params) =>
-    Effect.gen(function* () {
-      const workspaceId = invocation.workspaceId!
-      const host = yield* ActorHost
-      // a malformed id, or another person's or workspace's task, is not found, like an unknown one
-      yield* ownTask(invocation, params.id)
-      yield* host.send(A2aTaskActor, params.id, new CancelTask({ taskId: params.id, workspaceId }), invocation.meta)
-      const task = (yield* findTask(workspaceId, params.id))!
-      // stop its turn, wherever it runs (a task cancelled before its run started is stopped by its own process)
-      const conversation = yield* findConversation(workspaceId, task.conversationId)
-      if (conversation !== undefined && task.runId !== null) {
-        yield* TurnControl.stopTurn(conversation.conversationId, task.turnId, task.userId, { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
-      }
-      return taskView(task)
-    })
-})
+export const cancelTask = implement(Api.cancelTask, (invocation, params) =>
+  Effect.gen(function* () {
+    const workspaceId = invocation.workspaceId!
+    const host = yield* ActorHost
+    // a malformed id, or another person's or workspace's task, is not found, like an unknown one
+    yield* ownTask(invocation, params.id)
+    yield* host.send(A2aTaskActor, params.id, new CancelTask({ taskId: params.id, workspaceId }), invocation.meta)
+    const task = (yield* findTask(workspaceId, params.id))!
+    // stop its turn, wherever it runs (a task cancelled before its run started is stopped by its own process)
+    const conversation = yield* findConversation(workspaceId, task.conversationId)
+    if (conversation !== undefined && task.runId !== null) {
+      yield* TurnControl.stopTurn(conversation.conversationId, task.turnId, task.userId, { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
+    }
+    return taskView(task)
+  })
+)
 
-export const extendedCard = defineCapability({
-  ...common,
-  name: "a2a.card.extended",
-  description: "The authenticated extended Agent Card: this workspace's agent and its skills (its workspace agents and tools).",
-  input: EmptyParams,
-  output: Schema.Unknown,
-  sensitivity: "low",
-  mutating: false,
-  handler: (invocation) =>
-    Effect.gen(function* () {
-      const [orgSlug, workspaceSlug] = (yield* slugsOf(invocation.orgId!, invocation.workspaceId)).split("/")
-      const agents = yield* listAgents(invocation.workspaceId!)
-      return extendedAgentCard(yield* PublicUrl, { orgSlug, workspaceSlug }, agents, agentToolsFor(yield* Capabilities, invocation, yield* packsOf(invocation.orgId)))
-    })
-})
+export const extendedCard = implement(Api.extendedCard, (invocation) =>
+  Effect.gen(function* () {
+    const [orgSlug, workspaceSlug] = (yield* slugsOf(invocation.orgId!, invocation.workspaceId)).split("/")
+    const agents = yield* listAgents(invocation.workspaceId!)
+    return extendedAgentCard(yield* PublicUrl, { orgSlug, workspaceSlug }, agents, agentToolsFor(yield* Capabilities, invocation, yield* packsOf(invocation.orgId)))
+  })
+)
 
 export const a2aCapabilities: ReadonlyArray<AnyCapability> = [sendMessage, streamMessage, getTask, resubscribe, cancelTask, extendedCard]

@@ -24,13 +24,13 @@ import { noteWrite, type Position } from "../../streams/ReadFence.ts"
 import { newPublicId } from "../identity/ApiKeyToken.ts"
 import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
-import { TurnRegistry } from "../assistant/TurnRegistry.ts"
+import { TurnRegistry, type TurnRegistryService } from "../assistant/TurnRegistry.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation } from "../checkpoint/Capability.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { Started } from "../platform/Relay.ts"
 import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type StatusUpdate, type TaskState } from "./Protocol.ts"
-import { type A2aTask, taskView } from "./TaskQueries.ts"
+import { type A2aTask, taskView } from "./Queries.ts"
 
 /** A new task the checkpoint let through: its turn, the ids it will be known by, and the caller's message as its history keeps it. */
 export interface NewTask {
@@ -75,22 +75,12 @@ export const conversationOfContext = (contextId: string): string | null =>
   /^ctx_[0-9a-f]{32}$/.test(contextId) ? `cnv_${contextId.slice(4)}` : null
 export const contextOfConversation = (publicId: string): string => `ctx_${publicId.slice(4)}`
 
-/**
- * Submits the task, then runs its turn in the background; the listener hears the task's updates.
- * Resolves with the task as submitted (the turn goes on after).
- */
-export const startTask = (task: NewTask, listener: TaskListener) =>
+/** Records the task as submitted, before its turn starts; a failure gives the turn's share back (`release`). */
+const submit = (task: NewTask, release: () => void) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
-    const registry = yield* TurnRegistry
-    const { a2aTasksInFlight } = yield* NodeMetrics
     const { taskId, contextId } = task
     const { invocation } = task.turn
-    const clock = yield* Effect.clock
-    const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
-    const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
-    // the turn's share of its key and workspace, before anything is recorded; given back as the turn ends
-    const release = yield* takeTurnShare(invocation)
     const submitted = yield* host.send(
       A2aTaskActor,
       taskId,
@@ -107,15 +97,24 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       }),
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:submit` }
     ).pipe(Effect.onError(() => Effect.sync(release)))
+    return submitted.state as Task
+  })
 
-    const submittedTask = submitted.state as Task
-    listener.submitted?.(taskView(submittedTask))
+/** Makes a report of the turn: its command (none: nothing to record), what follows once it is
+ * recorded, and whether it is the turn's last. */
+type Reporter = (command: A2aTaskCommand | undefined, then: Report["then"], last?: boolean) => void
 
-    // reports reach the actor in the order the turn made them, one after the other; the listener
-    // hears each after it is recorded, and `then` learns the task as the actor answered the report
-    // (undefined when unknown). The turn's end makes the last report.
+/**
+ * Starts the task's reporter in the background: reports reach the actor in the order the turn made
+ * them, one after the other; the listener hears each after it is recorded, and `then` learns the
+ * task as the actor answered the report (undefined when unknown). The turn's end makes the last report.
+ */
+const reportInOrder = (taskId: string, meta: () => CommandMeta) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const { a2aTasksInFlight } = yield* NodeMetrics
     const reports = yield* Queue.unbounded<Report>()
-    const report = (command: A2aTaskCommand | undefined, then: Report["then"], last = false) =>
+    const report: Reporter = (command, then, last = false) =>
       void Queue.unsafeOffer(reports, { command, then, last })
     // in flight until its turn's end is reported (or the node stops)
     a2aTasksInFlight.inc()
@@ -138,110 +137,146 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
         }
       }).pipe(Effect.ensuring(Effect.sync(() => a2aTasksInFlight.dec())))
     )
-    const status = (state: TaskState, final: boolean, message?: A2aMessage): StatusUpdate => ({
-      kind: "status-update",
-      taskId,
-      contextId,
-      status: { state, timestamp: now(), ...(message === undefined ? {} : { message }) },
-      final
-    })
-    const artifactId = `art_${taskId.slice(4)}`
-    const chunk = (text: string, append: boolean, lastChunk: boolean): ArtifactUpdate => ({
-      kind: "artifact-update",
-      taskId,
-      contextId,
-      artifact: { artifactId, name: "response", parts: [{ kind: "text", text }] },
-      append,
-      lastChunk
-    })
+    return report
+  })
 
-    // the last text chunk is held back until the next, so the final one can say lastChunk
-    let held: string | undefined
-    let sentChunks = 0
-    const flush = (lastChunk: boolean) => {
-      if (held === undefined) return
-      const text = held
-      held = undefined
-      const append = sentChunks++ > 0
-      report(undefined, () => listener.event(chunk(text, append, lastChunk)))
-    }
+/** The stream's updates of a task: its status, and the chunks of its one artifact, the response. */
+const updatesOf = (taskId: string, contextId: string, now: () => string) => {
+  const status = (state: TaskState, final: boolean, message?: A2aMessage): StatusUpdate => ({
+    kind: "status-update",
+    taskId,
+    contextId,
+    status: { state, timestamp: now(), ...(message === undefined ? {} : { message }) },
+    final
+  })
+  const artifactId = `art_${taskId.slice(4)}`
+  const chunk = (text: string, append: boolean, lastChunk: boolean): ArtifactUpdate => ({
+    kind: "artifact-update",
+    taskId,
+    contextId,
+    artifact: { artifactId, name: "response", parts: [{ kind: "text", text }] },
+    append,
+    lastChunk
+  })
+  return { status, artifactId, chunk }
+}
 
-    const endCanceled = (recorded?: Task) => {
-      listener.event(status("canceled", true))
-      listener.settled("canceled", recorded)
-    }
+/** What the turn tells its task: its events and its end, as reports to the task's actor that the
+ * listener hears once they are recorded. */
+const turnSink = (
+  { taskId, contextId }: NewTask,
+  listener: TaskListener,
+  report: Reporter,
+  { status, artifactId, chunk }: ReturnType<typeof updatesOf>,
+  registry: TurnRegistryService
+): TurnSink => {
+  // the last text chunk is held back until the next, so the final one can say lastChunk
+  let held: string | undefined
+  let sentChunks = 0
+  const flush = (lastChunk: boolean) => {
+    if (held === undefined) return
+    const text = held
+    held = undefined
+    const append = sentChunks++ > 0
+    report(undefined, () => listener.event(chunk(text, append, lastChunk)))
+  }
 
-    let runId = ""
-    const sink: TurnSink = {
-      event: (event: ChatEvent) => {
-        switch (event.type) {
-          case "run":
-            runId = event.runId
-            report(new MarkWorking({ taskId, runId: event.runId }), (recorded) => {
-              // cancelled before its run started: the cancel found no run to stop, so the turn is stopped here
-              // (it runs in this process); its end reports the cancel
-              if (recorded?.state === "canceled") return void registry.stop(event.runId)
-              listener.event(status("working", false))
-            })
-            break
-          case "text":
-            flush(false)
-            held = event.text
-            break
-          case "question": {
-            const options = event.options.length === 0 ? "" : ` (${event.options.join(" / ")})`
-            const asked = agentMessage(taskId, contextId, `${event.question}${options}`)
-            report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), (recorded, position) => {
-              // cancelled meanwhile: the turn is being stopped, and its end reports the cancel
-              if (recorded?.state === "canceled") return
-              listener.event(status("input-required", true, asked))
-              listener.settled("input-required", recorded, position)
-            })
-            break
-          }
-          case "question-end":
-            // unanswered, the agent goes on with its assumption: the task is working again
-            if (event.status === "closed" && event.reason === "timeout") report(new MarkWorking({ taskId, runId }), () => {})
-            break
-          default:
-            break
+  const endCanceled = (recorded?: Task) => {
+    listener.event(status("canceled", true))
+    listener.settled("canceled", recorded)
+  }
+
+  let runId = ""
+  return {
+    event: (event: ChatEvent) => {
+      switch (event.type) {
+        case "run":
+          runId = event.runId
+          report(new MarkWorking({ taskId, runId: event.runId }), (recorded) => {
+            // cancelled before its run started: the cancel found no run to stop, so the turn is stopped here
+            // (it runs in this process); its end reports the cancel
+            if (recorded?.state === "canceled") return void registry.stop(event.runId)
+            listener.event(status("working", false))
+          })
+          break
+        case "text":
+          flush(false)
+          held = event.text
+          break
+        case "question": {
+          const options = event.options.length === 0 ? "" : ` (${event.options.join(" / ")})`
+          const asked = agentMessage(taskId, contextId, `${event.question}${options}`)
+          report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), (recorded, position) => {
+            // cancelled meanwhile: the turn is being stopped, and its end reports the cancel
+            if (recorded?.state === "canceled") return
+            listener.event(status("input-required", true, asked))
+            listener.settled("input-required", recorded, position)
+          })
+          break
         }
-      },
-      done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => {
-        if ("result" in outcome) {
-          // a stopped turn is a cancelled task: the cancel recorded it already
-          if (outcome.result.stopped) return report(undefined, () => endCanceled(), true)
-          flush(true)
-          const reply = agentMessage(taskId, contextId, outcome.result.reply)
-          report(
-            new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
-            (recorded, position) => {
-              // a cancel recorded first wins: the task stays canceled, and the stream says so
-              if (recorded?.state === "canceled") return endCanceled(recorded)
-              listener.event(status("completed", true, reply))
-              listener.settled("completed", recorded, position)
-            },
-            true
-          )
-          return
-        }
-        const { code, message } = outcome.failure
-        const rejected = code === "conversation_not_found"
+        case "question-end":
+          // unanswered, the agent goes on with its assumption: the task is working again
+          if (event.status === "closed" && event.reason === "timeout") report(new MarkWorking({ taskId, runId }), () => {})
+          break
+        default:
+          break
+      }
+    },
+    done: (outcome: { readonly result: TurnResult } | { readonly failure: TurnFailure }) => {
+      if ("result" in outcome) {
+        // a stopped turn is a cancelled task: the cancel recorded it already
+        if (outcome.result.stopped) return report(undefined, () => endCanceled(), true)
+        flush(true)
+        const reply = agentMessage(taskId, contextId, outcome.result.reply)
         report(
-          rejected
-            ? new RejectTask({ taskId, reason: message })
-            : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
+          new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
           (recorded, position) => {
+            // a cancel recorded first wins: the task stays canceled, and the stream says so
             if (recorded?.state === "canceled") return endCanceled(recorded)
-            // the same status message tasks/get shows (the actor names it after the task)
-            const state = rejected ? "rejected" : "failed"
-            listener.event(status(state, true, agentMessage(taskId, contextId, message, `${taskId}-${state}`)))
-            listener.settled(state, recorded, position)
+            listener.event(status("completed", true, reply))
+            listener.settled("completed", recorded, position)
           },
           true
         )
+        return
       }
+      const { code, message } = outcome.failure
+      const rejected = code === "conversation_not_found"
+      report(
+        rejected
+          ? new RejectTask({ taskId, reason: message })
+          : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
+        (recorded, position) => {
+          if (recorded?.state === "canceled") return endCanceled(recorded)
+          // the same status message tasks/get shows (the actor names it after the task)
+          const state = rejected ? "rejected" : "failed"
+          listener.event(status(state, true, agentMessage(taskId, contextId, message, `${taskId}-${state}`)))
+          listener.settled(state, recorded, position)
+        },
+        true
+      )
     }
+  }
+}
+
+/**
+ * Submits the task, then runs its turn in the background; the listener hears the task's updates.
+ * Resolves with the task as submitted (the turn goes on after).
+ */
+export const startTask = (task: NewTask, listener: TaskListener) =>
+  Effect.gen(function* () {
+    const registry = yield* TurnRegistry
+    const { taskId, contextId } = task
+    const { invocation } = task.turn
+    const clock = yield* Effect.clock
+    const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
+    const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
+    // the turn's share of its key and workspace, before anything is recorded; given back as the turn ends
+    const release = yield* takeTurnShare(invocation)
+    const submittedTask = yield* submit(task, release)
+    listener.submitted?.(taskView(submittedTask))
+    const report = yield* reportInOrder(taskId, meta)
+    const sink = turnSink(task, listener, report, updatesOf(taskId, contextId, now), registry)
     yield* startInBackground(executeTurn(task.turn, sink).pipe(Effect.ensuring(Effect.sync(release))))
     return submittedTask
   })

@@ -10,11 +10,11 @@ import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { initialRunState } from "../../actors/automationrun/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { LogSignals } from "../../streams/LogSignals.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { drive, type DriveOptions } from "./Driver.ts"
+import { activeRunIds, scheduledAutomationIds } from "./Queries.ts"
 import { reactToPartitions } from "./Reactor.ts"
 import { keepSchedule } from "./Scheduler.ts"
 import { dependencyRetry } from "../../streams/Backoff.ts"
@@ -35,7 +35,6 @@ export const layer = Layer.scopedDiscard(
     const host = yield* ActorHost
     const log = yield* EventLog
     const signals = yield* LogSignals
-    const db = yield* Db
     const fibers = yield* FiberMap.make<string>()
     const run = yield* FiberMap.runtime(fibers)<never>()
 
@@ -75,11 +74,8 @@ export const layer = Layer.scopedDiscard(
 
     /** Every active run and enabled schedule of the owned partitions (the table is small: only what is live). */
     const sweep = Effect.gen(function* () {
-      const runs = yield* query("active runs", () => db.sql`select run_id from ${db.table("automation_runs")} where status in ('running', 'waiting')`)
-      for (const { run_id } of runs) driveRun(run_id)
-      const scheduled = yield* query("scheduled automations", () => db.sql`
-        select automation_id from ${db.table("automations")} where trigger_type = 'schedule' and enabled`)
-      for (const { automation_id } of scheduled) keepScheduleOf(automation_id)
+      for (const runId of yield* activeRunIds()) driveRun(runId)
+      for (const automationId of yield* scheduledAutomationIds()) keepScheduleOf(automationId)
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("automations: sweep failed", cause)))
 
     let sweptAt = 0

@@ -8,12 +8,12 @@
  */
 import { Clock, Effect, Stream } from "effect"
 import { evaluate, subjectOfNodeEvent } from "../../actors/automation/conditions.ts"
-import type { EventTrigger, NodeEventType, RunTrigger } from "../../actors/automation/definition.ts"
+import type { NodeEventType, RunTrigger } from "../../actors/automation/definition.ts"
 import { decodeEvent, type Json } from "../../actors/kernel.ts"
 import { NodeActor } from "../../actors/node/actor.ts"
 import type { NodeEvent } from "../../actors/node/events.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { EventLog, type LoggedEvent } from "../../streams/EventLog.ts"
+import { reactionOffsets, saveReactionOffset, watchersIn } from "./Queries.ts"
 import { eventSource, runIdOf, startRun } from "./Runs.ts"
 
 const REACTION = "automations"
@@ -27,23 +27,7 @@ const CONCURRENT_CHUNKS = 8
 /** Runs a chunk starts at once. */
 const CONCURRENT_STARTS = 32
 
-interface Watcher {
-  readonly automationId: string
-  readonly workspaceId: string
-  readonly trigger: EventTrigger
-}
-
 const NODE_EVENTS: ReadonlySet<string> = new Set<NodeEventType>(["node.created", "node.updated", "node.deleted"])
-
-/** The enabled automations watching node events in these workspaces. */
-const watchersIn = (workspaceIds: ReadonlyArray<string>) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const rows = yield* query("automations watching", () => db.sql`
-      select automation_id, workspace_id, trigger from ${db.table("automations")}
-      where trigger_type = 'event' and enabled and workspace_id in ${db.sql(workspaceIds)}`)
-    return rows.map((r): Watcher => ({ automationId: r.automation_id, workspaceId: r.workspace_id, trigger: r.trigger }))
-  })
 
 /** What a run of a node event carries: the node as the event left it (as it was, for a deletion). */
 const runTriggerOf = (logged: LoggedEvent, event: NodeEvent): RunTrigger => ({
@@ -85,20 +69,9 @@ export const react = (events: ReadonlyArray<LoggedEvent>) =>
     return starts.length
   })
 
-const savedOffsets = (partitions: ReadonlyArray<number>) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const rows = yield* query("reaction offsets", () => db.sql`
-      select partition, next from ${db.table("reaction_offsets")} where reaction = ${REACTION} and partition in ${db.sql(partitions)}`)
-    return new Map(rows.map((r) => [Number(r.partition), Number(r.next)]))
-  })
+const savedOffsets = (partitions: ReadonlyArray<number>) => reactionOffsets(REACTION, partitions)
 
-const saveOffset = (partition: number, next: number) =>
-  Effect.flatMap(Db, (db) =>
-    query("save reaction offset", () => db.sql`
-      insert into ${db.table("reaction_offsets")} (reaction, partition, next) values (${REACTION}, ${partition}, ${next})
-      on conflict (reaction, partition) do update set next = excluded.next`)
-  )
+const saveOffset = (partition: number, next: number) => saveReactionOffset(REACTION, partition, next)
 
 /**
  * Reacts to the given partitions' events for as long as it runs (one reader per node: the engine

@@ -9,13 +9,10 @@ import { AutomationActor } from "../../actors/automation/actor.ts"
 import type { AutomationEvent } from "../../actors/automation/events.ts"
 import { EndScheduledRun } from "../../actors/automation/protocol.ts"
 import type { AutomationState } from "../../actors/automation/state.ts"
-import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
-import { type AutomationRunState, isActive } from "../../actors/automationrun/state.ts"
-import { keyOf } from "../../actors/kernel.ts"
+import { isActive } from "../../actors/automationrun/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { follow } from "../../streams/LogSignals.ts"
-import { decodeState } from "../../streams/Projector.ts"
+import { runState } from "./Queries.ts"
 import { playbookActor, runIdOf, startRun, tickSource } from "./Runs.ts"
 import { dueTick, fireOffsetMs, nextFiring } from "./Schedule.ts"
 
@@ -25,12 +22,9 @@ const ORPHAN_GRACE_MS = 30_000
 
 /** Where a scheduled run stands: not created yet, still active, or ended. */
 const scheduledRunStatus = (runId: string) =>
-  Effect.flatMap(Db, (db) =>
-    query("scheduled run", () => db.sql`select state from ${db.table("actor_state")} where key = ${keyOf(AutomationRunActor, runId)}`)
-  ).pipe(
-    Effect.map(([row]) => {
-      if (row === undefined) return "missing" as const
-      const run = decodeState(AutomationRunActor, row.state) as AutomationRunState
+  runState(runId).pipe(
+    Effect.map((run) => {
+      if (run === undefined) return "missing" as const
       return run._tag === "Run" && !isActive(run) ? "ended" as const : "active" as const
     })
   )

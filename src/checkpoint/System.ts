@@ -4,9 +4,10 @@
  * checkpoint's cost with it.
  */
 import { Effect, Schema } from "effect"
-import { type AnyCapability, defineCapability } from "./Capability.ts"
+import { type AnyCapability, defineContract, implement } from "./Capability.ts"
 
-export const ping = defineCapability({
+/** `system.ping`'s contract. */
+export const pingContract = defineContract({
   name: "system.ping",
   description: "Answers { pong: true } to any member of the workspace: the checkpoint and nothing else.",
   scope: "workspace",
@@ -18,8 +19,9 @@ export const ping = defineCapability({
   mutating: false,
   destructive: false,
   needsApproval: false,
-  claimedBy: "builtin",
-  handler: () => Effect.succeed({ pong: true as const })
+  claimedBy: "builtin"
 })
+
+export const ping = implement(pingContract, () => Effect.succeed({ pong: true as const }))
 
 export const systemCapabilities: ReadonlyArray<AnyCapability> = [ping]

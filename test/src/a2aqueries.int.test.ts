@@ -20,7 +20,7 @@ import {
   RequireInput,
   SubmitTask
 } from "../../actors/a2atask/protocol.ts"
-import { findTask, taskView } from "../../src/a2a/TaskQueries.ts"
+import { findTask, taskView } from "../../src/a2a/Queries.ts"
 import * as Db from "../../streams/Db.ts"
 import { messagesOf, text } from "../support/a2aFixtures.ts"
 import { hex } from "../support/env.ts"

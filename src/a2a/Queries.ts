@@ -1,6 +1,6 @@
 /**
- * Read-model queries of A2A tasks (migration 0011, projected by the a2atask actor), and the A2A
- * v0.3 `Task` a row is returned as. A malformed task id is simply not found, never a SQL error;
+ * The a2a wing's SQL: its read model of A2A tasks (migration 0011, projected by the a2atask actor),
+ * and the A2A v0.3 `Task` a row is returned as. A malformed task id is simply not found, never a SQL error;
  * a task is found within its workspace only.
  */
 import { Effect } from "effect"
