@@ -9,6 +9,7 @@ import { AccessCache, type Owner, type Table } from "../checkpoint/AccessCache.t
 import { parseBearer, parseSessionToken, verifySecret } from "./ApiKeyToken.ts"
 import { Db, type DbError, type DbService } from "../../streams/Db.ts"
 import { Unauthorized } from "../platform/Errors.ts"
+import { accessFactsRow, apiKeyByLookupId, customRoleGrantsOf, placeBySlugs, placeSlugs, sessionByLookupId } from "./Queries.ts"
 
 /** Credential kinds of spec 5 rule 8, plus browser sessions (rule 7). */
 /** `playbook`: an automation's run, acting for the person it runs as, with their live memberships
@@ -115,9 +116,7 @@ export const authenticate = (credentials: Credentials): Effect.Effect<Principal,
   if (bearer._tag === "Missing") return Effect.fail(unauthorized("missing_credential", "Authorization: Bearer <API key> or a sign-in session is required"))
   if (bearer._tag === "Malformed") return Effect.fail(unauthorized("malformed_credential", "the bearer credential is not an API key"))
   return findCredential("keys", "find api key", bearer.lookupId, async (db) => {
-    const [key] = await db.sql`
-      select key_id, org_id, workspace_id, created_by, secret_hash, status, expires_at, purpose, custom_role, machine_id
-      from ${db.table("api_keys")} where lookup_id = ${bearer.lookupId}`
+    const key = await apiKeyByLookupId(db, bearer.lookupId)
     return key === undefined ? undefined : keyRecord(key)
   }).pipe(Effect.flatMap((record) => admit(record, bearer.raw, "the API key is not valid", "the API key has expired")))
 }
@@ -149,9 +148,7 @@ const authenticateSession = (token: string) => {
   const parsed = parseSessionToken(token)
   if (parsed === undefined) return Effect.fail(unauthorized("malformed_credential", "the session cookie is not valid"))
   return findCredential("sessions", "find session", parsed.lookupId, async (db) => {
-    const [session] = await db.sql`
-      select session_id, secret_hash, user_id, sso_org_id, sso_provider_id, expires_at, ended_at
-      from ${db.table("sessions")} where lookup_id = ${parsed.lookupId}`
+    const session = await sessionByLookupId(db, parsed.lookupId)
     return session === undefined ? undefined : sessionRecord(session)
   }).pipe(Effect.flatMap((record) => admit(record, parsed.raw, "the session is not valid; sign in again", "the session has expired; sign in again")))
 }
@@ -184,26 +181,15 @@ export interface Place {
 
 /** The organization and workspace a path names, if both exist. */
 export const findPlace = (orgSlug: string, workspaceSlug: string) =>
-  cachedLookup("places", `${orgSlug}\n${workspaceSlug}`, "find workspace", async (db): Promise<Place | undefined> => {
-    const [row] = await db.sql`
-      select o.org_id, o.slug as org_slug, w.workspace_id, w.slug as workspace_slug
-      from ${db.table("organizations")} o
-      join ${db.table("workspaces")} w on w.org_id = o.org_id
-      where o.slug = ${orgSlug} and w.slug = ${workspaceSlug}
-      order by o.org_id limit 1`
-    return row === undefined ? undefined : { orgId: row.org_id, orgSlug: row.org_slug, workspaceId: row.workspace_id, workspaceSlug: row.workspace_slug }
-  }, (place) => (place === undefined ? undefined : { orgId: place.orgId, credentialId: null }))
+  cachedLookup("places", `${orgSlug}\n${workspaceSlug}`, "find workspace", (db) => placeBySlugs(db, orgSlug, workspaceSlug),
+    (place) => (place === undefined ? undefined : { orgId: place.orgId, credentialId: null }))
 
 /** Slugs of an organization and (optionally) one of its workspaces, for messages. */
 export const slugsOf = (orgId: string, workspaceId: string | null) =>
   cachedLookup("slugs", `${orgId}\n${workspaceId ?? ""}`, "name workspace", async (db) => {
-    const [row] = await db.sql`
-      select o.slug as org_slug, w.slug as workspace_slug
-      from ${db.table("organizations")} o
-      left join ${db.table("workspaces")} w on w.workspace_id = ${workspaceId} and w.org_id = o.org_id
-      where o.org_id = ${orgId}`
+    const row = await placeSlugs(db, orgId, workspaceId)
     if (row === undefined) return undefined
-    return workspaceId === null ? (row.org_slug as string) : `${row.org_slug}/${row.workspace_slug ?? workspaceId}`
+    return workspaceId === null ? row.orgSlug : `${row.orgSlug}/${row.workspaceSlug ?? workspaceId}`
   }, (slugs) => (slugs === undefined ? undefined : { orgId, credentialId: null })).pipe(
     // an organization not (yet) in the read model is named by its id
     Effect.map((slugs) => slugs ?? (workspaceId === null ? orgId : `${orgId}/${workspaceId}`))
@@ -231,16 +217,7 @@ export interface OrgSecurity {
 /** The organization's security settings and plan, and, for a person, their standing there: one query. */
 export const accessFacts = (orgId: string, workspaceId: string | null, userId: string | null, sessionProviderId: string | null) =>
   cachedLookup("facts", `${orgId}\n${workspaceId ?? ""}\n${userId ?? ""}\n${sessionProviderId ?? ""}`, "access facts", async (db) => {
-    const [row] = await db.sql`
-      select s.plan, s.require_sso, s.require_mfa, s.mfa_grace_ends_at,
-        (select role from ${db.table("org_members")} where org_id = ${orgId} and user_id = ${userId}) as org_role,
-        (select role from ${db.table("workspace_members")} where workspace_id = ${workspaceId} and user_id = ${userId}) as workspace_role,
-        (select mfa_enabled_at is not null from ${db.table("user_credentials")} where user_id = ${userId}) as mfa,
-        exists (select 1 from ${db.table("sso_identities")} i join ${db.table("sso_providers")} p using (provider_id)
-          where i.user_id = ${userId} and i.org_id = ${orgId} and p.org_id = ${orgId} and p.status = 'verified') as sso_linked,
-        exists (select 1 from ${db.table("sso_providers")}
-          where provider_id = ${sessionProviderId} and org_id = ${orgId} and status = 'verified') as session_provider_verified
-      from (select 1) one left join ${db.table("org_settings")} s on s.org_id = ${orgId}`
+    const row = await accessFactsRow(db, orgId, workspaceId, userId, sessionProviderId)
     const security: OrgSecurity = {
       plan: row?.plan ?? "standard",
       requireSso: row?.require_sso ?? false,
@@ -259,8 +236,5 @@ export const accessFacts = (orgId: string, workspaceId: string | null, userId: s
 
 /** The built-in roles a custom role grants, if the organization defines it with that scope. */
 export const customRoleGrants = (orgId: string, name: string, scope: "organization" | "workspace") =>
-  cachedLookup("roles", `${orgId}\n${name}\n${scope}`, "custom role", async (db) => {
-    const [row] = await db.sql`
-      select grants from ${db.table("custom_roles")} where org_id = ${orgId} and name = ${name} and scope = ${scope}`
-    return row === undefined ? undefined : (row.grants as ReadonlyArray<string>)
-  }, (grants) => (grants === undefined ? undefined : { orgId, credentialId: null }))
+  cachedLookup("roles", `${orgId}\n${name}\n${scope}`, "custom role", (db) => customRoleGrantsOf(db, orgId, name, scope),
+    (grants) => (grants === undefined ? undefined : { orgId, credentialId: null }))

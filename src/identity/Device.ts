@@ -6,28 +6,15 @@
  * mint another. A user code is a secret to guess, guarded per person and per client address like a
  * password (src/identity/Lockout.ts): a well-formed code that names no login counts as a failure.
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { DeviceActor } from "../../actors/device/actor.ts"
 import { ApproveDevice, DenyDevice } from "../../actors/device/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
+import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
 import { findDeviceByUserCode, normalizeUserCode } from "./DeviceLogin.ts"
 import { Forbidden } from "../platform/Errors.ts"
 import { admit, countFailure, type Guesses, refuseWhileLocked } from "./Lockout.ts"
-
-const common = {
-  scope: "workspace",
-  surfaces: ["api"],
-  roles: ["person"],
-  requiresPerson: true,
-  sensitivity: "high",
-  mutating: true,
-  destructive: false,
-  needsApproval: false,
-  claimedBy: "builtin"
-} as const
-
-const UserCode = Schema.String.pipe(Schema.maxLength(32))
+import * as Api from "./Api.ts"
 
 /** The deciding person, who must be signed in with a browser session. */
 const sessionPerson = (invocation: Invocation) =>
@@ -58,51 +45,27 @@ const findGuarded = (invocation: Invocation, userId: string, userCode: string) =
     return device
   })
 
-export const approveDevice = defineCapability({
-  ...common,
-  name: "auth.device.approve",
-  description:
-    "Approve a CLI login by the code it shows: the CLI then signs in as you, in this workspace or (level organization) at organization level, with your live roles.",
-  input: Schema.Struct({
-    userCode: UserCode,
-    /** `workspace` (default): the workspace the path names; `organization`: an organization-level login. */
-    level: Schema.optional(Schema.Literal("workspace", "organization"))
-  }),
-  output: Schema.Struct({
-    userCode: Schema.String,
-    clientName: Schema.String,
-    status: Schema.Literal("approved"),
-    level: Schema.Literal("workspace", "organization"),
-    orgId: Schema.String,
-    workspaceId: Schema.NullOr(Schema.String)
-  }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const userId = yield* sessionPerson(invocation)
-      const device = yield* findGuarded(invocation, userId, input.userCode)
-      const level = input.level ?? "workspace"
-      const orgId = invocation.orgId!
-      const workspaceId = level === "organization" ? null : invocation.workspaceId
-      const host = yield* ActorHost
-      yield* host.send(DeviceActor, device.deviceId, new ApproveDevice({ deviceId: device.deviceId, userId, orgId, workspaceId }), invocation.meta)
-      return { userCode: device.userCode, clientName: device.clientName, status: "approved" as const, level, orgId, workspaceId }
-    })
-})
+export const approveDevice = implement(Api.approveDevice, (invocation, input) =>
+  Effect.gen(function* () {
+    const userId = yield* sessionPerson(invocation)
+    const device = yield* findGuarded(invocation, userId, input.userCode)
+    const level = input.level ?? "workspace"
+    const orgId = invocation.orgId!
+    const workspaceId = level === "organization" ? null : invocation.workspaceId
+    const host = yield* ActorHost
+    yield* host.send(DeviceActor, device.deviceId, new ApproveDevice({ deviceId: device.deviceId, userId, orgId, workspaceId }), invocation.meta)
+    return { userCode: device.userCode, clientName: device.clientName, status: "approved" as const, level, orgId, workspaceId }
+  })
+)
 
-export const denyDevice = defineCapability({
-  ...common,
-  name: "auth.device.deny",
-  description: "Deny a CLI login by the code it shows: its next poll is told access_denied.",
-  input: Schema.Struct({ userCode: UserCode }),
-  output: Schema.Struct({ userCode: Schema.String, clientName: Schema.String, status: Schema.Literal("denied") }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const userId = yield* sessionPerson(invocation)
-      const device = yield* findGuarded(invocation, userId, input.userCode)
-      const host = yield* ActorHost
-      yield* host.send(DeviceActor, device.deviceId, new DenyDevice({ deviceId: device.deviceId, userId }), invocation.meta)
-      return { userCode: device.userCode, clientName: device.clientName, status: "denied" as const }
-    })
-})
+export const denyDevice = implement(Api.denyDevice, (invocation, input) =>
+  Effect.gen(function* () {
+    const userId = yield* sessionPerson(invocation)
+    const device = yield* findGuarded(invocation, userId, input.userCode)
+    const host = yield* ActorHost
+    yield* host.send(DeviceActor, device.deviceId, new DenyDevice({ deviceId: device.deviceId, userId }), invocation.meta)
+    return { userCode: device.userCode, clientName: device.clientName, status: "denied" as const }
+  })
+)
 
 export const deviceCapabilities: ReadonlyArray<AnyCapability> = [approveDevice, denyDevice]

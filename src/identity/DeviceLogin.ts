@@ -30,9 +30,9 @@ import { RedeemDevice, RequestDevice } from "../../actors/device/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey, mintToken, newPublicId, parseToken, verifySecret } from "./ApiKeyToken.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { NotFound, Unavailable } from "../platform/Errors.ts"
 import { isRetryable, orOwnerUnreachable } from "../platform/Failures.ts"
+import { deviceByLookupId, devicesByUserCode, userCodeTaken } from "./Queries.ts"
 
 /** A device code lives ten minutes (RFC 8628 `expires_in`). */
 export const DEVICE_CODE_TTL_SECONDS = 600
@@ -101,12 +101,9 @@ export interface DeviceCodeResponse {
 /** A user code no live device login shows; a rare clash draws again. */
 const freeUserCode = (now: number) =>
   Effect.gen(function* () {
-    const db = yield* Db
     for (let attempt = 0; attempt < 8; attempt++) {
       const candidate = newUserCode()
-      const [taken] = yield* query("find user code", () => db.sql`
-        select 1 from ${db.table("device_authorizations")} where user_code = ${candidate} and expires_at > ${iso(now)} limit 1`)
-      if (taken === undefined) return candidate
+      if (!(yield* userCodeTaken(candidate, iso(now)))) return candidate
     }
     return yield* new Unavailable({ message: "no free user code was found; retry" })
   })
@@ -186,10 +183,7 @@ export const pollDeviceToken = (input: { readonly deviceCode: string; readonly g
     }
     const code = parseToken("dvc_", input.deviceCode)
     if (code === undefined) return yield* tokenError("invalid_grant", "the device code is not valid")
-    const db = yield* Db
-    const [device] = yield* query("find device", () => db.sql`
-      select device_id, device_secret_hash, status, client_name, org_id, workspace_id, user_id, expires_at
-      from ${db.table("device_authorizations")} where device_lookup = ${code.lookupId}`)
+    const device = yield* deviceByLookupId(code.lookupId)
     // the same answer for an unknown and a wrong code: nothing to learn by probing
     if (device === undefined || !verifySecret(code.raw, device.device_secret_hash)) {
       return yield* tokenError("invalid_grant", "the device code is not valid")
@@ -292,10 +286,7 @@ export const findDeviceByUserCode = (typed: string, now: number) =>
   Effect.gen(function* () {
     const userCode = normalizeUserCode(typed)
     if (userCode === undefined) return yield* unknownCode()
-    const db = yield* Db
-    const rows = yield* query("find device by user code", () => db.sql`
-      select device_id, client_name, expires_at from ${db.table("device_authorizations")}
-      where user_code = ${userCode} order by expires_at desc, device_id limit 2`)
+    const rows = yield* devicesByUserCode(userCode)
     const live = rows.filter((row) => millisOf(row.expires_at) > now)
     if (rows.length === 0 || live.length > 1) return yield* unknownCode()
     return { deviceId: rows[0].device_id, userCode, clientName: rows[0].client_name } satisfies DeviceByUserCode

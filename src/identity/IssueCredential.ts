@@ -23,7 +23,7 @@ import { EventLog } from "../../streams/EventLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { mintApiKey, newPublicId } from "./ApiKeyToken.ts"
 import { findPlace } from "./Auth.ts"
-import { Db, query } from "../../streams/Db.ts"
+import { enrolledMachine, hostKeyElsewhere, orgIdBySlug } from "./Queries.ts"
 
 /** The purposes the operator may issue; `cli_session_v1` is the device login's alone. */
 export const ISSUABLE_PURPOSES = ["svc_host_v1", "svc_gateway_v1", "svc_telemetry_v1"] as const
@@ -101,15 +101,10 @@ const appendFresh = <S, C extends { readonly _tag: string }, E extends { readonl
 /** Where a machine stands before a host key is issued for it in `workspaceId`. */
 const machineStanding = (machineId: string, workspaceId: string) =>
   Effect.gen(function* () {
-    const db = yield* Db
-    const [enrolled] = yield* query("find machine", () => db.sql`
-      select workspace_id from ${db.table("machines")} where machine_id = ${machineId}`)
-    if (enrolled !== undefined) return enrolled.workspace_id === workspaceId ? "enrolled" : "elsewhere"
+    const enrolled = yield* enrolledMachine(machineId)
+    if (enrolled !== undefined) return enrolled.workspaceId === workspaceId ? "enrolled" : "elsewhere"
     // a host key issued elsewhere whose enrolment is not projected yet
-    const [keyed] = yield* query("find host keys of machine", () => db.sql`
-      select 1 from ${db.table("api_keys")}
-      where machine_id = ${machineId} and purpose = 'svc_host_v1' and workspace_id is distinct from ${workspaceId} limit 1`)
-    return keyed === undefined ? "new" : "elsewhere"
+    return (yield* hostKeyElsewhere(machineId, workspaceId)) ? "elsewhere" : "new"
   })
 
 /** Issues a host, gateway or telemetry key. Needs the read models (`Db`) and the log, not the cluster. */
@@ -134,15 +129,13 @@ export const issueCredential = Effect.fn("IssueCredential.issueCredential")(func
   const name = (request.name ?? (machineId === null ? `${purpose} key` : `${purpose} key for ${machineId}`)).trim()
   if (name === "" || name.length > 200) return yield* refuse("invalid_name", "the key's name must be 1 to 200 characters")
 
-  const db = yield* Db
   let orgId: string
   let workspaceId: string | null = null
   if (request.workspaceSlug === undefined) {
     // slugs are not unique in the read model; routes resolve them the same way (lowest id first)
-    const [org] = yield* query("find organization", () => db.sql`
-      select org_id from ${db.table("organizations")} where slug = ${request.orgSlug} order by org_id limit 1`)
+    const org = yield* orgIdBySlug(request.orgSlug)
     if (org === undefined) return yield* refuse("organization_not_found", `no organization ${request.orgSlug}`)
-    orgId = org.org_id
+    orgId = org
   } else {
     const place = yield* findPlace(request.orgSlug, request.workspaceSlug)
     if (place === undefined) return yield* refuse("workspace_not_found", `no workspace ${request.orgSlug}/${request.workspaceSlug}`)

@@ -15,8 +15,8 @@ import type { CreateApiKey } from "../../actors/apikey/protocol.ts"
 import type { ApiKeyState } from "../../actors/apikey/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { decodeState } from "../../streams/Projector.ts"
+import { rotatedKeysWithoutSuccessor } from "./Queries.ts"
 
 /** How often the sweep looks for rotations left without their successor. */
 const SWEEP_MS = 5_000
@@ -32,15 +32,8 @@ export const issueSuccessor = (successor: CreateApiKey, meta: Omit<CommandMeta, 
 /** The successors of rotated keys (in grace, or revoked since) that have no row of their own; a
  * rotation recorded without its successor (before the intent was carried) cannot be completed. */
 const missingSuccessors = Effect.gen(function* () {
-  const db = yield* Db
-  const rows = yield* query("rotations without their successor", () => db.sql<Array<{ state: unknown }>>`
-    select s.state from ${db.table("api_keys")} o
-    join ${db.table("actor_state")} s on s.key = ${`${ApiKeyActor.kind}:`} || o.key_id
-    where o.superseded_by is not null
-      and jsonb_typeof(s.state -> 'successor') = 'object'
-      and not exists (select 1 from ${db.table("api_keys")} n where n.key_id = o.superseded_by)
-    limit ${SWEEP_LIMIT}`)
-  return rows.flatMap(({ state }) => successorOf(decodeState(ApiKeyActor, state) as ApiKeyState) ?? [])
+  const states = yield* rotatedKeysWithoutSuccessor(SWEEP_LIMIT)
+  return states.flatMap((state) => successorOf(decodeState(ApiKeyActor, state) as ApiKeyState) ?? [])
 })
 
 const sweep = Effect.gen(function* () {

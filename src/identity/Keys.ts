@@ -4,7 +4,7 @@
  * or Admin, so only people manage keys; rotation, acknowledgement and revocation also need a
  * signed-in session or CLI login (rule 10), and a key gets 403 `forbidden`.
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { successorOf } from "../../actors/apikey/decide.ts"
 import { AcknowledgeRotation, CreateApiKey, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
@@ -13,32 +13,13 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { mintApiKey } from "./ApiKeyToken.ts"
 import { issueSuccessor } from "./KeyRotations.ts"
 import { customRoleGrants } from "./Auth.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
-import { Db, query } from "../../streams/Db.ts"
+import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
 import { BadRequest, Forbidden, NotFound, SecretShownOnce } from "../platform/Errors.ts"
+import * as Api from "./Api.ts"
+import { type ApiKeyRow, ordinaryApiKey, ordinaryApiKeys } from "./Queries.ts"
 
 /** Spec 8: the old key keeps working this long after a rotation. */
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000
-
-const managers = { roles: ["org:owner", "workspace:admin"], scope: "workspace", surfaces: ["api"], claimedBy: "builtin", needsApproval: false } as const
-
-const KeyPublicId = Schema.Struct({ keyPublicId: Schema.String.pipe(Schema.pattern(/^aky_[0-9a-f]{32}$/)) })
-
-interface KeyRow {
-  readonly key_id: string
-  readonly org_id: string
-  readonly workspace_id: string | null
-  readonly name: string
-  readonly scopes: Record<string, string>
-  readonly purpose: string | null
-  readonly custom_role: string | null
-  readonly status: string
-  readonly expires_at: Date | null
-  readonly created_by: string
-  readonly created_at: Date
-  readonly supersedes: string | null
-  readonly superseded_by: string | null
-}
 
 /** A replay of a request that answered a raw key, which is shown once (spec 2.6). */
 const replayedKey = (keyId: string) =>
@@ -55,10 +36,7 @@ const iso = (value: Date | null) => (value === null ? null : value.toISOString()
  */
 const manageableKey = (invocation: Invocation, keyId: string) =>
   Effect.gen(function* () {
-    const db = yield* Db
-    const [key] = yield* query("find api key", () => db.sql<KeyRow[]>`
-      select key_id, org_id, workspace_id, name, scopes, purpose, custom_role, status, expires_at, created_by, created_at, supersedes, superseded_by
-      from ${db.table("api_keys")} where key_id = ${keyId} and org_id = ${invocation.orgId} and purpose is null`)
+    const key = yield* ordinaryApiKey(invocation.orgId, keyId)
     const owner = invocation.roles.includes("org:owner")
     if (key === undefined || (!owner && key.workspace_id !== invocation.workspaceId)) {
       return yield* new NotFound({ reason: "api_key_not_found", message: `no API key ${keyId} here` })
@@ -70,201 +48,113 @@ const manageableKey = (invocation: Invocation, keyId: string) =>
   })
 
 /** What a listing shows: never the hash or the lookup id. */
-const statusAt = (key: KeyRow, now: number) =>
+const statusAt = (key: ApiKeyRow, now: number) =>
   key.status !== "revoked" && key.expires_at !== null && key.expires_at.getTime() <= now ? "expired" : key.status
 
-export const createApiKey = defineCapability({
-  ...managers,
-  name: "create_api_key",
-  description: "Create an API key: a workspace key (workspace Admin or Owner) or an organization key (Owner). The raw key is returned once.",
-  sensitivity: "high",
-  mutating: true,
-  destructive: false,
-  input: Schema.Struct({
-    name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(100)),
-    /** `workspace` (default): acts in the path's workspace; `organization`: an organization key. */
-    level: Schema.optional(Schema.Literal("workspace", "organization")),
-    scopes: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.String })),
-    expiresInDays: Schema.optional(Schema.Int.pipe(Schema.between(1, 3650))),
-    /** Enterprise plans: an organization custom role of the key's level. */
-    customRole: Schema.optional(Schema.NonEmptyString)
-  }),
-  output: Schema.Struct({
-    publicId: Schema.String,
-    rawKey: Schema.String,
-    name: Schema.String,
-    orgId: Schema.String,
-    workspaceId: Schema.NullOr(Schema.String),
-    expiresAt: Schema.NullOr(Schema.String)
-  }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const level = input.level ?? "workspace"
-      const orgId = invocation.orgId!
-      if (level === "organization" && !invocation.roles.includes("org:owner")) {
-        return yield* new Forbidden({ message: "only an organization Owner creates organization keys" })
-      }
-      if (input.customRole !== undefined && (yield* customRoleGrants(orgId, input.customRole, level)) === undefined) {
-        return yield* new BadRequest({ reason: "unknown_custom_role", message: `the organization has no ${level} role ${input.customRole}` })
-      }
-      const host = yield* ActorHost
-      const token = mintApiKey()
-      const keyId = invocation.newId("aky")
-      const workspaceId = level === "workspace" ? invocation.workspaceId : null
-      const expiresAt = input.expiresInDays === undefined ? null : new Date(Date.parse(invocation.at) + input.expiresInDays * 86_400_000).toISOString()
-      const created = yield* host.send(ApiKeyActor, keyId, new CreateApiKey({
-        keyId,
-        orgId,
-        workspaceId,
-        createdBy: invocation.principal.attributedTo,
-        name: input.name,
-        lookupId: token.lookupId,
-        secretHash: token.secretHash,
-        scopes: input.scopes ?? {},
-        expiresAt,
-        customRole: input.customRole ?? null,
-        machineId: null,
-        supersedes: null
-      }), invocation.meta).pipe(
-        // the key's id comes from the Idempotency-Key: a key already there was made by this request's first attempt
-        Effect.catchTag("ApiKeyAlreadyExists", () => Effect.fail(replayedKey(keyId)))
-      )
-      // a replay is decided as the first attempt was, whose raw key only that attempt had
-      if (created.state._tag === "Absent" || created.state.lookupId !== token.lookupId) return yield* replayedKey(keyId)
-      return { publicId: keyId, rawKey: token.raw, name: input.name, orgId, workspaceId, expiresAt }
-    })
-})
+export const createApiKey = implement(Api.createApiKey, (invocation, input) =>
+  Effect.gen(function* () {
+    const level = input.level ?? "workspace"
+    const orgId = invocation.orgId!
+    if (level === "organization" && !invocation.roles.includes("org:owner")) {
+      return yield* new Forbidden({ message: "only an organization Owner creates organization keys" })
+    }
+    if (input.customRole !== undefined && (yield* customRoleGrants(orgId, input.customRole, level)) === undefined) {
+      return yield* new BadRequest({ reason: "unknown_custom_role", message: `the organization has no ${level} role ${input.customRole}` })
+    }
+    const host = yield* ActorHost
+    const token = mintApiKey()
+    const keyId = invocation.newId("aky")
+    const workspaceId = level === "workspace" ? invocation.workspaceId : null
+    const expiresAt = input.expiresInDays === undefined ? null : new Date(Date.parse(invocation.at) + input.expiresInDays * 86_400_000).toISOString()
+    const created = yield* host.send(ApiKeyActor, keyId, new CreateApiKey({
+      keyId,
+      orgId,
+      workspaceId,
+      createdBy: invocation.principal.attributedTo,
+      name: input.name,
+      lookupId: token.lookupId,
+      secretHash: token.secretHash,
+      scopes: input.scopes ?? {},
+      expiresAt,
+      customRole: input.customRole ?? null,
+      machineId: null,
+      supersedes: null
+    }), invocation.meta).pipe(
+      // the key's id comes from the Idempotency-Key: a key already there was made by this request's first attempt
+      Effect.catchTag("ApiKeyAlreadyExists", () => Effect.fail(replayedKey(keyId)))
+    )
+    // a replay is decided as the first attempt was, whose raw key only that attempt had
+    if (created.state._tag === "Absent" || created.state.lookupId !== token.lookupId) return yield* replayedKey(keyId)
+    return { publicId: keyId, rawKey: token.raw, name: input.name, orgId, workspaceId, expiresAt }
+  })
+)
 
-export const rotateApiKey = defineCapability({
-  ...managers,
-  name: "api_key.rotate",
-  rest: { method: "post", path: "api-keys/rotate" },
-  description: "Rotate an API key: a new key is issued, and the old one keeps working for 24 hours or until the rotation is acknowledged.",
-  requiresPerson: true,
-  sensitivity: "high",
-  mutating: true,
-  destructive: false,
-  input: KeyPublicId,
-  output: Schema.Struct({
-    publicId: Schema.String,
-    rawKey: Schema.String,
-    superseded: Schema.Struct({ publicId: Schema.String, expiresAt: Schema.String })
-  }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const old = yield* manageableKey(invocation, input.keyPublicId)
-      const host = yield* ActorHost
-      const token = mintApiKey()
-      const newKeyId = invocation.newId("aky")
-      const graceEndsAt = new Date(Date.parse(invocation.at) + ROTATION_GRACE_MS).toISOString()
-      // one decision of the old key: into grace, with the successor it issues as a durable intent
-      // (KeyRotations.ts); a key that cannot be rotated (already in grace, revoked) gets no successor
-      const rotated = yield* host.send(ApiKeyActor, old.key_id, new RotateApiKey({
-        keyId: old.key_id,
-        newKeyId,
-        graceEndsAt,
-        successor: { lookupId: token.lookupId, secretHash: token.secretHash, createdBy: invocation.principal.attributedTo }
-      }), invocation.meta)
-      const { state } = rotated
-      const successor = successorOf(state)
-      if (successor !== undefined) yield* issueSuccessor(successor, invocation.meta)
-      // a replayed request finds the rotation its first attempt recorded, whose raw key only that attempt had
-      if (successor === undefined || successor.lookupId !== token.lookupId) return yield* replayedKey(newKeyId)
-      // only a rotation records a successor, and it leaves the key in grace (or revoked by an acknowledgement since)
-      if (state._tag !== "Grace" && state._tag !== "Revoked") return yield* Effect.dieMessage(`key ${old.key_id} has a successor in state ${state._tag}`)
-      return { publicId: successor.keyId, rawKey: token.raw, superseded: { publicId: old.key_id, expiresAt: rotatedKeyStopsAt(state) } }
-    })
-})
+export const rotateApiKey = implement(Api.rotateApiKey, (invocation, input) =>
+  Effect.gen(function* () {
+    const old = yield* manageableKey(invocation, input.keyPublicId)
+    const host = yield* ActorHost
+    const token = mintApiKey()
+    const newKeyId = invocation.newId("aky")
+    const graceEndsAt = new Date(Date.parse(invocation.at) + ROTATION_GRACE_MS).toISOString()
+    // one decision of the old key: into grace, with the successor it issues as a durable intent
+    // (KeyRotations.ts); a key that cannot be rotated (already in grace, revoked) gets no successor
+    const rotated = yield* host.send(ApiKeyActor, old.key_id, new RotateApiKey({
+      keyId: old.key_id,
+      newKeyId,
+      graceEndsAt,
+      successor: { lookupId: token.lookupId, secretHash: token.secretHash, createdBy: invocation.principal.attributedTo }
+    }), invocation.meta)
+    const { state } = rotated
+    const successor = successorOf(state)
+    if (successor !== undefined) yield* issueSuccessor(successor, invocation.meta)
+    // a replayed request finds the rotation its first attempt recorded, whose raw key only that attempt had
+    if (successor === undefined || successor.lookupId !== token.lookupId) return yield* replayedKey(newKeyId)
+    // only a rotation records a successor, and it leaves the key in grace (or revoked by an acknowledgement since)
+    if (state._tag !== "Grace" && state._tag !== "Revoked") return yield* Effect.dieMessage(`key ${old.key_id} has a successor in state ${state._tag}`)
+    return { publicId: successor.keyId, rawKey: token.raw, superseded: { publicId: old.key_id, expiresAt: rotatedKeyStopsAt(state) } }
+  })
+)
 
-export const acknowledgeRotation = defineCapability({
-  ...managers,
-  name: "api_key.acknowledge_rotation",
-  rest: { method: "post", path: "api-keys/rotate/acknowledge" },
-  description: "Confirm a rotation with the new key's id: the old key stops at once.",
-  requiresPerson: true,
-  sensitivity: "high",
-  mutating: true,
-  destructive: true,
-  input: KeyPublicId,
-  output: Schema.Struct({ acknowledged: Schema.Literal(true), keyPublicId: Schema.String, revokedKeyPublicId: Schema.String }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const successor = yield* manageableKey(invocation, input.keyPublicId)
-      if (successor.supersedes === null) {
-        return yield* new BadRequest({ reason: "not_a_rotation", message: `API key ${successor.key_id} was not issued by a rotation` })
-      }
-      const host = yield* ActorHost
-      yield* host.send(ApiKeyActor, successor.supersedes, new AcknowledgeRotation({ keyId: successor.supersedes, newKeyId: successor.key_id }), invocation.meta)
-      return { acknowledged: true as const, keyPublicId: successor.key_id, revokedKeyPublicId: successor.supersedes }
-    })
-})
+export const acknowledgeRotation = implement(Api.acknowledgeRotation, (invocation, input) =>
+  Effect.gen(function* () {
+    const successor = yield* manageableKey(invocation, input.keyPublicId)
+    if (successor.supersedes === null) {
+      return yield* new BadRequest({ reason: "not_a_rotation", message: `API key ${successor.key_id} was not issued by a rotation` })
+    }
+    const host = yield* ActorHost
+    yield* host.send(ApiKeyActor, successor.supersedes, new AcknowledgeRotation({ keyId: successor.supersedes, newKeyId: successor.key_id }), invocation.meta)
+    return { acknowledged: true as const, keyPublicId: successor.key_id, revokedKeyPublicId: successor.supersedes }
+  })
+)
 
-export const revokeApiKey = defineCapability({
-  ...managers,
-  name: "api_key.revoke",
-  rest: { method: "del", path: "api-keys/revoke" },
-  description: "Revoke an API key: later requests with it fail.",
-  requiresPerson: true,
-  sensitivity: "high",
-  mutating: true,
-  destructive: true,
-  input: KeyPublicId,
-  output: Schema.Struct({ revoked: Schema.Literal(true), keyPublicId: Schema.String }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const key = yield* manageableKey(invocation, input.keyPublicId)
-      const host = yield* ActorHost
-      yield* host.send(ApiKeyActor, key.key_id, new RevokeApiKey({ keyId: key.key_id }), invocation.meta)
-      return { revoked: true as const, keyPublicId: key.key_id }
-    })
-})
+export const revokeApiKey = implement(Api.revokeApiKey, (invocation, input) =>
+  Effect.gen(function* () {
+    const key = yield* manageableKey(invocation, input.keyPublicId)
+    const host = yield* ActorHost
+    yield* host.send(ApiKeyActor, key.key_id, new RevokeApiKey({ keyId: key.key_id }), invocation.meta)
+    return { revoked: true as const, keyPublicId: key.key_id }
+  })
+)
 
-const KeySummary = Schema.Struct({
-  publicId: Schema.String,
-  name: Schema.String,
-  workspaceId: Schema.NullOr(Schema.String),
-  status: Schema.Literal("active", "grace", "expired", "revoked"),
-  createdBy: Schema.String,
-  createdAt: Schema.String,
-  expiresAt: Schema.NullOr(Schema.String),
-  supersedes: Schema.NullOr(Schema.String),
-  supersededBy: Schema.NullOr(Schema.String)
-})
-
-export const listApiKeys = defineCapability({
-  ...managers,
-  name: "api_key.list",
-  description: "List the API keys the caller manages: the workspace's keys, and for an Owner the organization keys too. Never a secret.",
-  sensitivity: "medium",
-  mutating: false,
-  destructive: false,
-  input: Schema.Struct({}),
-  output: Schema.Struct({ keys: Schema.Array(KeySummary) }),
-  handler: (invocation) =>
-    Effect.gen(function* () {
-      const db = yield* Db
-      const owner = invocation.roles.includes("org:owner")
-      const rows = yield* query("list api keys", () => db.sql<KeyRow[]>`
-        select key_id, org_id, workspace_id, name, scopes, purpose, custom_role, status, expires_at, created_by, created_at, supersedes, superseded_by
-        from ${db.table("api_keys")}
-        where org_id = ${invocation.orgId} and purpose is null
-          and (workspace_id = ${invocation.workspaceId} ${owner ? db.sql`or workspace_id is null` : db.sql``})
-        order by created_at, key_id`)
-      const now = Date.parse(invocation.at)
-      return {
-        keys: rows.map((k) => ({
-          publicId: k.key_id,
-          name: k.name,
-          workspaceId: k.workspace_id,
-          status: statusAt(k, now) as "active" | "grace" | "expired" | "revoked",
-          createdBy: k.created_by,
-          createdAt: k.created_at.toISOString(),
-          expiresAt: iso(k.expires_at),
-          supersedes: k.supersedes,
-          supersededBy: k.superseded_by
-        }))
-      }
-    })
-})
+export const listApiKeys = implement(Api.listApiKeys, (invocation) =>
+  Effect.gen(function* () {
+    const owner = invocation.roles.includes("org:owner")
+    const rows = yield* ordinaryApiKeys(invocation.orgId, invocation.workspaceId, owner)
+    const now = Date.parse(invocation.at)
+    return {
+      keys: rows.map((k) => ({
+        publicId: k.key_id,
+        name: k.name,
+        workspaceId: k.workspace_id,
+        status: statusAt(k, now) as "active" | "grace" | "expired" | "revoked",
+        createdBy: k.created_by,
+        createdAt: k.created_at.toISOString(),
+        expiresAt: iso(k.expires_at),
+        supersedes: k.supersedes,
+        supersededBy: k.superseded_by
+      }))
+    }
+  })
+)
 
 export const keyCapabilities: ReadonlyArray<AnyCapability> = [createApiKey, rotateApiKey, acknowledgeRotation, revokeApiKey, listApiKeys]

@@ -18,9 +18,9 @@ import { Admit, type Attempt, CountFailure } from "../../actors/guard/protocol.t
 import { lockedAt } from "../../actors/guard/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import type { LockoutConfig } from "../platform/Config.ts"
 import { orOwnerUnreachable } from "../platform/Failures.ts"
+import { guardLockEnds } from "./Queries.ts"
 
 /** The node's lockout settings. */
 export class Lockout extends Context.Tag("svc/Lockout")<Lockout, LockoutConfig>() {}
@@ -87,13 +87,10 @@ const refusal = (lockedUntil: ReadonlyArray<string>, now: number) => {
  */
 export const refuseWhileLocked = (guesses: Guesses) =>
   Effect.gen(function* () {
-    const db = yield* Db
     const keys = guardsOf(guesses).map((guard) => keyOf(GuardActor, guard.id))
-    const rows = yield* query("guard locks", () => db.sql`
-      select state->>'lockedUntil' as locked_until from ${db.table("actor_state")}
-      where key = any(${keys}::text[]) and state->>'lockedUntil' is not null`)
+    const ends = yield* guardLockEnds(keys)
     const now = yield* Clock.currentTimeMillis
-    const locked = rows.map((row) => row.locked_until as string).filter((until) => Date.parse(until) > now)
+    const locked = ends.filter((until) => Date.parse(until) > now)
     if (locked.length > 0) return yield* refusal(locked, now)
   })
 

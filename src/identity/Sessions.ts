@@ -17,11 +17,11 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { AccessCache } from "../checkpoint/AccessCache.ts"
 import { mintToken, newPublicId } from "./ApiKeyToken.ts"
 import { SESSION_COOKIE } from "./Auth.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { Unauthorized, Unavailable } from "../platform/Errors.ts"
 import { admit, countFailure, emailSubject, type Guesses, refuseWhileLocked } from "./Lockout.ts"
 import { decoyPasswordHash, PlatformSecrets, verifyPassword } from "../platform/Secrets.ts"
 import { orOwnerUnreachable } from "../platform/Failures.ts"
+import { memberOrgIds, signInCredentialsByEmail } from "./Queries.ts"
 
 /** A browser session lasts 12 hours from sign-in (see docs/decisions.md). */
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000
@@ -38,9 +38,7 @@ export interface StartedSession {
 const orgIdsOf = (userId: string | null) =>
   Effect.gen(function* () {
     if (userId === null) return []
-    const db = yield* Db
-    const rows = yield* query("memberships", () => db.sql`select org_id from ${db.table("org_members")} where user_id = ${userId} order by org_id`)
-    return rows.map((m) => m.org_id as string)
+    return yield* memberOrgIds(userId)
   })
 
 /** Starts a session for a person whose credentials have been checked. */
@@ -100,12 +98,8 @@ export const newTotp = (secret: string, label = "svc") =>
 export const signInWithPassword = (input: { readonly email: string; readonly password: string; readonly code?: string | undefined }, address: string | null) =>
   Effect.gen(function* () {
     const secrets = yield* PlatformSecrets
-    const db = yield* Db
     const email = input.email.trim().toLowerCase()
-    const [user] = yield* query("find user", () => db.sql`
-      select u.user_id, c.password_hash, c.totp_secret_sealed, c.mfa_enabled_at
-      from ${db.table("users")} u left join ${db.table("user_credentials")} c using (user_id)
-      where u.email = ${email} order by u.created_at limit 1`)
+    const user = yield* signInCredentialsByEmail(email)
     const userId: string | null = user?.user_id ?? null
     // an email nobody holds is guarded like one somebody does: a lock must not tell them apart
     const guesses: Guesses = { flow: "sign_in", account: emailSubject(email), address }

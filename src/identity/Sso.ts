@@ -13,31 +13,20 @@ import { SsoProviderNotFound } from "../../actors/org/errors.ts"
 import { UserActor } from "../../actors/user/actor.ts"
 import { LinkSsoIdentity } from "../../actors/user/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { Forbidden } from "../platform/Errors.ts"
 import type { VerifiedIdentity } from "./Oidc.ts"
+import { memberByEmail, orgIdBySlug, ssoLinkedPerson, verifiedSsoProvidersBySlug } from "./Queries.ts"
 
 /** The organization's verified providers, for the sign-in page; an unknown organization has none. */
-export const verifiedSsoProviders = (orgSlug: string) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const rows = yield* query("verified sso providers", () => db.sql`
-      select provider_id, name from ${db.table("sso_providers")}
-      where status = 'verified'
-        and org_id = (select org_id from ${db.table("organizations")} where slug = ${orgSlug} order by org_id limit 1)
-      order by created_at, provider_id`)
-    return rows.map((row) => ({ id: row.provider_id as string, name: row.name as string }))
-  })
+export const verifiedSsoProviders = (orgSlug: string) => verifiedSsoProvidersBySlug(orgSlug)
 
 /** The id of the organization a login starts in; an unknown organization answers like an unknown provider. */
 export const ssoOrgId = (orgSlug: string, providerId: string) =>
   Effect.gen(function* () {
-    const db = yield* Db
-    const [org] = yield* query("find organization", () => db.sql`
-      select org_id from ${db.table("organizations")} where slug = ${orgSlug} order by org_id limit 1`)
+    const org = yield* orgIdBySlug(orgSlug)
     // an unknown organization answers like an unknown provider: nothing to learn by probing
     if (org === undefined) return yield* new SsoProviderNotFound({ orgId: orgSlug, providerId })
-    return org.org_id as string
+    return org
   })
 
 /**
@@ -46,29 +35,22 @@ export const ssoOrgId = (orgSlug: string, providerId: string) =>
  */
 export const ssoPersonFor = (orgId: string, providerId: string, identity: VerifiedIdentity) =>
   Effect.gen(function* () {
-    const db = yield* Db
-    const [linked] = yield* query("sso identity", () => db.sql`
-      select i.user_id, m.role from ${db.table("sso_identities")} i
-      left join ${db.table("org_members")} m on m.org_id = ${orgId} and m.user_id = i.user_id
-      where i.provider_id = ${providerId} and i.subject = ${identity.subject}`)
+    const linked = yield* ssoLinkedPerson(orgId, providerId, identity.subject)
     if (linked !== undefined) {
       if (linked.role === null) {
         return yield* new Forbidden({ reason: "not_a_member", message: "the person linked to this SSO account is not a member of this organization" })
       }
-      return linked.user_id as string
+      return linked.userId
     }
     // an unverified email proves nothing about who holds the account
     if (identity.email === null || !identity.emailVerified) {
       return yield* new Forbidden({ reason: "not_a_member", message: "the SSO provider released no verified email that belongs to a member of this organization" })
     }
-    const [member] = yield* query("member by email", () => db.sql`
-      select u.user_id from ${db.table("users")} u
-      join ${db.table("org_members")} m on m.user_id = u.user_id and m.org_id = ${orgId}
-      where u.email = ${identity.email} order by u.created_at, u.user_id limit 1`)
+    const member = yield* memberByEmail(orgId, identity.email)
     if (member === undefined) {
       return yield* new Forbidden({ reason: "not_a_member", message: "no member of this organization has the SSO account's email; ask an Owner to add you" })
     }
-    return member.user_id as string
+    return member
   })
 
 /** Links the provider identity to the person, as the person. */
