@@ -1,10 +1,13 @@
 /**
  * The marketplace wing's SQL: its read models `registries`, `catalog_servers`, `catalog_latest`,
  * `catalog_readmes` (projected from the `registry` actor), `plugin_listings`,
- * `plugin_workspace_installs` (the `listing` actor) and `plugin_credentials` (the `credential` actor).
+ * `plugin_workspace_installs` (the `listing` actor), `plugin_credentials` (the `credential` actor),
+ * and what re-authentication alerts read: `mcp_auth_alerts` and the organization's members.
  */
 import { Effect } from "effect"
+import type { AlertRole } from "../../actors/authalerts/events.ts"
 import type { AuthKind } from "../../actors/listing/definition.ts"
+import type { ActiveSync, SyncOutcome } from "../../actors/registry/state.ts"
 import { Db, query } from "../../streams/Db.ts"
 import type { CatalogServer, CatalogVersion, Icon, ListedListing, Listing, Registry, Repository } from "./Api.ts"
 
@@ -58,6 +61,16 @@ export const enabledRegistriesOf = (orgId: string) =>
         select registry_id, created_at, base_url, sync, last_sync from ${db.table("registries")}
         where (org_id = ${orgId} or org_id is null) and enabled order by registry_id`)
   ).pipe(Effect.map((rows) => rows as unknown as ReadonlyArray<RegistryStampRow>))
+
+/** Every enabled registry's sync under way and last sync (what the schedule decides by). */
+export const enabledRegistrySyncs = Effect.flatMap(Db, (db) =>
+  query("registries due", () => db.sql`
+          select registry_id, sync, last_sync from ${db.table("registries")} where enabled`)
+).pipe(
+  Effect.map((rows) =>
+    rows.map((r) => ({ registryId: r.registry_id as string, sync: r.sync as ActiveSync | null, lastSync: r.last_sync as SyncOutcome | null }))
+  )
+)
 
 const text = (value: unknown): string | undefined => (typeof value === "string" ? value : undefined)
 
@@ -273,3 +286,63 @@ export const readCredential = (workspaceId: string, listingId: string) =>
       select * from ${db.table("plugin_credentials")} where workspace_id = ${workspaceId} and listing_id = ${listingId}`)
     return row
   })
+
+/** An active OAuth credential due for a refresh. */
+export interface DueCredential {
+  readonly credentialId: string
+  readonly orgId: string
+  readonly workspaceId: string
+  readonly listingId: string
+  readonly listingName: string
+  readonly expiresAt: number
+}
+
+/** The active OAuth credentials whose access token expires by `dueBy` (ISO 8601). */
+export const credentialsDueBy = (dueBy: string) =>
+  Effect.flatMap(Db, (db) =>
+    query("credentials due for refresh", () => db.sql`
+        select c.credential_id, c.org_id, c.workspace_id, c.listing_id, c.expires_at, coalesce(l.title, l.name) as listing_name
+        from ${db.table("plugin_credentials")} c join ${db.table("plugin_listings")} l using (listing_id)
+        where c.status = 'active' and c.auth_kind = 'oauth' and c.expires_at is not null and c.expires_at <= ${dueBy}`)
+  ).pipe(
+    Effect.map((rows) =>
+      rows.map((r): DueCredential => ({
+        credentialId: r.credential_id,
+        orgId: r.org_id,
+        workspaceId: r.workspace_id,
+        listingId: r.listing_id,
+        listingName: r.listing_name,
+        expiresAt: (r.expires_at as Date).getTime()
+      }))
+    )
+  )
+
+// Re-authentication alerts
+
+/** The organization's `mcp_auth_alerts` setting, if an Owner set it. */
+export const readMcpAuthAlerts = (orgId: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("mcp_auth_alerts", () => db.sql`
+      select send_email, roles from ${db.table("mcp_auth_alerts")} where org_id = ${orgId}`)
+    return row === undefined ? undefined : { sendEmail: row.send_email as boolean, roles: row.roles as ReadonlyArray<AlertRole> }
+  })
+
+/**
+ * The organization's members who are its owners (when `owners`) or hold one of `workspaceRoles`
+ * (`admin`, `member`, `viewer`) in the workspace `workspaceId` (in any of its workspaces when
+ * null), by user id.
+ */
+export const membersHolding = (orgId: string, workspaceId: string | null, owners: boolean, workspaceRoles: ReadonlyArray<string>) =>
+  Effect.flatMap(Db, (db) =>
+    query("alert recipients", () => db.sql`
+      select u.user_id, u.email
+      from ${db.table("org_members")} om join ${db.table("users")} u on u.user_id = om.user_id
+      where om.org_id = ${orgId} and (
+        (${owners} and om.role = 'owner')
+        or exists (
+          select 1 from ${db.table("workspace_members")} wm join ${db.table("workspaces")} w on w.workspace_id = wm.workspace_id
+          where wm.user_id = om.user_id and w.org_id = ${orgId} and wm.role = any(${workspaceRoles as string[]}::text[])
+            and (${workspaceId}::text is null or wm.workspace_id = ${workspaceId})))
+      order by u.user_id`)
+  ).pipe(Effect.map((rows) => rows.map((r) => ({ userId: r.user_id as string, email: r.email as string }))))
