@@ -7,8 +7,8 @@
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { AuthConfig, AuthKind } from "../../actors/listing/definition.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { Envelope } from "./Envelope.ts"
+import { readCredential } from "./Queries.ts"
 
 /** A credential's id: a digest of its workspace and listing, so there is one per (workspace_id, org_listing_id). */
 export const credentialIdOf = (workspaceId: string, listingId: string) =>
@@ -49,15 +49,6 @@ export interface ConnectingListing {
   readonly authKind: AuthKind
   readonly authConfig: AuthConfig
 }
-
-/** The credential's row, if the workspace has one for the listing. */
-export const readCredential = (workspaceId: string, listingId: string) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const [row] = yield* query("read credential", () => db.sql`
-      select * from ${db.table("plugin_credentials")} where workspace_id = ${workspaceId} and listing_id = ${listingId}`)
-    return row
-  })
 
 /** The headers a connection of the workspace to the listing's server carries. */
 export const connectHeaders = (workspaceId: string, listing: ConnectingListing) =>

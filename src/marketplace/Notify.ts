@@ -12,10 +12,10 @@ import type { CommandMeta } from "../../actors/kernel.ts"
 import { NotificationActor } from "../../actors/notification/actor.ts"
 import { CreateNotification, RecordEmailed } from "../../actors/notification/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { newPublicId } from "../identity/ApiKeyToken.ts"
 import { PublicUrl } from "../identity/Organization.ts"
 import { Mailer } from "../platform/Mail.ts"
+import { membersHolding, readMcpAuthAlerts } from "./Queries.ts"
 
 export interface McpAuthAlerts {
   readonly sendEmail: boolean
@@ -24,12 +24,7 @@ export interface McpAuthAlerts {
 
 /** The organization's setting, or spec 2.9's default (email on, Owner and Admin) until an Owner sets it. */
 export const mcpAuthAlertsOf = (orgId: string) =>
-  Effect.gen(function* () {
-    const db = yield* Db
-    const [row] = yield* query("mcp_auth_alerts", () => db.sql`
-      select send_email, roles from ${db.table("mcp_auth_alerts")} where org_id = ${orgId}`)
-    return row === undefined ? DEFAULT_MCP_AUTH_ALERTS : ({ sendEmail: row.send_email as boolean, roles: row.roles as ReadonlyArray<AlertRole> } satisfies McpAuthAlerts)
-  })
+  Effect.map(readMcpAuthAlerts(orgId), (set) => (set === undefined ? DEFAULT_MCP_AUTH_ALERTS : (set satisfies McpAuthAlerts)))
 
 export interface Recipient {
   readonly userId: string
@@ -43,19 +38,10 @@ export interface Recipient {
  */
 export const recipientsOf = (orgId: string, workspaceId: string | null, roles: ReadonlyArray<AlertRole>) =>
   Effect.gen(function* () {
-    const db = yield* Db
     const owners = roles.includes("Owner")
     const workspaceRoles = roles.filter((role) => role !== "Owner").map((role) => role.toLowerCase())
-    return yield* query("alert recipients", () => db.sql`
-      select u.user_id, u.email
-      from ${db.table("org_members")} om join ${db.table("users")} u on u.user_id = om.user_id
-      where om.org_id = ${orgId} and (
-        (${owners} and om.role = 'owner')
-        or exists (
-          select 1 from ${db.table("workspace_members")} wm join ${db.table("workspaces")} w on w.workspace_id = wm.workspace_id
-          where wm.user_id = om.user_id and w.org_id = ${orgId} and wm.role = any(${workspaceRoles as string[]}::text[])
-            and (${workspaceId}::text is null or wm.workspace_id = ${workspaceId})))
-      order by u.user_id`).pipe(Effect.map((rows) => rows.map((r): Recipient => ({ userId: r.user_id, email: r.email }))))
+    const members: ReadonlyArray<Recipient> = yield* membersHolding(orgId, workspaceId, owners, workspaceRoles)
+    return members
   })
 
 export interface ReauthAlert {

@@ -28,8 +28,9 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { PublicUrl } from "../identity/Organization.ts"
 import { SecretShownOnce } from "../platform/Errors.ts"
 import { OAuthStateInvalid } from "../../actors/credential/errors.ts"
-import { credentialIdOf, readCredential, sealContext } from "./Credentials.ts"
+import { credentialIdOf, sealContext } from "./Credentials.ts"
 import { Envelope } from "./Envelope.ts"
+import { readCredential } from "./Queries.ts"
 import { nodeFetch } from "../platform/Outbound.ts"
 
 /** Spec 4.5's callback path. */

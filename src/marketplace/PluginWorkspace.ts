@@ -6,32 +6,19 @@
  * that answers with an OAuth challenge is unhealthy with `healthError` `oauth_required`, and its
  * listing becomes `oauth` (spec 6.3.4: OAuth is detected at connect time), so it can be connected.
  */
-import { Effect, Either, Schema } from "effect"
+import { Effect, Either } from "effect"
 import { ListingActor } from "../../actors/listing/actor.ts"
-import { HealthStatus } from "../../actors/listing/definition.ts"
 import { RecordHealth, SetWorkspaceEnabled } from "../../actors/listing/protocol.ts"
 import type { ListingState } from "../../actors/listing/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { type AnyCapability, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
+import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
 import { connectHeaders } from "./Credentials.ts"
 import { listTools, McpOAuthRequired } from "./McpConnect.ts"
 import { nodeFetch } from "../platform/Outbound.ts"
-import { type Listing, ListingId, listingOfState, readListing, workspaceWrites } from "./PluginListings.ts"
+import * as Api from "./Api.ts"
+import { listingOfState, readListing } from "./PluginListings.ts"
 
-const common = { ...workspaceWrites, surfaces: ["api", "mcp"], sensitivity: "medium" } as const
-
-const WorkspaceInstall = Schema.Struct({
-  listingId: Schema.String,
-  workspaceId: Schema.String,
-  enabled: Schema.Boolean,
-  healthStatus: HealthStatus,
-  lastHealthCheckAt: Schema.NullOr(Schema.String),
-  healthError: Schema.NullOr(Schema.String),
-  tools: Schema.Array(Schema.String)
-})
-type WorkspaceInstall = typeof WorkspaceInstall.Type
-
-const installOf = (state: ListingState, workspaceId: string): WorkspaceInstall => {
+const installOf = (state: ListingState, workspaceId: string): Api.WorkspaceInstall => {
   if (state._tag !== "Live") throw new Error("a listing command succeeded without a listing")
   const install = state.workspaces[workspaceId]
   return {
@@ -49,7 +36,7 @@ const installOf = (state: ListingState, workspaceId: string): WorkspaceInstall =
  * Connects to the listing's server as the workspace would (its credential attached), lists the
  * tools and records the outcome; the install as recorded.
  */
-const checkHealth = (invocation: Invocation, listing: Listing) =>
+const checkHealth = (invocation: Invocation, listing: Api.Listing) =>
   Effect.gen(function* () {
     const workspaceId = invocation.workspaceId!
     const fetch = yield* nodeFetch
@@ -86,29 +73,17 @@ const checkHealth = (invocation: Invocation, listing: Listing) =>
     return installOf(state, workspaceId)
   })
 
-export const setWorkspaceEnabled = defineCapability({
-  ...common,
-  name: "plugin.workspace.set_enabled",
-  description:
-    "Enable or disable an MCP server of the organization's allow-list in this workspace. Enabling needs the listing enabled for the organization, connects to the server and records its health and tools.",
-  input: Schema.Struct({ listingId: ListingId, enabled: Schema.Boolean }),
-  output: WorkspaceInstall,
-  handler: (invocation, { listingId, enabled }) =>
-    Effect.gen(function* () {
-      const host = yield* ActorHost
-      const workspaceId = invocation.workspaceId!
-      const { state } = yield* host.send(ListingActor, listingId, new SetWorkspaceEnabled({ listingId, orgId: invocation.orgId!, workspaceId, enabled }), invocation.meta)
-      return enabled ? yield* checkHealth(invocation, listingOfState(state)) : installOf(state, workspaceId)
-    })
-})
+export const setWorkspaceEnabled = implement(Api.setWorkspaceEnabled, (invocation, { listingId, enabled }) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const workspaceId = invocation.workspaceId!
+    const { state } = yield* host.send(ListingActor, listingId, new SetWorkspaceEnabled({ listingId, orgId: invocation.orgId!, workspaceId, enabled }), invocation.meta)
+    return enabled ? yield* checkHealth(invocation, listingOfState(state)) : installOf(state, workspaceId)
+  })
+)
 
-export const checkWorkspaceHealth = defineCapability({
-  ...common,
-  name: "plugin.workspace.check_health",
-  description: "Connect to an MCP server enabled in this workspace, list its tools, and record its health (health_status, last_health_check_at).",
-  input: Schema.Struct({ listingId: ListingId }),
-  output: WorkspaceInstall,
-  handler: (invocation, { listingId }) => Effect.flatMap(readListing(invocation.orgId!, listingId), (listing) => checkHealth(invocation, listing))
-})
+export const checkWorkspaceHealth = implement(Api.checkWorkspaceHealth, (invocation, { listingId }) =>
+  Effect.flatMap(readListing(invocation.orgId!, listingId), (listing) => checkHealth(invocation, listing))
+)
 
 export const pluginWorkspaceCapabilities: ReadonlyArray<AnyCapability> = [setWorkspaceEnabled, checkWorkspaceHealth]

@@ -12,25 +12,16 @@ import { CredentialActor } from "../../actors/credential/actor.ts"
 import { MarkNeedsReauth } from "../../actors/credential/protocol.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { slugsOf } from "../identity/Auth.ts"
 import { notifyReauth } from "./Notify.ts"
 import { type OAuthServerFailed, refreshCredential } from "./OAuth.ts"
 import { PluginSettings } from "./PluginSettings.ts"
+import { credentialsDueBy, type DueCredential } from "./Queries.ts"
 
 /** OAuth errors that say the server may answer otherwise later: retried at the next look. */
 const TRANSIENT = new Set(["server_error", "temporarily_unavailable"])
-
-interface DueCredential {
-  readonly credentialId: string
-  readonly orgId: string
-  readonly workspaceId: string
-  readonly listingId: string
-  readonly listingName: string
-  readonly expiresAt: number
-}
 
 const systemMeta = (at: number) => ({ commandId: randomUUID(), at: new Date(at).toISOString(), actor: "system" })
 
@@ -77,26 +68,12 @@ export const layer = Layer.scopedDiscard(
     if (settings.refreshCheckSeconds <= 0) return
     const host = yield* ActorHost
     const log = yield* EventLog
-    const db = yield* Db
     const context = yield* Effect.context<never>()
     const owned = (credentialId: string) => host.ownership().ready.includes(partitionFor(keyOf(CredentialActor, credentialId), log.partitions))
     const look = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       const dueBy = new Date(now + settings.refreshLeadSeconds * 1000).toISOString()
-      const rows = yield* query("credentials due for refresh", () => db.sql`
-        select c.credential_id, c.org_id, c.workspace_id, c.listing_id, c.expires_at, coalesce(l.title, l.name) as listing_name
-        from ${db.table("plugin_credentials")} c join ${db.table("plugin_listings")} l using (listing_id)
-        where c.status = 'active' and c.auth_kind = 'oauth' and c.expires_at is not null and c.expires_at <= ${dueBy}`)
-      const due = rows
-        .filter((r) => owned(r.credential_id))
-        .map((r): DueCredential => ({
-          credentialId: r.credential_id,
-          orgId: r.org_id,
-          workspaceId: r.workspace_id,
-          listingId: r.listing_id,
-          listingName: r.listing_name,
-          expiresAt: (r.expires_at as Date).getTime()
-        }))
+      const due = (yield* credentialsDueBy(dueBy)).filter((credential) => owned(credential.credentialId))
       yield* Effect.forEach(
         due,
         (credential) =>

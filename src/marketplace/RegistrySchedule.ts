@@ -11,11 +11,11 @@ import { keyOf } from "../../actors/kernel.ts"
 import { RegistryActor } from "../../actors/registry/actor.ts"
 import { AddRegistry } from "../../actors/registry/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { DEFAULT_SEED_REGISTRY_ID, RegistrySettings } from "./RegistrySettings.ts"
 import { runSync } from "./RegistrySync.ts"
+import { enabledRegistrySyncs } from "./Queries.ts"
 
 export interface RegistrySyncsService {
   /** Runs a sync's work in the node's scope, past the request that started it. */
@@ -33,7 +33,6 @@ export const layer = Layer.scoped(
     const settings = yield* RegistrySettings
     const host = yield* ActorHost
     const log = yield* EventLog
-    const db = yield* Db
     const running = yield* FiberSet.make()
     const scheduled = yield* FiberMap.make<string>()
     const context = yield* Effect.context<never>()
@@ -71,17 +70,16 @@ export const layer = Layer.scoped(
       const owned = (registryId: string) => host.ownership().ready.includes(partitionFor(keyOf(RegistryActor, registryId), log.partitions))
       const look = Effect.gen(function* () {
         const now = Date.now()
-        const registries = yield* query("registries due", () => db.sql`
-          select registry_id, sync, last_sync from ${db.table("registries")} where enabled`)
+        const registries = yield* enabledRegistrySyncs
         for (const r of registries) {
           const held = r.sync !== null && Date.parse(r.sync.leaseUntil) > now
-          const lastEnded = r.last_sync === null ? 0 : Date.parse(r.last_sync.endedAt)
-          if (held || now - lastEnded < intervalMs || !owned(r.registry_id)) continue
+          const lastEnded = r.lastSync === null ? 0 : Date.parse(r.lastSync.endedAt)
+          if (held || now - lastEnded < intervalMs || !owned(r.registryId)) continue
           yield* FiberMap.run(
             scheduled,
-            r.registry_id,
-            runSync(r.registry_id, { mode: "incremental", actor: "system" }).pipe(
-              Effect.catchAllCause((cause) => Effect.logWarning(`marketplace: scheduled sync of ${r.registry_id} did not run`, cause)),
+            r.registryId,
+            runSync(r.registryId, { mode: "incremental", actor: "system" }).pipe(
+              Effect.catchAllCause((cause) => Effect.logWarning(`marketplace: scheduled sync of ${r.registryId} did not run`, cause)),
               Effect.provide(context)
             ) as Effect.Effect<unknown, never, never>,
             { onlyIfMissing: true }
