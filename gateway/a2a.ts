@@ -5,7 +5,7 @@
  * JSON-RPC response envelope per `data:` line. Batches (docs/decisions.md): every entry is answered
  * in order; a streaming method in a batch, and an id repeated in a batch, get -32600.
  */
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option, Schema } from "effect"
 import type uWS from "uWebSockets.js"
 import { publicAgentCard } from "../src/a2a/Card.ts"
 import {
@@ -27,6 +27,7 @@ import {
 import { authenticate, type Principal } from "../src/Auth.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { errorFields } from "../src/Logging.ts"
+import { TaskStreamEvent, WIRE_ENCODING } from "../src/platform/Wire.ts"
 import type { Started } from "../src/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
@@ -50,6 +51,9 @@ interface RpcError {
 
 const failure = (id: Id, error: RpcError) => ({ jsonrpc: "2.0" as const, id, error })
 const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, result })
+
+/** What a streaming method's updates carry, as A2A has them. */
+const encodeStreamEvent = Schema.encodeSync(TaskStreamEvent, WIRE_ENCODING)
 
 const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
   "message/send": "a2a.message.send",
@@ -183,8 +187,8 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       sse.end()
       return Streaming
     }
-    const task = exit.value as Started<unknown, void>
-    task.listen({ event: (result) => sse.data(success(id, result)), done: () => sse.end() })
+    const task = exit.value as Started<TaskStreamEvent, void>
+    task.listen({ event: (result) => sse.data(success(id, encodeStreamEvent(result))), done: () => sse.end() })
     return Streaming
   }
 

@@ -26,12 +26,11 @@ import * as TurnControl from "../assistant/TurnControl.ts"
 import { slugsOf } from "../Auth.ts"
 import { type AnyCapability, Capabilities, defineCapability, type Invocation } from "../checkpoint/Capability.ts"
 import { BadRequest } from "../Errors.ts"
+import { Task } from "../platform/Wire.ts"
 import { PublicUrl } from "./Organization.ts"
 import { askers, prepareTurn } from "./Assistant.ts"
 import { uploaderOf } from "./Attachments.ts"
 import { ownRecord } from "./Person.ts"
-
-const Task = Schema.Unknown
 
 const common = {
   scope: "workspace",
