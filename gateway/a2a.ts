@@ -27,7 +27,7 @@ import {
 import { authenticate, type Principal } from "../src/Auth.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { errorFields } from "../src/Logging.ts"
-import { TaskStreamEvent, WIRE_ENCODING } from "../src/platform/Wire.ts"
+import { TaskStreamEvent } from "../src/platform/Wire.ts"
 import type { Started } from "../src/Relay.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
@@ -53,7 +53,7 @@ const failure = (id: Id, error: RpcError) => ({ jsonrpc: "2.0" as const, id, err
 const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, result })
 
 /** What a streaming method's updates carry, as A2A has them. */
-const encodeStreamEvent = Schema.encodeSync(TaskStreamEvent, WIRE_ENCODING)
+const encodeStreamEvent = Schema.encodeSync(TaskStreamEvent)
 
 const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
   "message/send": "a2a.message.send",

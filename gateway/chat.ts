@@ -10,7 +10,7 @@ import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/ass
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/capabilities/Assistant.ts"
 import { BadRequest } from "../src/Errors.ts"
-import { ChatEvent, TurnResult, WIRE_ENCODING } from "../src/platform/Wire.ts"
+import { ChatEvent, TurnResult } from "../src/platform/Wire.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { openSse } from "./sse.ts"
@@ -50,8 +50,8 @@ const chatInput = (req: HttpRequest, mode: Mode) =>
     return Effect.succeed(body)
   })
 
-const encodeEvent = Schema.encodeSync(ChatEvent, WIRE_ENCODING)
-const encodeResult = Schema.encodeSync(TurnResult, WIRE_ENCODING)
+const encodeEvent = Schema.encodeSync(ChatEvent)
+const encodeResult = Schema.encodeSync(TurnResult)
 
 const streamSink = (res: uWS.HttpResponse): TurnSink => {
   const sse = openSse(res)

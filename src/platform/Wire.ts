@@ -6,6 +6,12 @@
  */
 import { Schema } from "effect"
 
+/**
+ * On what goes out: encoding keeps the fields in the order they were built in (stored messages
+ * in the order the database gives them), as they were sent before these Schemas encoded them.
+ */
+const asBuilt = { parseOptions: { propertyOrder: "original" } } as const
+
 // --- the chat stream (spec 6.1) ---
 
 export const Usage = Schema.Struct({
@@ -104,7 +110,7 @@ export const ChatEvent = Schema.Union(
   QuestionEndEvent,
   UsageEvent,
   ErrorEvent
-)
+).annotations(asBuilt)
 export type ChatEvent = typeof ChatEvent.Type
 
 // --- the turn result (spec 2.3): the `done` event's data, and the ask route's answer ---
@@ -138,7 +144,7 @@ export const TurnResult = Schema.Struct({
   parkedCards: Schema.Array(ParkedCard),
   toolCalls: Schema.Array(ToolCallRecord),
   stopped: Schema.Boolean
-})
+}).annotations(asBuilt)
 export type TurnResult = typeof TurnResult.Type
 
 // --- A2A v0.3: the objects the endpoint answers and streams ---
@@ -195,7 +201,7 @@ export const Task = Schema.Struct({
   status: TaskStatus,
   artifacts: Schema.Array(Artifact),
   history: Schema.Array(Message)
-})
+}).annotations(asBuilt)
 export type Task = typeof Task.Type
 
 export const TaskStatusUpdateEvent = Schema.Struct({
@@ -218,11 +224,5 @@ export const TaskArtifactUpdateEvent = Schema.Struct({
 export type TaskArtifactUpdateEvent = typeof TaskArtifactUpdateEvent.Type
 
 /** What `message/stream` and `tasks/resubscribe` carry, one per response: the Task as submitted, then its updates. */
-export const TaskStreamEvent = Schema.Union(Task, TaskStatusUpdateEvent, TaskArtifactUpdateEvent)
+export const TaskStreamEvent = Schema.Union(Task, TaskStatusUpdateEvent, TaskArtifactUpdateEvent).annotations(asBuilt)
 export type TaskStreamEvent = typeof TaskStreamEvent.Type
-
-/**
- * Encoding options for what goes out: the fields stay in the order they were built in, so a
- * client sees the same JSON it saw before the Schemas encoded it.
- */
-export const WIRE_ENCODING = { propertyOrder: "original" } as const
