@@ -5,7 +5,7 @@
  * JSON-RPC response envelope per `data:` line. Batches (docs/decisions.md): every entry is answered
  * in order; a streaming method in a batch, and an id repeated in a batch, get -32600.
  */
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Option, Schema } from "effect"
 import type uWS from "uWebSockets.js"
 import { publicAgentCard } from "../src/a2a/Card.ts"
 import {
@@ -28,6 +28,7 @@ import { authenticate, type Principal } from "../src/identity/Auth.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { errorFields } from "../src/platform/Logging.ts"
 import type { Started } from "../src/platform/Relay.ts"
+import { TaskStreamEvent } from "../src/platform/Wire.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
@@ -50,6 +51,9 @@ interface RpcError {
 
 const failure = (id: Id, error: RpcError) => ({ jsonrpc: "2.0" as const, id, error })
 const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, result })
+
+/** What a streaming method's updates carry, as A2A has them. */
+const encodeStreamEvent = Schema.encodeSync(TaskStreamEvent)
 
 const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
   "message/send": "a2a.message.send",
@@ -183,8 +187,8 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       sse.end()
       return Streaming
     }
-    const task = exit.value as Started<unknown, void>
-    task.listen({ event: (result) => sse.data(success(id, result)), done: () => sse.end() })
+    const task = exit.value as Started<TaskStreamEvent, void>
+    task.listen({ event: (result) => sse.data(success(id, encodeStreamEvent(result))), done: () => sse.end() })
     return Streaming
   }
 

@@ -4,12 +4,13 @@
  * stream opens; the capability answers with the started turn, whose events this route frames. On the stream, a failure after it opened is one
  * `error` event and `done` with `[DONE]` (7.2); on the ask route it is a JSON error.
  */
-import { Effect, Exit } from "effect"
+import { Effect, Exit, Schema } from "effect"
 import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/assistant/Assistant.ts"
 import { BadRequest } from "../src/platform/Errors.ts"
+import { ChatEvent, TurnResult } from "../src/platform/Wire.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { openSse } from "./sse.ts"
@@ -49,15 +50,18 @@ const chatInput = (req: HttpRequest, mode: Mode) =>
     return Effect.succeed(body)
   })
 
+const encodeEvent = Schema.encodeSync(ChatEvent)
+const encodeResult = Schema.encodeSync(TurnResult)
+
 const streamSink = (res: uWS.HttpResponse): TurnSink => {
   const sse = openSse(res)
   return {
-    event: (event) => sse.data(event),
+    event: (event) => sse.data(encodeEvent(event)),
     done: (outcome) => {
-      if ("result" in outcome) sse.event("done", JSON.stringify(outcome.result))
+      if ("result" in outcome) sse.event("done", JSON.stringify(encodeResult(outcome.result)))
       else {
         const { code, reason, message } = outcome.failure
-        sse.data({ type: "error", message, ...(code === null ? {} : { code }), ...(reason === null ? {} : { reason }) })
+        sse.data(encodeEvent({ type: "error", message, ...(code === null ? {} : { code }), ...(reason === null ? {} : { reason }) }))
         sse.event("done", "[DONE]")
       }
       sse.end()
@@ -101,7 +105,7 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       return Streaming
     }
     const outcome = exit.value as TurnOutcome
-    return "result" in outcome ? { status: 200, json: outcome.result } : askFailure(outcome.failure)
+    return "result" in outcome ? { status: 200, json: encodeResult(outcome.result) } : askFailure(outcome.failure)
   }
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/stream", handler("stream"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/assistant/ask", handler("ask"), options.limits)

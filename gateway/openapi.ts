@@ -14,6 +14,7 @@ import { type AnyCapability, type Registry, restRouteOf } from "../src/checkpoin
 import { ChatRequest, MODEL_OVERRIDE_FIELDS } from "../src/assistant/Assistant.ts"
 import { SSO_CALLBACK_PATH } from "../src/identity/Organization.ts"
 import { isObject, type JsonObject, objectSchemaOf } from "../src/checkpoint/ToolSchemas.ts"
+import { TurnResult } from "../src/platform/Wire.ts"
 
 /** The ask route's request: the chat request without the model override fields it refuses (spec 4.1). */
 const AskRequest = ChatRequest.pipe(Schema.omit(...MODEL_OVERRIDE_FIELDS))
@@ -203,31 +204,6 @@ const capabilityOperation = (capability: AnyCapability, schemas: SchemaComponent
     }
   }
 }
-
-/** Spec 2.3. */
-const TurnResult = object({
-  conversationId: str,
-  conversationPublicId: str,
-  userMessageId: str,
-  assistantMessageId: str,
-  runId: str,
-  reply: str,
-  parkedCards: { type: "array", items: object({ approvalId: str, capability: str, expiresAt: str }) },
-  toolCalls: {
-    type: "array",
-    items: object(
-      {
-        toolCallId: str,
-        toolName: str,
-        outcome: { enum: ["completed", "failed", "denied", "cancelled", "parked"] },
-        durationMs: int,
-        approvalId: str
-      },
-      ["toolCallId", "toolName", "outcome", "durationMs"]
-    )
-  },
-  stopped: { type: "boolean" }
-})
 
 const SESSION_STARTED = object({ userId: str, sessionId: str, expiresAt: str })
 
@@ -469,9 +445,10 @@ const UPLOAD_BODY = {
 
 const build = (registry: Registry): JsonObject => {
   const schemas = new SchemaComponents({
-    Error: object({ error: object({ code: str, reason: str, message: str }, ["code", "message"]) }),
-    TurnResult
+    Error: object({ error: object({ code: str, reason: str, message: str }, ["code", "message"]) })
   })
+  // spec 2.3, as the chat routes encode it
+  schemas.schemas.TurnResult = schemas.add(objectSchemaOf(TurnResult)!)
   const paths: Record<string, Record<string, JsonObject>> = {}
   for (const capability of registry.all) {
     if (!capability.surfaces.includes("api")) continue

@@ -6,8 +6,8 @@ import { Schema } from "effect"
 import { askers } from "../assistant/Assistant.ts"
 import { defineContract } from "../checkpoint/Capability.ts"
 import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "./Protocol.ts"
+import { Task } from "../platform/Wire.ts"
 
-const Task = Schema.Unknown
 
 const common = {
   scope: "workspace",

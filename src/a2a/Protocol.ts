@@ -1,9 +1,10 @@
 /**
- * A2A v0.3 over JSON-RPC 2.0 (spec 2.7, 4.3, 7.4): the method names, the params the methods take,
- * the error codes, and the shapes of the events a stream carries.
+ * A2A v0.3 over JSON-RPC 2.0 (spec 2.7, 4.3, 7.4): the method names, the params the methods take
+ * and the error codes. What the methods answer and streams carry is in src/platform/Wire.ts.
  */
 import { Schema } from "effect"
 import { StorableJsonObject, StorableString } from "../platform/StorableText.ts"
+import type { TaskState } from "../platform/Wire.ts"
 
 export const JSONRPC_PARSE_ERROR = -32700
 export const JSONRPC_INVALID_REQUEST = -32600
@@ -92,34 +93,6 @@ export const TaskQueryParams = Schema.Struct({
 export const TaskIdParams = Schema.Struct({ id: Schema.String, metadata: Metadata })
 
 export const EmptyParams = Schema.Struct({ metadata: Metadata })
-
-export type TaskState = "submitted" | "working" | "input-required" | "auth-required" | "completed" | "canceled" | "failed" | "rejected" | "unknown"
-
-export interface A2aMessage {
-  readonly kind: "message"
-  readonly role: "user" | "agent"
-  readonly parts: ReadonlyArray<{ readonly kind: "text"; readonly text: string }>
-  readonly messageId: string
-  readonly taskId?: string
-  readonly contextId?: string
-}
-
-export interface StatusUpdate {
-  readonly kind: "status-update"
-  readonly taskId: string
-  readonly contextId: string
-  readonly status: { readonly state: TaskState; readonly timestamp?: string; readonly message?: A2aMessage }
-  readonly final: boolean
-}
-
-export interface ArtifactUpdate {
-  readonly kind: "artifact-update"
-  readonly taskId: string
-  readonly contextId: string
-  readonly artifact: { readonly artifactId: string; readonly name: string; readonly parts: ReadonlyArray<{ readonly kind: "text"; readonly text: string }> }
-  readonly append: boolean
-  readonly lastChunk: boolean
-}
 
 /** States after which a stream ends: terminal, or waiting for the caller. */
 export const FINAL_STATES: ReadonlySet<TaskState> = new Set(["completed", "canceled", "failed", "rejected", "input-required", "auth-required"])

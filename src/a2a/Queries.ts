@@ -6,6 +6,7 @@
 import { Effect } from "effect"
 import { type A2aMessage, type Artifact, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
 import { Db, type DbError, query } from "../../streams/Db.ts"
+import type { Task } from "../platform/Wire.ts"
 
 export interface TaskRecord {
   readonly taskId: string
@@ -64,19 +65,9 @@ export const findTask = (workspaceId: string, taskId: string): Effect.Effect<Tas
         }
   })
 
-/** An A2A v0.3 Task. */
-export interface A2aTask {
-  readonly kind: "task"
-  readonly id: string
-  readonly contextId: string
-  readonly status: { readonly state: TaskState; readonly timestamp: string; readonly message?: A2aMessage }
-  readonly artifacts: ReadonlyArray<Artifact>
-  readonly history: ReadonlyArray<A2aMessage>
-}
-
 /** The task as A2A returns it; `historyLength` keeps the last N messages of its history (0: none;
  * absent: all). */
-export const taskView = (task: TaskRecord, historyLength?: number): A2aTask => ({
+export const taskView = (task: TaskRecord, historyLength?: number): Task => ({
   kind: "task",
   id: task.taskId,
   contextId: task.contextId,

@@ -22,15 +22,16 @@ import { follow } from "../../streams/LogSignals.ts"
 import { NodeMetrics } from "../../streams/Metrics.ts"
 import { noteWrite, type Position } from "../../streams/ReadFence.ts"
 import { newPublicId } from "../identity/ApiKeyToken.ts"
-import type { ChatEvent, TurnFailure, TurnResult, TurnSink } from "../assistant/ChatEvents.ts"
+import type { TurnFailure, TurnSink } from "../assistant/ChatEvents.ts"
 import { executeTurn, type PreparedTurn } from "../assistant/Turn.ts"
 import { TurnRegistry, type TurnRegistryService } from "../assistant/TurnRegistry.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation } from "../checkpoint/Capability.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
+import type { ChatEvent, Message, Task as A2aTask, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent, TaskStreamEvent, TextPart, TurnResult } from "../platform/Wire.ts"
 import type { Started } from "../platform/Relay.ts"
-import { type A2aMessage, type ArtifactUpdate, FINAL_STATES, type StatusUpdate, type TaskState } from "./Protocol.ts"
-import { type A2aTask, taskView } from "./Queries.ts"
+import { FINAL_STATES } from "./Protocol.ts"
+import { taskView } from "./Queries.ts"
 
 /** A new task the checkpoint let through: its turn, the ids it will be known by, and the caller's message as its history keeps it. */
 export interface NewTask {
@@ -39,8 +40,6 @@ export interface NewTask {
   readonly turn: PreparedTurn
   readonly message: MessageContent
 }
-
-export type TaskEvent = StatusUpdate | ArtifactUpdate
 
 /** A report of the turn to its task's actor, and what follows once it is recorded. */
 interface Report {
@@ -53,7 +52,7 @@ export interface TaskListener {
   /** The task is recorded as submitted (before its turn starts): the Task a stream opens with. */
   readonly submitted?: (task: A2aTask) => void
   /** The stream's events after the submitted Task (status and artifact updates), in order. */
-  readonly event: (event: TaskEvent) => void
+  readonly event: (event: TaskStatusUpdateEvent | TaskArtifactUpdateEvent) => void
   /**
    * The task reached a state a caller stops waiting at: terminal, or waiting for input. `task`:
    * as its actor answered the report that settled it; undefined when the cancel settled it.
@@ -61,7 +60,10 @@ export interface TaskListener {
   readonly settled: (state: TaskState, task: Task | undefined, position?: Position) => void
 }
 
-const agentMessage = (taskId: string, contextId: string, text: string, messageId: string = newPublicId("msg")): A2aMessage => ({
+/** The agent's messages are text. */
+type AgentMessage = Message & { readonly parts: ReadonlyArray<TextPart> }
+
+const agentMessage = (taskId: string, contextId: string, text: string, messageId: string = newPublicId("msg")): AgentMessage => ({
   kind: "message",
   role: "agent",
   parts: [{ kind: "text", text }],
@@ -142,7 +144,7 @@ const reportInOrder = (taskId: string, meta: () => CommandMeta) =>
 
 /** The stream's updates of a task: its status, and the chunks of its one artifact, the response. */
 const updatesOf = (taskId: string, contextId: string, now: () => string) => {
-  const status = (state: TaskState, final: boolean, message?: A2aMessage): StatusUpdate => ({
+  const status = (state: TaskState, final: boolean, message?: Message): TaskStatusUpdateEvent => ({
     kind: "status-update",
     taskId,
     contextId,
@@ -150,7 +152,7 @@ const updatesOf = (taskId: string, contextId: string, now: () => string) => {
     final
   })
   const artifactId = `art_${taskId.slice(4)}`
-  const chunk = (text: string, append: boolean, lastChunk: boolean): ArtifactUpdate => ({
+  const chunk = (text: string, append: boolean, lastChunk: boolean): TaskArtifactUpdateEvent => ({
     kind: "artifact-update",
     taskId,
     contextId,
@@ -282,7 +284,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
   })
 
 /** A task's status as a follower hears it. */
-const statusOf = (task: Task): StatusUpdate => ({
+const statusOf = (task: Task): TaskStatusUpdateEvent => ({
   kind: "status-update",
   taskId: task.taskId,
   contextId: task.contextId,
@@ -297,7 +299,7 @@ const statusOf = (task: Task): StatusUpdate => ({
  * request, another process. The task as it settled; undefined when there is no such task in the
  * workspace.
  */
-export const followTask = (workspaceId: string, taskId: string, onChange: (update: StatusUpdate) => void = () => {}) =>
+export const followTask = (workspaceId: string, taskId: string, onChange: (update: TaskStatusUpdateEvent) => void = () => {}) =>
   Effect.scoped(
     Effect.gen(function* () {
       const followed = yield* follow(A2aTaskActor, taskId)
@@ -321,7 +323,7 @@ export const followTask = (workspaceId: string, taskId: string, onChange: (updat
 export const streamTask = (invocation: Invocation, accepted: { readonly task: NewTask } | { readonly taskId: string }) =>
   Effect.gen(function* () {
     // a stream share of the caller's key and workspace until the last update
-    const relay = yield* followedRelay<A2aTask | TaskEvent, void>(invocation)
+    const relay = yield* followedRelay<TaskStreamEvent, void>(invocation)
     if ("task" in accepted) {
       yield* startTask(accepted.task, { submitted: relay.event, event: relay.event, settled: () => relay.done() }).pipe(
         Effect.onError(() => Effect.sync(() => relay.done()))
@@ -329,7 +331,7 @@ export const streamTask = (invocation: Invocation, accepted: { readonly task: Ne
     } else {
       yield* startInBackground(followTask(invocation.workspaceId!, accepted.taskId, relay.event).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
     }
-    return relay satisfies Started<A2aTask | TaskEvent, void>
+    return relay satisfies Started<TaskStreamEvent, void>
   })
 
 /**

@@ -5,8 +5,8 @@
  */
 import type { TextStreamPart, ToolSet } from "ai"
 import { Effect } from "effect"
+import type { ChatEvent, Usage } from "../platform/Wire.ts"
 import { TurnAborted, TurnFailed } from "./AgentTools.ts"
-import type { ChatEvent, Usage } from "./ChatEvents.ts"
 
 const zeroUsage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
 

@@ -6,8 +6,8 @@
 import { entitled } from "../packs/Entitlement.ts"
 import { admits } from "../checkpoint/Access.ts"
 import type { AnyCapability, Invocation, Registry } from "../checkpoint/Capability.ts"
+import type { RiskLevel } from "../platform/Wire.ts"
 import { type JsonObject, objectSchemaOf } from "../checkpoint/ToolSchemas.ts"
-import type { RiskLevel } from "./ChatEvents.ts"
 
 /** Model providers allow `[a-zA-Z0-9_-]` in tool names: a capability's dots become `__`. */
 export const toolNameOf = (capability: string): string => capability.replaceAll(".", "__")

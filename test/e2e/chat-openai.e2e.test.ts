@@ -8,7 +8,7 @@
  * order of a turn's events (spec 6.1).
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import type { ChatEvent } from "../../src/assistant/ChatEvents.ts"
+import type { ChatEvent } from "../../src/platform/Wire.ts"
 import { loadConfig } from "../../src/platform/Config.ts"
 import { postJson, type StreamedTurn, streamChat } from "../support/chat.ts"
 import { type OpenAiServer, type RecordedRequest, type ScriptedResponse, startOpenAiServer } from "../support/openaiServer.ts"

@@ -8,7 +8,7 @@ import { type FormEvent, memo, type ReactNode, useEffect, useId, useState } from
 import { ApiError, invoke, type Place } from "../../api.ts"
 import { ErrorNote, Icon, Time } from "../../ui.tsx"
 import { APPROVALS_KEY, type Execution, RUN_KEY, type ThreadRun } from "./data.ts"
-import type { Usage } from "./stream.ts"
+import type { Usage } from "../../../../src/platform/Wire.ts"
 import type { Part } from "./turn.ts"
 
 // ---------------------------------------------------------------------------------------------

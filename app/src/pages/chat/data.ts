@@ -4,7 +4,7 @@
  * tiers, and attachment uploads. Shapes as src/assistant/Transcripts.ts answers them.
  */
 import { ApiError, type Place, readError } from "../../api.ts"
-import type { Usage } from "./stream.ts"
+import type { Usage } from "../../../../src/platform/Wire.ts"
 
 export interface ConversationEntry {
   /** `cnv_`. */

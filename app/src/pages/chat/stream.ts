@@ -4,48 +4,9 @@
  * stream opens (spec 7.1) is a JSON error and rejects as ApiError; a failure after it opened is an
  * `error` event, then `done` with `[DONE]` (7.2).
  */
+import type { ChatEvent, TurnResult } from "../../../../src/platform/Wire.ts"
 import { ApiError, type Place, readError } from "../../api.ts"
 import { createSseReader } from "./sse.ts"
-
-export interface Usage {
-  readonly promptTokens: number
-  readonly completionTokens: number
-  readonly totalTokens: number
-}
-
-/** The stream's events (spec 6.1). */
-export type ChatEvent =
-  | { readonly type: "run"; readonly runId: string }
-  | { readonly type: "text"; readonly text: string }
-  | { readonly type: "reasoning-start"; readonly reasoningId: string }
-  | { readonly type: "reasoning-delta"; readonly reasoningId: string; readonly text: string }
-  | { readonly type: "reasoning-end"; readonly reasoningId: string; readonly durationMs: number }
-  | { readonly type: "step-start" | "step-finish"; readonly stepIndex: number }
-  | { readonly type: "tool-input-start"; readonly toolCallId: string; readonly capability: string }
-  | { readonly type: "tool-input-delta"; readonly toolCallId: string; readonly delta: string }
-  | { readonly type: "tool-call-start"; readonly toolCallId: string; readonly capability: string; readonly inputPreview: string }
-  | {
-      readonly type: "tool-call-end"
-      readonly toolCallId: string
-      readonly status: "completed" | "failed"
-      readonly durationMs: number
-      readonly output?: unknown
-      readonly errorReason?: string
-    }
-  | { readonly type: "approval-required"; readonly approvalId: string; readonly capability: string; readonly inputPreview: string; readonly expiresAt: string }
-  | { readonly type: "question"; readonly id: string; readonly question: string; readonly options: ReadonlyArray<string> }
-  | { readonly type: "question-end"; readonly id: string; readonly status: "answered" | "closed"; readonly reason?: "timeout" | "ended" }
-  | { readonly type: "usage"; readonly usage: Usage }
-  | { readonly type: "error"; readonly message: string; readonly code?: string; readonly reason?: string }
-
-/** The turn result (spec 2.3), the `done` event's data after a turn that answered. */
-export interface TurnResult {
-  readonly conversationId: string
-  readonly conversationPublicId: string
-  readonly runId: string
-  readonly reply: string
-  readonly stopped: boolean
-}
 
 /** The chat request (spec 2.2) as this page sends it. */
 export interface ChatRequest {

@@ -6,8 +6,9 @@
  * number in the turn) when parsed; the streaming message marks `svc:text-painted` with the same
  * number once the DOM holding it has been painted. Both are cleared when a turn starts.
  */
+import type { ChatEvent, TurnResult, Usage } from "../../../../src/platform/Wire.ts"
 import { ApiError, type Place } from "../../api.ts"
-import { type ChatEvent, type ChatRequest, streamTurn, type TurnResult, type Usage } from "./stream.ts"
+import { type ChatRequest, streamTurn } from "./stream.ts"
 
 export const TEXT_ARRIVED = "svc:text-arrived"
 export const TEXT_PAINTED = "svc:text-painted"
@@ -37,11 +38,8 @@ export type Part =
       readonly reason?: "timeout" | "ended"
     }
 
-export interface TurnFailure {
-  readonly message: string
-  readonly code?: string
-  readonly reason?: string
-}
+/** The stream's `error` event. */
+export type TurnFailure = Omit<Extract<ChatEvent, { readonly type: "error" }>, "type">
 
 export interface TurnState {
   /** `sending` until the stream opens; `failed` after an error event, a refusal or a broken stream. */
