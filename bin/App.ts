@@ -2,7 +2,8 @@
  * The platform's layers, composed: Postgres, the log (Kafka when brokers are named, else the
  * embedded table), the cluster, the actor host and the capability registry.
  */
-import { Layer } from "effect"
+import { Effect, Layer } from "effect"
+import { randomUUID } from "node:crypto"
 import { AgentActor } from "../actors/agent/actor.ts"
 import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { AuditActor } from "../actors/audit/actor.ts"
@@ -22,6 +23,8 @@ import { SessionActor } from "../actors/session/actor.ts"
 import { TelemetryActor } from "../actors/telemetry/actor.ts"
 import { UserActor } from "../actors/user/actor.ts"
 import * as ActorHost from "../streams/ActorHost.ts"
+import { Cluster, type ClusterError } from "../streams/Cluster.ts"
+import type { LogError } from "../streams/EventLog.ts"
 import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
 import * as KafkaCluster from "../streams/KafkaCluster.ts"
 import * as KafkaLog from "../streams/KafkaLog.ts"
@@ -157,4 +160,28 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
   // runs call capabilities and turns: the engine stops before what they need
   return Automations.layer.pipe(Layer.provideMerge(services))
+}
+
+/**
+ * An actor host for the command line. With Kafka it joins no group (joining would move partitions
+ * between the running nodes): it owns nothing and sends each command to its key's owner, on a
+ * reply topic of its own. With the embedded log there is no one to send to, so it owns every
+ * partition, as a node of the embedded log does; should a node run meanwhile, a key both write is
+ * kept for the first writer and the other's command fails retryably.
+ */
+export const operatorHost = (config: AppConfig): Layer.Layer<ActorHost.ActorHost, ClusterError | LogError, Db.Db> => {
+  // its own node id: a node's reply topic is deleted when the node leaves
+  const nodeId = `svc-cli-${randomUUID().slice(0, 8)}`
+  const cluster = config.kafkaBrokers.length > 0
+    ? Layer.scoped(
+        Cluster,
+        Effect.map(
+          KafkaCluster.make({ brokers: config.kafkaBrokers, prefix: config.topicPrefix, partitions: config.partitions, nodeId }),
+          (kafka) => ({ ...kafka, join: () => Effect.void })
+        )
+      )
+    : LocalCluster.layer(nodeId, config.partitions)
+  return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(
+    Layer.provide(Layer.mergeAll(logLayer({ ...config, nodeId }), cluster, Layer.succeed(ActorHost.ActorKinds, actorKinds), NodeMetrics.layer))
+  )
 }

@@ -45,11 +45,11 @@ import { createPublicKey, type KeyObject } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import * as AccessCache from "../src/checkpoint/AccessCache.ts"
-import { actorKinds, logLayer } from "./App.ts"
+import { actorKinds, logLayer, operatorHost } from "./App.ts"
 import { loadConfig } from "../src/platform/Config.ts"
 import { connect, Db, service } from "../streams/Db.ts"
 import { startEmbeddedPostgres } from "../src/platform/EmbeddedPostgres.ts"
-import { grantCredits, operatorHost, setBillingSuspended } from "../src/billing/BillingOperator.ts"
+import { grantCredits, setBillingSuspended } from "../src/billing/BillingOperator.ts"
 import { ISSUABLE_PURPOSES, issueCredential } from "../src/identity/IssueCredential.ts"
 
 const usage = [

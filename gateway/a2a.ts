@@ -24,7 +24,8 @@ import {
   PUSH_CONFIG_PREFIX,
   STREAMING_METHODS
 } from "../src/a2a/Protocol.ts"
-import { authenticate, type Principal } from "../src/identity/Auth.ts"
+import { authenticate } from "../src/identity/Auth.ts"
+import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { errorFields } from "../src/platform/Logging.ts"
 import type { Started } from "../src/platform/Relay.ts"

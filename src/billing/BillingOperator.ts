@@ -5,7 +5,7 @@
  *
  * Unlike `svc issue-key`, which writes keys nobody else has written, these commands go to an
  * organization's billing actor that the running nodes also write (caps, budgets, metering), so
- * they are decided by that key's owner, through an actor host (`operatorHost`).
+ * they are decided by that key's owner, through an actor host (`operatorHost`, bin/App.ts).
  */
 import { Clock, Effect, Layer, Schema } from "effect"
 import { randomUUID } from "node:crypto"
@@ -13,14 +13,6 @@ import { BillingActor } from "../../actors/billing/actor.ts"
 import { GrantCredits, SetBillingSuspended } from "../../actors/billing/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import * as ActorHost from "../../streams/ActorHost.ts"
-import { Cluster, type ClusterError } from "../../streams/Cluster.ts"
-import type { LogError } from "../../streams/EventLog.ts"
-import * as KafkaCluster from "../../streams/KafkaCluster.ts"
-import * as LocalCluster from "../../streams/LocalCluster.ts"
-import * as NodeMetrics from "../../streams/Metrics.ts"
-import { actorKinds, logLayer } from "../../bin/App.ts"
-import type { AppConfig } from "../platform/Config.ts"
-import type { Db } from "../../streams/Db.ts"
 import { organizationIdBySlug } from "./Queries.ts"
 
 /** The operator's request cannot be carried out; `reason` says why. */
@@ -76,27 +68,3 @@ export const setBillingSuspended = Effect.fn("BillingOperator.setBillingSuspende
   yield* untilReadable(host)
   return { orgId, credits: state.credits, suspended: state.suspended } satisfies OperatorBilling
 })
-
-/**
- * An actor host for the command line. With Kafka it joins no group (joining would move partitions
- * between the running nodes): it owns nothing and sends each command to its key's owner, on a
- * reply topic of its own. With the embedded log there is no one to send to, so it owns every
- * partition, as a node of the embedded log does; should a node run meanwhile, a key both write is
- * kept for the first writer and the other's command fails retryably.
- */
-export const operatorHost = (config: AppConfig): Layer.Layer<ActorHost.ActorHost, ClusterError | LogError, Db> => {
-  // its own node id: a node's reply topic is deleted when the node leaves
-  const nodeId = `svc-cli-${randomUUID().slice(0, 8)}`
-  const cluster = config.kafkaBrokers.length > 0
-    ? Layer.scoped(
-        Cluster,
-        Effect.map(
-          KafkaCluster.make({ brokers: config.kafkaBrokers, prefix: config.topicPrefix, partitions: config.partitions, nodeId }),
-          (kafka) => ({ ...kafka, join: () => Effect.void })
-        )
-      )
-    : LocalCluster.layer(nodeId, config.partitions)
-  return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(
-    Layer.provide(Layer.mergeAll(logLayer({ ...config, nodeId }), cluster, Layer.succeed(ActorHost.ActorKinds, actorKinds), NodeMetrics.layer))
-  )
-}

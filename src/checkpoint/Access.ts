@@ -5,7 +5,8 @@
  */
 import { Effect } from "effect"
 import { OPERATOR } from "../../actors/apikey/purposes.ts"
-import { accessFacts, customRoleGrants, findPlace, type OrgSecurity, type Principal, slugsOf, type Standing } from "../identity/Auth.ts"
+import { accessFacts, customRoleGrants, findPlace, type OrgSecurity, slugsOf, type Standing } from "../identity/Auth.ts"
+import type { Principal } from "./Capability.ts"
 import { BadRequest, Forbidden, NotFound } from "../platform/Errors.ts"
 import { entitled, packsOf } from "../packs/Entitlement.ts"
 import { type AnyCapability, Capabilities, type InvokeRequest, offeredOn, type Registry, type Role, type Surface } from "./Capability.ts"

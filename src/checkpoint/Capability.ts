@@ -4,7 +4,36 @@
  */
 import { Context, type Effect, type Schema } from "effect"
 import type { CommandMeta } from "../../actors/kernel.ts"
-import type { Principal } from "../identity/Auth.ts"
+
+/** Credential kinds of spec 5 rule 8, plus browser sessions (rule 7). */
+/** `playbook`: an automation's run, acting for the person it runs as, with their live memberships
+ * (like a CLI login, it holds no credential of its own). */
+export type CredentialKind = "session" | "cli_login" | "api_key" | "host_key" | "gateway_key" | "telemetry_key" | "unknown_purpose" | "playbook"
+
+/** An authenticated caller. */
+export interface Principal {
+  readonly credential: CredentialKind
+  /** The bearer credential's id (`aky_...`); null for a session. */
+  readonly apiKeyId: string | null
+  /** The session's id; null for bearer credentials. */
+  readonly sessionId: string | null
+  /** The credential's organization; null for a session, which acts wherever its person belongs. */
+  readonly orgId: string | null
+  /** The credential's workspace; null for an organization-level credential or a session. */
+  readonly workspaceId: string | null
+  /** The person acting: the signed-in user or the CLI login's approver; null for keys. */
+  readonly userId: string | null
+  /** Who the calls are attributed to: the person, or a key's creator. */
+  readonly attributedTo: string
+  /** For an enterprise key: the custom role it acts as. */
+  readonly customRole: string | null
+  /** For a host key: the enrolled machine. */
+  readonly machineId: string | null
+  /** The `purpose` scope value as presented (for an unknown purpose, what it said). */
+  readonly purpose: string | null
+  /** A session signed in through this SSO provider of this organization. */
+  readonly sso: { readonly orgId: string; readonly providerId: string } | null
+}
 
 /** `playbook`: an automation's run; it may invoke what the agent surface offers, and what lists it
  * (a turn: `ask_assistant`) (docs/decisions.md). */

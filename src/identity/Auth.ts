@@ -9,12 +9,9 @@ import { AccessCache, type Owner, type Table } from "../checkpoint/AccessCache.t
 import { parseBearer, parseSessionToken, verifySecret } from "./ApiKeyToken.ts"
 import { Db, type DbError, type DbService } from "../../streams/Db.ts"
 import { Unauthorized } from "../platform/Errors.ts"
+import type { CredentialKind, Principal } from "../checkpoint/Capability.ts"
 import { accessFactsRow, apiKeyByLookupId, customRoleGrantsOf, placeBySlugs, placeSlugs, sessionByLookupId } from "./Queries.ts"
 
-/** Credential kinds of spec 5 rule 8, plus browser sessions (rule 7). */
-/** `playbook`: an automation's run, acting for the person it runs as, with their live memberships
- * (like a CLI login, it holds no credential of its own). */
-export type CredentialKind = "session" | "cli_login" | "api_key" | "host_key" | "gateway_key" | "telemetry_key" | "unknown_purpose" | "playbook"
 
 /** `purpose` scope values and the kinds they make (rule 9); no purpose is an ordinary key. */
 export const PURPOSES = {
@@ -26,31 +23,6 @@ export const PURPOSES = {
 export type Purpose = keyof typeof PURPOSES
 
 export const isPurpose = (value: string): value is Purpose => Object.hasOwn(PURPOSES, value)
-
-/** An authenticated caller. */
-export interface Principal {
-  readonly credential: CredentialKind
-  /** The bearer credential's id (`aky_...`); null for a session. */
-  readonly apiKeyId: string | null
-  /** The session's id; null for bearer credentials. */
-  readonly sessionId: string | null
-  /** The credential's organization; null for a session, which acts wherever its person belongs. */
-  readonly orgId: string | null
-  /** The credential's workspace; null for an organization-level credential or a session. */
-  readonly workspaceId: string | null
-  /** The person acting: the signed-in user or the CLI login's approver; null for keys. */
-  readonly userId: string | null
-  /** Who the calls are attributed to: the person, or a key's creator. */
-  readonly attributedTo: string
-  /** For an enterprise key: the custom role it acts as. */
-  readonly customRole: string | null
-  /** For a host key: the enrolled machine. */
-  readonly machineId: string | null
-  /** The `purpose` scope value as presented (for an unknown purpose, what it said). */
-  readonly purpose: string | null
-  /** A session signed in through this SSO provider of this organization. */
-  readonly sso: { readonly orgId: string; readonly providerId: string } | null
-}
 
 /** The `actor` of commands and events a principal causes. */
 export const actorOf = (principal: Principal): string =>
@@ -171,13 +143,6 @@ const sessionRecord = (session: postgres.Row): CredentialRecord => ({
     sso: session.sso_org_id === null ? null : { orgId: session.sso_org_id, providerId: session.sso_provider_id }
   }
 })
-
-export interface Place {
-  readonly orgId: string
-  readonly orgSlug: string
-  readonly workspaceId: string
-  readonly workspaceSlug: string
-}
 
 /** The organization and workspace a path names, if both exist. */
 export const findPlace = (orgSlug: string, workspaceSlug: string) =>

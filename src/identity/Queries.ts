@@ -8,8 +8,15 @@ import { Effect } from "effect"
 import type postgres from "postgres"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { Db, type DbService, query } from "../../streams/Db.ts"
-import type { Place } from "./Auth.ts"
 import type { EnrolledMachine, MachineMemory, MachineRecord, SsoProvider, TelemetryBatch, WorkspaceMember, WorkspaceSettings } from "./Api.ts"
+
+/** An organization and one of its workspaces, as a path names them. */
+export interface Place {
+  readonly orgId: string
+  readonly orgSlug: string
+  readonly workspaceId: string
+  readonly workspaceSlug: string
+}
 
 // Keys, account, device logins, identity
 

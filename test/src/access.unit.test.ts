@@ -7,7 +7,7 @@
  */
 import { Effect, Either, Schema } from "effect"
 import { describe, expect, it } from "vitest"
-import type { CredentialKind, Principal } from "../../src/identity/Auth.ts"
+import type { CredentialKind, Principal } from "../../src/checkpoint/Capability.ts"
 import { admits, checkPurpose, invocable } from "../../src/checkpoint/Access.ts"
 import { type AnyCapability, makeRegistry, type Role, type Surface } from "../../src/checkpoint/Capability.ts"
 import { fixtureCapability } from "../support/capabilities.ts"
