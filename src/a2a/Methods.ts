@@ -18,7 +18,7 @@ import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from ".
 import { findTask, taskView } from "./TaskQueries.ts"
 import { contentOf, keptParts, uploadsOf } from "./Parts.ts"
 import { contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask } from "./Tasks.ts"
-import { findConversation } from "../assistant/ChatQueries.ts"
+import { findConversation } from "../assistant/Queries.ts"
 import { uploadFiles } from "../assistant/Files.ts"
 import { agentToolsFor } from "../assistant/Tools.ts"
 import { listAgents } from "../assistant/WorkspaceAgents.ts"

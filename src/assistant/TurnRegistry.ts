@@ -17,7 +17,7 @@ import { CloseQuestion, FinishRun } from "../../actors/conversation/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { LogSignals, type Signal } from "../../streams/LogSignals.ts"
 import { NodeMetrics } from "../../streams/Metrics.ts"
-import { overdueQuestions, staleRunningRuns } from "./ChatQueries.ts"
+import { overdueQuestions, staleRunningRuns } from "./Queries.ts"
 
 /** Why a live turn was aborted: its person cancelled it, the process is shutting down, or it ran past its limit. */
 export type StopReason = "cancel" | "shutdown" | "limit"
