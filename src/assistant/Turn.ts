@@ -13,7 +13,6 @@ import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation, Registry } from "../checkpoint/Capability.ts"
-import { isOwn } from "../checkpoint/Person.ts"
 import type { RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
@@ -124,7 +123,8 @@ interface TurnConversation {
 }
 
 /** The conversation of the turn: an existing one of this workspace, or a new one; undefined when
- * the reference names none the turn may continue. */
+ * the reference names none. Whose it is, the conversation actor decides when the run is recorded:
+ * another person's is refused there (`conversation_not_found`, as one that never was). */
 const conversationOf = (turn: PreparedTurn) =>
   Effect.gen(function* () {
     const { invocation } = turn
@@ -137,7 +137,7 @@ const conversationOf = (turn: PreparedTurn) =>
       return created
     }
     const found = yield* findConversation(invocation.workspaceId!, turn.conversationRef)
-    if (!isOwn(found, turn.userId)) return undefined
+    if (found === undefined) return undefined
     const continued: TurnConversation = { conversationId: found.conversationId, conversationPublicId: found.publicId, create: false }
     return continued
   })
