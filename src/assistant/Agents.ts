@@ -14,12 +14,12 @@ import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Schema } from "effect"
 import { AgentActor, agentIdOf } from "../../actors/agent/actor.ts"
 import { AgentNotFound } from "../../actors/agent/errors.ts"
-import { agentDefinition, AgentSlug } from "../../actors/agent/events.ts"
 import { CreateAgent, DeleteAgent, UpdateAgent } from "../../actors/agent/protocol.ts"
 import type { AgentState } from "../../actors/agent/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import type { Principal } from "../checkpoint/Capability.ts"
-import { type AnyCapability, Capabilities, defineCapability, type Invocation, type Registry, type Role, type Surface } from "../checkpoint/Capability.ts"
+import { type AnyCapability, Capabilities, implement, type Invocation, type Registry, type Surface } from "../checkpoint/Capability.ts"
+import * as Api from "./Api.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { agentToolsFor, isAgentCapability } from "./Tools.ts"
 import { findAgent, listAgents, type WorkspaceAgent } from "./WorkspaceAgents.ts"
@@ -27,36 +27,11 @@ import { askAndAwait, CurrentAgentSlug } from "./Assistant.ts"
 
 export { findAgent, type WorkspaceAgent } from "./WorkspaceAgents.ts"
 
-const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
-const writers: ReadonlyArray<Role> = ["org:owner", "workspace:admin"]
-
-const common = { scope: "workspace", surfaces: ["api", "mcp", "agent"], claimedBy: "builtin" } as const
-const reads = { ...common, roles: readers, mutating: false, destructive: false, needsApproval: false, sensitivity: "low" } as const
-// an agent's instructions and tools are what automations run with: an agent (the model) changes them only with its person's approval
-const writes = { ...common, roles: writers, mutating: true, changesAccess: false, destructive: false, needsApproval: true, sensitivity: "medium" } as const
-
-const Agent = Schema.Struct({
-  slug: Schema.String,
-  name: Schema.String,
-  description: Schema.String,
-  instructions: Schema.String,
-  /** null: the organization's default tier. */
-  tier: Schema.NullOr(Schema.String),
-  /** For the built-in assistant: every agent tool the caller's role allows. */
-  tools: Schema.Array(Schema.String),
-  builtIn: Schema.Boolean,
-  version: Schema.Int,
-  createdAt: Schema.NullOr(Schema.String),
-  updatedAt: Schema.NullOr(Schema.String)
-})
-
-const SlugInput = Schema.Struct({ slug: AgentSlug })
-
 /** The capability names an agent may be given: the registry's on the agent surface. */
 const agentCapabilityNames = (registry: Registry) => registry.all.filter(isAgentCapability).map((capability) => capability.name)
 
 /** An agent as callers see it: with no tools named, the tools the caller's turn would be offered. */
-const viewOf = (agent: WorkspaceAgent, invocation: Invocation, registry: Registry, packs: ReadonlySet<string>): typeof Agent.Type => ({
+const viewOf = (agent: WorkspaceAgent, invocation: Invocation, registry: Registry, packs: ReadonlySet<string>): typeof Api.Agent.Type => ({
   ...agent,
   tools: agent.tools ?? agentToolsFor(registry, invocation, packs).map((tool) => tool.capability.name)
 })
@@ -71,119 +46,73 @@ const fromState = (state: AgentState): WorkspaceAgent => {
 const checkTier = (invocation: Invocation, tier: string | null | undefined) =>
   tier === undefined || tier === null ? Effect.void : Effect.asVoid(resolveTurnModel({ orgId: invocation.orgId!, tier }))
 
-export const createAgent = defineCapability({
-  ...writes,
-  name: "agent.create",
-  description:
-    "Create a workspace agent: a slug (lowercase letters, digits, hyphens; `assistant` is the built-in default), a name, instructions that join its system prompt, a model tier for turns that name none (null: the organization's default), and the capabilities (agent surface) its turns may use.",
-  input: Schema.Struct({
-    slug: AgentSlug,
-    name: agentDefinition.name,
-    description: Schema.optional(agentDefinition.description),
-    instructions: Schema.optional(agentDefinition.instructions),
-    tier: Schema.optional(agentDefinition.tier),
-    tools: Schema.optional(agentDefinition.tools.pipe(Schema.maxItems(200)))
-  }),
-  output: Agent,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const host = yield* ActorHost
-      const registry = yield* Capabilities
-      const workspaceId = invocation.workspaceId!
-      yield* checkTier(invocation, input.tier)
-      const { state } = yield* host.send(
-        AgentActor,
-        agentIdOf(workspaceId, input.slug),
-        new CreateAgent({
-          workspaceId,
-          orgId: invocation.orgId!,
-          slug: input.slug,
-          name: input.name,
-          description: input.description ?? "",
-          instructions: input.instructions ?? "",
-          tier: input.tier ?? null,
-          tools: input.tools ?? [],
-          agentTools: agentCapabilityNames(registry)
-        }),
-        invocation.meta
-      )
-      return viewOf(fromState(state), invocation, registry, yield* packsOf(invocation.orgId))
-    })
-})
+export const createAgent = implement(Api.createAgent, (invocation, input) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const registry = yield* Capabilities
+    const workspaceId = invocation.workspaceId!
+    yield* checkTier(invocation, input.tier)
+    const { state } = yield* host.send(
+      AgentActor,
+      agentIdOf(workspaceId, input.slug),
+      new CreateAgent({
+        workspaceId,
+        orgId: invocation.orgId!,
+        slug: input.slug,
+        name: input.name,
+        description: input.description ?? "",
+        instructions: input.instructions ?? "",
+        tier: input.tier ?? null,
+        tools: input.tools ?? [],
+        agentTools: agentCapabilityNames(registry)
+      }),
+      invocation.meta
+    )
+    return viewOf(fromState(state), invocation, registry, yield* packsOf(invocation.orgId))
+  })
+)
 
-export const updateAgent = defineCapability({
-  ...writes,
-  name: "agent.update",
-  description: "Change a workspace agent: each field given replaces the agent's (tools as a whole list; tier null: the organization's default).",
-  input: Schema.Struct({
-    slug: AgentSlug,
-    name: Schema.optional(agentDefinition.name),
-    description: Schema.optional(agentDefinition.description),
-    instructions: Schema.optional(agentDefinition.instructions),
-    tier: Schema.optional(agentDefinition.tier),
-    tools: Schema.optional(agentDefinition.tools.pipe(Schema.maxItems(200)))
-  }),
-  output: Agent,
-  handler: (invocation, { slug, ...changes }) =>
-    Effect.gen(function* () {
-      const host = yield* ActorHost
-      const registry = yield* Capabilities
-      const workspaceId = invocation.workspaceId!
-      yield* checkTier(invocation, changes.tier)
-      const { state } = yield* host.send(
-        AgentActor,
-        agentIdOf(workspaceId, slug),
-        new UpdateAgent({ workspaceId, slug, ...changes, agentTools: agentCapabilityNames(registry) }),
-        invocation.meta
-      )
-      return viewOf(fromState(state), invocation, registry, yield* packsOf(invocation.orgId))
-    })
-})
+export const updateAgent = implement(Api.updateAgent, (invocation, { slug, ...changes }) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const registry = yield* Capabilities
+    const workspaceId = invocation.workspaceId!
+    yield* checkTier(invocation, changes.tier)
+    const { state } = yield* host.send(
+      AgentActor,
+      agentIdOf(workspaceId, slug),
+      new UpdateAgent({ workspaceId, slug, ...changes, agentTools: agentCapabilityNames(registry) }),
+      invocation.meta
+    )
+    return viewOf(fromState(state), invocation, registry, yield* packsOf(invocation.orgId))
+  })
+)
 
-export const deleteAgent = defineCapability({
-  ...writes,
-  name: "agent.delete",
-  description: "Delete a workspace agent; its slug is free again. The built-in `assistant` cannot be deleted.",
-  destructive: true,
-  input: SlugInput,
-  output: Schema.Struct({ slug: Schema.String, deleted: Schema.Literal(true) }),
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const host = yield* ActorHost
-      const workspaceId = invocation.workspaceId!
-      yield* host.send(AgentActor, agentIdOf(workspaceId, input.slug), new DeleteAgent({ workspaceId, slug: input.slug }), invocation.meta)
-      return { slug: input.slug, deleted: true as const }
-    })
-})
+export const deleteAgent = implement(Api.deleteAgent, (invocation, input) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const workspaceId = invocation.workspaceId!
+    yield* host.send(AgentActor, agentIdOf(workspaceId, input.slug), new DeleteAgent({ workspaceId, slug: input.slug }), invocation.meta)
+    return { slug: input.slug, deleted: true as const }
+  })
+)
 
-export const getAgent = defineCapability({
-  ...reads,
-  name: "agent.get",
-  description: "Read one workspace agent by slug (`assistant`: the built-in default).",
-  input: SlugInput,
-  output: Agent,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const agent = yield* findAgent(invocation.workspaceId!, input.slug)
-      if (agent === undefined) return yield* new AgentNotFound({ slug: input.slug })
-      return viewOf(agent, invocation, yield* Capabilities, yield* packsOf(invocation.orgId))
-    })
-})
+export const getAgent = implement(Api.getAgent, (invocation, input) =>
+  Effect.gen(function* () {
+    const agent = yield* findAgent(invocation.workspaceId!, input.slug)
+    if (agent === undefined) return yield* new AgentNotFound({ slug: input.slug })
+    return viewOf(agent, invocation, yield* Capabilities, yield* packsOf(invocation.orgId))
+  })
+)
 
-export const listWorkspaceAgents = defineCapability({
-  ...reads,
-  name: "agent.list",
-  description: "The workspace's agents: the built-in assistant first, then the others by slug.",
-  input: Schema.Struct({}),
-  output: Schema.Struct({ agents: Schema.Array(Agent) }),
-  handler: (invocation) =>
-    Effect.gen(function* () {
-      const registry = yield* Capabilities
-      const agents = yield* listAgents(invocation.workspaceId!)
-      const packs = yield* packsOf(invocation.orgId)
-      return { agents: agents.map((agent) => viewOf(agent, invocation, registry, packs)) }
-    })
-})
+export const listWorkspaceAgents = implement(Api.listWorkspaceAgents, (invocation) =>
+  Effect.gen(function* () {
+    const registry = yield* Capabilities
+    const agents = yield* listAgents(invocation.workspaceId!)
+    const packs = yield* packsOf(invocation.orgId)
+    return { agents: agents.map((agent) => viewOf(agent, invocation, registry, packs)) }
+  })
+)
 
 export const agentCapabilities: ReadonlyArray<AnyCapability> = [createAgent, listWorkspaceAgents, getAgent, updateAgent, deleteAgent]
 

@@ -5,19 +5,18 @@
  * who asked the turn (for a key, its creator) may answer or stop it.
  */
 import { packsOf } from "../packs/Entitlement.ts"
-import { Effect, Exit, FiberRef, Schema } from "effect"
+import { Effect, Exit, FiberRef } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { FinishRun, ResolveApproval } from "../../actors/conversation/protocol.ts"
 import type { Json } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { slugsOf } from "../identity/Auth.ts"
-import { type AnyCapability, Capabilities, defineCapability, type Invocation, type InvokeRequest, type Role } from "../checkpoint/Capability.ts"
+import { type AnyCapability, Capabilities, implement, type Invocation, type InvokeRequest } from "../checkpoint/Capability.ts"
 import { invoke } from "../checkpoint/Checkpoint.ts"
 import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
-import { StorableString } from "../platform/StorableText.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
-import { findApproval, findQuestion, findRun, findRunningTurn } from "./ChatQueries.ts"
+import { findApproval, findQuestion, findRun, findRunningTurn } from "./Queries.ts"
 import { checkAttachments } from "./Files.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { ChatRateLimiter } from "./RateLimit.ts"
@@ -29,53 +28,10 @@ import { findAgent } from "./WorkspaceAgents.ts"
 import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "./TurnControl.ts"
 import { ownRecord, personOf } from "../checkpoint/Person.ts"
+import * as Api from "./Api.ts"
 
-/** The workspace's people: its Admins, Members and Viewers, and the organization's Owners. */
-export const members: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
-/** Spec 5 rule 6: the roles `ask_assistant` grants. */
-export const askers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member"]
-
-const common = {
-  scope: "workspace",
-  roles: members,
-  claimedBy: "builtin",
-  destructive: false,
-  needsApproval: false
-} as const
-
-/** A string of `min` to `max` characters, counted as Unicode code points (what a person counts). */
-const Characters = (min: number, max: number) =>
-  StorableString.pipe(
-    Schema.filter((text) => {
-      const length = [...text].length
-      return (length >= min && length <= max) || `must be ${min} to ${max} characters, got ${length}`
-    })
-  )
-
-const Uuid = Schema.String.pipe(Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: () => "must be a UUID" }))
-
-export const Effort = Schema.Literal("low", "medium", "high", "xhigh", "max")
-
-/** Spec 2.2. */
-export const ChatRequest = Schema.Struct({
-  content: Characters(1, 32768),
-  conversationId: Schema.optional(Schema.NullOr(Schema.String.pipe(Schema.maxLength(100)))),
-  turnId: Schema.optional(Uuid),
-  attachments: Schema.optional(Schema.Array(Schema.String.pipe(Schema.maxLength(100))).pipe(Schema.maxItems(10))),
-  goal: Schema.optional(
-    Schema.Struct({
-      statement: Characters(1, 2000),
-      maxRounds: Schema.optional(Schema.Int.pipe(Schema.between(1, 4)))
-    })
-  ),
-  tier: Schema.optional(Schema.String.pipe(Schema.maxLength(100))),
-  model: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
-  effort: Schema.optional(Effort),
-  pageContext: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown })),
-  // accepted with no effect (spec 9.3), so older clients are not refused
-  activeServerIds: Schema.optional(Schema.Array(Schema.String)),
-  budget: Schema.optional(Schema.Unknown)
-})
+// what other wings and the gateway import from here
+export { askers, ChatRequest } from "./Api.ts"
 
 /** Fields the ask route refuses (spec 4.1: the model override fields). */
 export const MODEL_OVERRIDE_FIELDS = ["tier", "model", "effort"] as const
@@ -92,26 +48,12 @@ const pathOf = (invocation: Invocation) =>
  */
 export const CurrentAgentSlug = FiberRef.unsafeMake<string | undefined>(undefined)
 
-export const askAssistant = defineCapability({
-  ...common,
-  name: "ask_assistant",
-  roles: askers,
-  description: "Run one turn of the workspace assistant: as an SSE stream (chat/stream) or as one JSON result (assistant/ask).",
-  rest: { method: "post", path: "chat/stream" },
-  // an automation's agent and prompt steps are turns too (never a tool the model is offered)
-  surfaces: ["api", "playbook"],
-  input: ChatRequest,
-  // the started turn stays in the process; the gateway frames its events
-  output: Schema.Unknown,
-  sensitivity: "medium",
-  mutating: true,
-  changesAccess: false,
-  handler: (invocation, input) =>
-    FiberRef.get(CurrentAgentSlug).pipe(
-      Effect.flatMap((agentSlug) => prepareTurn(invocation, input, null, agentSlug)),
-      Effect.flatMap(startTurn)
-    )
-})
+export const askAssistant = implement(Api.askAssistant, (invocation, input) =>
+  FiberRef.get(CurrentAgentSlug).pipe(
+    Effect.flatMap((agentSlug) => prepareTurn(invocation, input, null, agentSlug)),
+    Effect.flatMap(startTurn)
+  )
+)
 
 /** A started turn's outcome, once it ends. */
 export const outcomeOf = (turn: StartedTurn) =>
@@ -121,7 +63,7 @@ export const outcomeOf = (turn: StartedTurn) =>
 export const askAndAwait = <E>(request: InvokeRequest<E>) => Effect.flatMap(invoke(request), (started) => outcomeOf(started as StartedTurn))
 
 /** What a turn is asked with: the chat request's fields (A2A messages fill the first ones). */
-export type TurnRequest = Pick<typeof ChatRequest.Type, "content" | "conversationId" | "turnId" | "attachments" | "goal" | "tier" | "model" | "effort">
+export type TurnRequest = Pick<typeof Api.ChatRequest.Type, "content" | "conversationId" | "turnId" | "attachments" | "goal" | "tier" | "model" | "effort">
 
 /**
  * Every check of spec 7.1 a turn passes before it may start, in one place for the chat routes and
@@ -171,174 +113,96 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
 /** A run that is not the caller's person's, or none: 404 `run_not_found` alike. */
 export const runNotFound = (runId: string) => new NotFound({ reason: "run_not_found", message: `no run ${runId} of yours in this workspace` })
 
-/** Spec 2.4: what became of an approved (or denied) call. */
-export const Execution = Schema.Struct({
-  status: Schema.Literal("succeeded", "dispatched", "failed", "indeterminate", "queued", "denied", "expired"),
-  runId: Schema.optional(Schema.String),
-  reason: Schema.optional(Schema.String)
-})
-
-export const resolveApproval = defineCapability({
-  ...common,
-  name: "agent.approvals.resolve",
-  description: "Approve or deny a tool call the agent parked; an approved call runs at once as a new run.",
-  rest: { method: "post", path: "agent/approvals/resolve" },
-  surfaces: ["api"],
-  input: Schema.Struct({
-    approvalId: Schema.String.pipe(Schema.maxLength(100)),
-    decision: Schema.Literal("approved", "denied"),
-    note: Schema.optional(Characters(0, 2000))
-  }),
-  output: Schema.Struct({ execution: Execution }),
-  sensitivity: "high",
-  mutating: true,
-  changesAccess: false,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const userId = yield* personOf(invocation)
-      const approval = yield* findApproval(invocation.workspaceId!, input.approvalId)
-      if (approval === undefined) return yield* new NotFound({ reason: "approval_not_found", message: `no approval ${input.approvalId} in this workspace` })
-      const host = yield* ActorHost
-      const executionRunId = input.decision === "approved" ? invocation.newId("tse") : null
-      yield* host.send(
-        ConversationActor,
-        approval.conversationId,
-        new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, model: "none" }),
-        invocation.meta
-      )
-      if (executionRunId === null) return { execution: { status: "denied" as const } }
-      // the parked call runs now, as the person who approved it, through the checkpoint like any agent call
-      const exit = yield* invoke({
-        authorization: undefined,
-        principal: invocation.principal,
-        surface: "agent",
-        capability: approval.capability,
-        path: yield* pathOf(invocation),
-        input: Effect.succeed(approval.input)
-      }).pipe(Effect.exit)
-      const described = Exit.isFailure(exit) ? (yield* FailureDescriber)(exit.cause) : undefined
-      const reason = described === undefined ? undefined : described.reason ?? described.code
-      const execution: { status: "succeeded" | "failed"; runId: string; reason?: string } = reason === undefined
-        ? { status: "succeeded", runId: executionRunId }
-        : { status: "failed", runId: executionRunId, reason }
-      yield* host.send(
-        ConversationActor,
-        approval.conversationId,
-        new FinishRun({
-          runId: executionRunId,
-          status: reason === undefined ? "finished" : "failed",
-          assistantMessageId: null,
-          reply: "",
-          result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: exit.value as Json } : {}) },
-          usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-          error: described === undefined ? null : { code: described.code, reason: described.reason ?? null, message: described.message }
-        }),
-        { ...invocation.meta, commandId: `${invocation.meta.commandId}:finish` }
-      )
-      return { execution }
-    })
-})
-
-export const answerQuestion = defineCapability({
-  ...common,
-  name: "assistant.question.answer",
-  description: "Answer a question the agent asked in a running turn (one of its options, or free text).",
-  rest: { method: "post", path: "assistant/question/answer" },
-  surfaces: ["api"],
-  input: Schema.Struct({ questionId: Schema.String.pipe(Schema.maxLength(100)), answer: Characters(1, 4000) }),
-  output: Schema.Struct({ found: Schema.Boolean }),
-  sensitivity: "low",
-  mutating: true,
-  changesAccess: false,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const userId = yield* personOf(invocation)
-      const question = yield* findQuestion(invocation.workspaceId!, input.questionId)
-      if (question === undefined) return { found: false }
-      return { found: yield* TurnControl.answerQuestion(question.conversationId, input.questionId, userId, input.answer, invocation.meta) }
-    })
-})
-
-export const turnReply = defineCapability({
-  ...common,
-  name: "assistant.reply",
-  description: "The state of one of your runs and, once the turn finished, its reply: how a client that went away finds the answer.",
-  rest: { method: "post", path: "assistant/reply" },
-  surfaces: ["api", "mcp"],
-  input: Schema.Struct({ runId: Schema.String.pipe(Schema.maxLength(100)) }),
-  output: Schema.Struct({
-    runStatus: Schema.Literal("running", "finished", "failed", "stopped"),
-    reply: Schema.optional(Schema.Struct({ text: Schema.String }))
-  }),
-  sensitivity: "low",
-  mutating: false,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const run = yield* ownRecord(invocation, findRun(invocation.workspaceId!, input.runId), () => runNotFound(input.runId))
-      const ended = run.status === "finished" || run.status === "stopped"
-      return ended ? { runStatus: run.status, reply: { text: run.reply ?? "" } } : { runStatus: run.status }
-    })
-})
-
-export const cancelTurn = defineCapability({
-  ...common,
-  name: "assistant.turn.cancel",
-  description: "Stop a running turn by the turnId its person sent; it ends with stopped true and its partial reply.",
-  rest: { method: "post", path: "assistant/turn/cancel" },
-  surfaces: ["api"],
-  input: Schema.Struct({ turnId: Schema.String.pipe(Schema.maxLength(100)) }),
-  output: Schema.Struct({ found: Schema.Boolean }),
-  sensitivity: "low",
-  mutating: true,
-  changesAccess: false,
-  handler: (invocation, input) =>
-    Effect.gen(function* () {
-      const userId = yield* personOf(invocation)
-      const running = yield* findRunningTurn(invocation.workspaceId!, input.turnId, userId)
-      if (running === undefined) return { found: false }
-      return { found: yield* TurnControl.stopTurn(running.conversationId, input.turnId, userId, invocation.meta) }
-    })
-})
-
-export const listAgentTools = defineCapability({
-  ...common,
-  name: "agent.tools.list",
-  description: "The tools the workspace agent may call for you: capabilities on the agent surface that your role allows, and ask_user.",
-  rest: { method: "post", path: "agent/tools" },
-  surfaces: ["api", "mcp"],
-  input: Schema.Struct({}),
-  output: Schema.Struct({
-    tools: Schema.Array(
-      Schema.Struct({
-        name: Schema.String,
-        capability: Schema.NullOr(Schema.String),
-        description: Schema.String,
-        inputSchema: Schema.Unknown,
-        needsApproval: Schema.Boolean,
-        riskLevel: Schema.Literal("low", "medium", "high")
-      })
+export const resolveApproval = implement(Api.resolveApproval, (invocation, input) =>
+  Effect.gen(function* () {
+    const userId = yield* personOf(invocation)
+    const approval = yield* findApproval(invocation.workspaceId!, input.approvalId)
+    if (approval === undefined) return yield* new NotFound({ reason: "approval_not_found", message: `no approval ${input.approvalId} in this workspace` })
+    const host = yield* ActorHost
+    const executionRunId = input.decision === "approved" ? invocation.newId("tse") : null
+    yield* host.send(
+      ConversationActor,
+      approval.conversationId,
+      new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, model: "none" }),
+      invocation.meta
     )
-  }),
-  sensitivity: "low",
-  mutating: false,
-  handler: (invocation) =>
-    Effect.gen(function* () {
-      const registry = yield* Capabilities
-      const tools = agentToolsFor(registry, invocation, yield* packsOf(invocation.orgId)).map((tool) => ({
-        name: tool.toolName,
-        capability: tool.capability.name,
-        description: tool.capability.description,
-        inputSchema: tool.inputSchema,
-        needsApproval: tool.capability.needsApproval,
-        riskLevel: tool.riskLevel
-      }))
-      return {
-        tools: [
-          ...tools,
-          { name: ASK_USER, capability: null, description: ASK_USER_DESCRIPTION, inputSchema: askUserSchema, needsApproval: false, riskLevel: "low" as const }
-        ]
-      }
-    })
-})
+    if (executionRunId === null) return { execution: { status: "denied" as const } }
+    // the parked call runs now, as the person who approved it, through the checkpoint like any agent call
+    const exit = yield* invoke({
+      authorization: undefined,
+      principal: invocation.principal,
+      surface: "agent",
+      capability: approval.capability,
+      path: yield* pathOf(invocation),
+      input: Effect.succeed(approval.input)
+    }).pipe(Effect.exit)
+    const described = Exit.isFailure(exit) ? (yield* FailureDescriber)(exit.cause) : undefined
+    const reason = described === undefined ? undefined : described.reason ?? described.code
+    const execution: { status: "succeeded" | "failed"; runId: string; reason?: string } = reason === undefined
+      ? { status: "succeeded", runId: executionRunId }
+      : { status: "failed", runId: executionRunId, reason }
+    yield* host.send(
+      ConversationActor,
+      approval.conversationId,
+      new FinishRun({
+        runId: executionRunId,
+        status: reason === undefined ? "finished" : "failed",
+        assistantMessageId: null,
+        reply: "",
+        result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: exit.value as Json } : {}) },
+        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        error: described === undefined ? null : { code: described.code, reason: described.reason ?? null, message: described.message }
+      }),
+      { ...invocation.meta, commandId: `${invocation.meta.commandId}:finish` }
+    )
+    return { execution }
+  })
+)
+
+export const answerQuestion = implement(Api.answerQuestion, (invocation, input) =>
+  Effect.gen(function* () {
+    const userId = yield* personOf(invocation)
+    const question = yield* findQuestion(invocation.workspaceId!, input.questionId)
+    if (question === undefined) return { found: false }
+    return { found: yield* TurnControl.answerQuestion(question.conversationId, input.questionId, userId, input.answer, invocation.meta) }
+  })
+)
+
+export const turnReply = implement(Api.turnReply, (invocation, input) =>
+  Effect.gen(function* () {
+    const run = yield* ownRecord(invocation, findRun(invocation.workspaceId!, input.runId), () => runNotFound(input.runId))
+    const ended = run.status === "finished" || run.status === "stopped"
+    return ended ? { runStatus: run.status, reply: { text: run.reply ?? "" } } : { runStatus: run.status }
+  })
+)
+
+export const cancelTurn = implement(Api.cancelTurn, (invocation, input) =>
+  Effect.gen(function* () {
+    const userId = yield* personOf(invocation)
+    const running = yield* findRunningTurn(invocation.workspaceId!, input.turnId, userId)
+    if (running === undefined) return { found: false }
+    return { found: yield* TurnControl.stopTurn(running.conversationId, input.turnId, userId, invocation.meta) }
+  })
+)
+
+export const listAgentTools = implement(Api.listAgentTools, (invocation) =>
+  Effect.gen(function* () {
+    const registry = yield* Capabilities
+    const tools = agentToolsFor(registry, invocation, yield* packsOf(invocation.orgId)).map((tool) => ({
+      name: tool.toolName,
+      capability: tool.capability.name,
+      description: tool.capability.description,
+      inputSchema: tool.inputSchema,
+      needsApproval: tool.capability.needsApproval,
+      riskLevel: tool.riskLevel
+    }))
+    return {
+      tools: [
+        ...tools,
+        { name: ASK_USER, capability: null, description: ASK_USER_DESCRIPTION, inputSchema: askUserSchema, needsApproval: false, riskLevel: "low" as const }
+      ]
+    }
+  })
+)
 
 export const assistantCapabilities: ReadonlyArray<AnyCapability> = [askAssistant, resolveApproval, answerQuestion, turnReply, cancelTurn, listAgentTools]

@@ -18,7 +18,8 @@ import { FileActor } from "../../actors/file/actor.ts"
 import { UploadFile } from "../../actors/file/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { Db, type DbError, query } from "../../streams/Db.ts"
+import { Db, type DbError } from "../../streams/Db.ts"
+import { createFileContentsTable, fileContentRows, fileRows, storeFileContents } from "./Queries.ts"
 import { AssistantSettings } from "./Settings.ts"
 
 /** Spec 2.2 and 8: a chat request attaches at most 10 files; an upload carries at most as many. */
@@ -134,21 +135,7 @@ export const fileContentsLayer: Layer.Layer<FileContents, DbError, Db> = Layer.e
   FileContents,
   Effect.gen(function* () {
     const db = yield* Db
-    const schema = filesSchemaOf(db.schema)
-    const table = db.sql(`${schema}.file_contents`)
-    yield* query(`create ${schema}.file_contents`, () =>
-      db.sql.begin(async (tx) => {
-        // nodes starting together would collide in the catalog even with `if not exists`
-        await tx`select pg_advisory_xact_lock(hashtext(${`svc-files:${schema}`}))`
-        await tx.unsafe(`create schema if not exists ${schema}`)
-        // stored_at: bytes whose upload failed after they were written are named by no `files`
-        // row; their age tells them from an upload still under way
-        await tx`create table if not exists ${table} (
-          file_id text primary key,
-          bytes bytea not null,
-          stored_at timestamptz not null default now())`
-      })
-    )
+    const table = yield* createFileContentsTable(filesSchemaOf(db.schema))
     return { table }
   })
 )
@@ -171,17 +158,9 @@ export interface NewFile extends AcceptedFile {
  * nothing twice.
  */
 export const storeFiles = Effect.fn("Files.storeFiles")(function* (uploader: Uploader, files: ReadonlyArray<NewFile>, meta: CommandMeta) {
-  const db = yield* Db
   const contents = yield* FileContents
   const host = yield* ActorHost
-  yield* query("store file contents", () =>
-    db.sql.begin(async (tx) => {
-      // a statement per file: its size is bounded by one file's, however many the upload holds
-      for (const file of files) {
-        await tx`insert into ${contents.table} (file_id, bytes) values (${file.fileId}, ${file.bytes}) on conflict (file_id) do nothing`
-      }
-    })
-  )
+  yield* storeFileContents(contents.table, files)
   yield* Effect.forEach(
     files,
     (file) =>
@@ -252,26 +231,8 @@ export const checkAttachments = Effect.fn("Files.checkAttachments")(function* (w
   yield* tooManyIds(ids)
   // most chat requests attach nothing: no query for them
   if (ids.length === 0) return [] as ReadonlyArray<FileRow>
-  const db = yield* Db
-  const rows = yield* query("find attachments", () => db.sql`
-    select file_id, org_id, workspace_id, user_id, name, media_type, size, sha256, uploaded_at from ${db.table("files")}
-    where workspace_id = ${workspaceId} and file_id = any(${ids as Array<string>}::text[])`)
-  const found = new Map(
-    rows.map((r): [string, FileRow] => [
-      r.file_id,
-      {
-        id: r.file_id,
-        orgId: r.org_id,
-        workspaceId: r.workspace_id,
-        userId: r.user_id,
-        name: r.name,
-        mediaType: r.media_type,
-        size: r.size,
-        sha256: r.sha256,
-        uploadedAt: (r.uploaded_at as Date).toISOString()
-      }
-    ])
-  )
+  const rows = yield* fileRows(workspaceId, ids)
+  const found = new Map(rows.map((row): [string, FileRow] => [row.id, row]))
   return yield* inOrder(ids, found)
 })
 
@@ -288,16 +249,12 @@ export interface AttachmentContent {
 export const readAttachments = Effect.fn("Files.readAttachments")(function* (workspaceId: string, ids: ReadonlyArray<string>) {
   yield* tooManyIds(ids)
   if (ids.length === 0) return [] as ReadonlyArray<AttachmentContent>
-  const db = yield* Db
   const contents = yield* FileContents
-  const rows = yield* query("read attachments", () => db.sql`
-    select f.file_id, f.name, f.media_type, c.bytes from ${db.table("files")} f
-    left join ${contents.table} c on c.file_id = f.file_id
-    where f.workspace_id = ${workspaceId} and f.file_id = any(${ids as Array<string>}::text[])`)
-  const files = yield* inOrder(ids, new Map(rows.map((r) => [r.file_id as string, r])))
+  const rows = yield* fileContentRows(contents.table, workspaceId, ids)
+  const files = yield* inOrder(ids, new Map(rows.map((r) => [r.id, r])))
   return yield* Effect.forEach(files, (r) =>
     r.bytes === null
-      ? Effect.fail(new AttachmentRefused({ reason: "content_unreadable", message: `the bytes of file ${r.file_id} cannot be read` }))
-      : Effect.succeed<AttachmentContent>({ id: r.file_id, name: r.name, mediaType: r.media_type, bytes: r.bytes })
+      ? Effect.fail(new AttachmentRefused({ reason: "content_unreadable", message: `the bytes of file ${r.id} cannot be read` }))
+      : Effect.succeed<AttachmentContent>({ id: r.id, name: r.name, mediaType: r.mediaType, bytes: r.bytes })
   )
 })

@@ -11,9 +11,9 @@ import { RewriteSummary } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
-import { type ChatMessage, loadHistory, olderMessages } from "./ChatQueries.ts"
+import { type ChatMessage, loadHistory, olderMessages } from "./Queries.ts"
 import type { ResolvedModel } from "./models/resolve.ts"
-import type { Transcript } from "./Transcripts.ts"
+import type { Transcript } from "./Api.ts"
 
 /** Spec 8: the model reads the last 50 messages word for word, this turn's own message included. */
 export const VERBATIM_MESSAGES = 50

@@ -13,14 +13,13 @@ import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation, Registry } from "../checkpoint/Capability.ts"
-import { isOwn } from "../checkpoint/Person.ts"
 import type { RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord, TurnResult } from "../platform/Wire.ts"
 import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
 import { chargeTurn, checkModelKeyLimit } from "../billing/TurnCharges.ts"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "./ChatEvents.ts"
-import { findConversation, loadHistory } from "./ChatQueries.ts"
+import { type ConversationHistory, findConversation, loadHistory } from "./Queries.ts"
 import { isTextType, readAttachments } from "./Files.ts"
 import { continueTowards, type Goal, judgeRound } from "./Goal.ts"
 import { classifyModelError } from "./models/errors.ts"
@@ -29,7 +28,7 @@ import type { ResolvedModel } from "./models/resolve.ts"
 import { TurnStream } from "./StreamParts.ts"
 import { modelMessageOf, rewriteSummaryIfDue, VERBATIM_MESSAGES } from "./Summary.ts"
 import { ASK_USER, type AgentTool } from "./Tools.ts"
-import { failure, startFailure, turnRecorder } from "./TurnRecording.ts"
+import { failure, startFailure, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
 import { isRetryable } from "../platform/Failures.ts"
 
@@ -117,36 +116,51 @@ export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, RateLi
     return relay
   })
 
-const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
+/** The conversation a turn continues or starts. */
+interface TurnConversation {
+  readonly conversationId: string
+  readonly conversationPublicId: string
+  /** The turn starts it: its run's record creates it. */
+  readonly create: boolean
+}
+
+/** The conversation of the turn: an existing one of this workspace, or a new one; undefined when
+ * the reference names none. Whose it is, the conversation actor decides when the run is recorded:
+ * another person's is refused there (`conversation_not_found`, as one that never was). */
+const conversationOf = (turn: PreparedTurn) =>
+  Effect.gen(function* () {
+    const { invocation } = turn
+    if (turn.conversationRef === null) {
+      const created: TurnConversation = {
+        conversationId: uuidOf(invocation.newId("conversation")),
+        conversationPublicId: turn.newConversationPublicId ?? invocation.newId("cnv"),
+        create: true
+      }
+      return created
+    }
+    const found = yield* findConversation(invocation.workspaceId!, turn.conversationRef)
+    if (found === undefined) return undefined
+    const continued: TurnConversation = { conversationId: found.conversationId, conversationPublicId: found.publicId, create: false }
+    return continued
+  })
+
+/** A turn whose run is recorded as started: what its rounds and its end work with. */
+interface StartedRun extends TurnConversation {
+  readonly runId: string
+  readonly userMessageId: string
+  readonly assistantMessageId: string
+  readonly live: LiveTurn
+  readonly unregister: () => void
+  readonly record: TurnRecorder
+}
+
+/** Registers the turn and records its run as started; when that is refused, the sink is done and
+ * there is no run (undefined). */
+const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary: string | null, sink: TurnSink) =>
   Effect.gen(function* () {
     const registry = yield* TurnRegistry
-    const clock = yield* Effect.clock
-    const now = () => clock.unsafeCurrentTimeMillis()
     const { invocation } = turn
-    const workspaceId = invocation.workspaceId!
-    const orgId = invocation.orgId!
-    if (!registry.accepting()) return sink.done({ failure: failure("engine_unavailable", "the assistant engine is shutting down; retry on another node") })
-
-    // the conversation: an existing one of this workspace, or a new one
-    let conversationId: string
-    let conversationPublicId: string
-    let create = false
-    if (turn.conversationRef !== null) {
-      const found = yield* findConversation(workspaceId, turn.conversationRef)
-      if (!isOwn(found, turn.userId)) {
-        return sink.done({ failure: failure("conversation_not_found", `no conversation ${turn.conversationRef} in this workspace`) })
-      }
-      conversationId = found.conversationId
-      conversationPublicId = found.publicId
-    } else {
-      conversationId = uuidOf(invocation.newId("conversation"))
-      conversationPublicId = turn.newConversationPublicId ?? invocation.newId("cnv")
-      create = true
-    }
-    const history = create
-      ? { messages: [], older: 0, summary: null, messageCount: 0, turnCount: 0 }
-      : yield* loadHistory(conversationId, VERBATIM_MESSAGES - 1)
-    const summary = history.summary?.text ?? null
+    const { conversationId, conversationPublicId, create } = conversation
     const record = yield* turnRecorder(conversationId, invocation.meta.actor)
 
     const runId = invocation.newId("tse")
@@ -161,8 +175,8 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
           conversationId,
           create,
           publicId: conversationPublicId,
-          orgId,
-          workspaceId,
+          orgId: invocation.orgId!,
+          workspaceId: invocation.workspaceId!,
           userId: turn.userId,
           apiKeyId: invocation.principal.apiKeyId,
           runId,
@@ -185,82 +199,100 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
       const refused = startFailure(error, turn)
       // a refusal the caller caused is theirs to read; anything else is the operator's
       if (refused.reason === null && refused.code === "assistant_run_not_recorded") yield* Effect.logError(`assistant: recording run ${runId} failed`, started.cause)
-      return sink.done({ failure: refused })
+      sink.done({ failure: refused })
+      return undefined
     }
     sink.event({ type: "run", runId })
+    const run: StartedRun = { ...conversation, runId, userMessageId, assistantMessageId, live, unregister, record }
+    return run
+  })
 
-    const signal = live.abort.signal
-    const limit = setTimeout(() => {
-      live.stopReason = "limit"
-      live.abort.abort()
-    }, MAX_TURN_MS).unref()
+/** What a turn's rounds go on: the history and summary it was sent, and what it records as it runs. */
+interface TurnWork {
+  readonly history: ConversationHistory
+  readonly summary: string | null
+  readonly stream: TurnStream
+  readonly tools: Effect.Effect.Success<ReturnType<typeof agentToolSet>>
+  readonly now: () => number
+}
 
-    const emit = sink.event
-    const toolCalls: Array<ToolCallRecord> = []
-    const parkedCards: Array<ParkedCard> = []
-    const openQuestions = new Set<string>()
-    const stream = new TurnStream({
-      emit,
-      now,
-      capabilityOf: (toolName) => capabilityOf(turn.tools, toolName),
-      toolFailed: (toolCallId, toolName) => toolCalls.push({ toolCallId, toolName, outcome: signal.aborted ? "cancelled" : "failed", durationMs: 0 })
-    })
-    const tools = yield* agentToolSet({ turn, runId, conversationId, signal, record, emit, toolCalls, parkedCards, openQuestions })
-
-    const rounds = Effect.gen(function* () {
-      const files = yield* readAttachments(workspaceId, turn.attachments)
-      const userContent: Array<any> = [{ type: "text", text: turn.content }]
-      for (const file of files) {
-        if (isTextType(file.mediaType)) userContent.push({ type: "text", text: `Attachment ${file.name}:\n${Buffer.from(file.bytes).toString("utf8")}` })
-        else userContent.push({ type: "file", data: file.bytes, mediaType: file.mediaType, filename: file.name })
-      }
-      const messages: Array<ModelMessage> = [...history.messages.map(modelMessageOf), { role: "user", content: userContent }]
-      const system = systemPrompt(turn, summary)
-      const maxRounds = turn.goal?.maxRounds ?? 1
-      for (let round = 1; round <= maxRounds; round++) {
-        if (turn.model.paidBy === "organization") yield* checkModelKeyLimit({ orgId, now: new Date(now()) })
-        const result = streamText({
-          model: turn.model.model,
-          system,
-          messages,
-          tools,
-          stopWhen: stepCountIs(MAX_STEPS_PER_ROUND),
-          providerOptions: turn.model.providerOptions,
-          abortSignal: signal,
-          maxRetries: 0,
-          // the error reaches the round as an `error` part; the SDK's default would also log it
-          onError: () => {}
-        })
-        const roundReply = yield* stream.readRound(result.fullStream)
-        if (signal.aborted) return yield* Effect.fail(new TurnAborted())
-        if (turn.goal === null || round === maxRounds) break
-        const judged = yield* judgeRound(turn.model, turn.goal, messages, roundReply, signal)
-        stream.addUsage(judged.usage)
-        if (judged.verdict.met) break
-        messages.push(...(yield* Effect.tryPromise({ try: async () => (await result.response).messages, catch: (error) => error })))
-        messages.push(continueTowards(judged.verdict.reason))
-      }
-    })
-    const failed = yield* rounds.pipe(
-      Effect.as(undefined),
-      Effect.catchAllCause((cause) => {
-        const error = errorOf(cause)
-        if (error instanceof TurnFailed) return Effect.succeed(error.failure)
-        if (signal.aborted || error instanceof TurnAborted) {
-          return Effect.succeed(live.stopReason !== "cancel" ? failure("engine_aborted", "the turn was cancelled by the engine before it answered") : undefined)
-        }
-        return Effect.succeed(describeTurnError(error, turn.model.paidBy))
+/** The turn's rounds with the model (one, or up to the goal's until it is met): undefined when the
+ * turn answered or its person stopped it, else 7.2's failure. */
+const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, stream, tools, now }: TurnWork) => {
+  const signal = run.live.abort.signal
+  const rounds = Effect.gen(function* () {
+    const files = yield* readAttachments(turn.invocation.workspaceId!, turn.attachments)
+    const userContent: Array<any> = [{ type: "text", text: turn.content }]
+    for (const file of files) {
+      if (isTextType(file.mediaType)) userContent.push({ type: "text", text: `Attachment ${file.name}:\n${Buffer.from(file.bytes).toString("utf8")}` })
+      else userContent.push({ type: "file", data: file.bytes, mediaType: file.mediaType, filename: file.name })
+    }
+    const messages: Array<ModelMessage> = [...history.messages.map(modelMessageOf), { role: "user", content: userContent }]
+    const system = systemPrompt(turn, summary)
+    const maxRounds = turn.goal?.maxRounds ?? 1
+    for (let round = 1; round <= maxRounds; round++) {
+      if (turn.model.paidBy === "organization") yield* checkModelKeyLimit({ orgId: turn.invocation.orgId!, now: new Date(now()) })
+      const result = streamText({
+        model: turn.model.model,
+        system,
+        messages,
+        tools,
+        stopWhen: stepCountIs(MAX_STEPS_PER_ROUND),
+        providerOptions: turn.model.providerOptions,
+        abortSignal: signal,
+        maxRetries: 0,
+        // the error reaches the round as an `error` part; the SDK's default would also log it
+        onError: () => {}
       })
-    )
+      const roundReply = yield* stream.readRound(result.fullStream)
+      if (signal.aborted) return yield* Effect.fail(new TurnAborted())
+      if (turn.goal === null || round === maxRounds) break
+      const judged = yield* judgeRound(turn.model, turn.goal, messages, roundReply, signal)
+      stream.addUsage(judged.usage)
+      if (judged.verdict.met) break
+      messages.push(...(yield* Effect.tryPromise({ try: async () => (await result.response).messages, catch: (error) => error })))
+      messages.push(continueTowards(judged.verdict.reason))
+    }
+  })
+  return rounds.pipe(
+    Effect.as(undefined),
+    Effect.catchAllCause((cause) => {
+      const error = errorOf(cause)
+      if (error instanceof TurnFailed) return Effect.succeed(error.failure)
+      if (signal.aborted || error instanceof TurnAborted) {
+        return Effect.succeed(run.live.stopReason !== "cancel" ? failure("engine_aborted", "the turn was cancelled by the engine before it answered") : undefined)
+      }
+      return Effect.succeed(describeTurnError(error, turn.model.paidBy))
+    })
+  )
+}
 
-    // the turn ended: stopped on purpose, failed, or finished
+/** How the rounds left the turn. */
+interface TurnEnd {
+  readonly failed: TurnFailure | undefined
+  readonly stream: TurnStream
+  readonly toolCalls: ReadonlyArray<ToolCallRecord>
+  readonly parkedCards: ReadonlyArray<ParkedCard>
+  readonly openQuestions: ReadonlySet<string>
+  /** The timer of the turn's time limit. */
+  readonly limit: ReturnType<typeof setTimeout>
+}
+
+/** The turn ended (stopped on purpose, failed, or finished): closes its questions, records its end,
+ * sets off what reacts to it, and tells the sink. */
+const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCalls, parkedCards, openQuestions, limit }: TurnEnd, sink: TurnSink) =>
+  Effect.gen(function* () {
+    const registry = yield* TurnRegistry
+    const { invocation } = turn
+    const { conversationId, runId, assistantMessageId } = run
+    const emit = sink.event
     const { reply, usage } = stream
-    const stopped = failed === undefined && live.stopReason === "cancel"
+    const stopped = failed === undefined && run.live.stopReason === "cancel"
     for (const questionId of openQuestions) emit({ type: "question-end", id: questionId, status: "closed", reason: "ended" })
     const result: TurnResult = {
       conversationId,
-      conversationPublicId,
-      userMessageId,
+      conversationPublicId: run.conversationPublicId,
+      userMessageId: run.userMessageId,
       assistantMessageId,
       runId,
       reply,
@@ -271,9 +303,10 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
     const saved = failed === undefined && (reply !== "" || !stopped)
     // charging and the summary react to the recorded end, off the turn's way to `done`
     const reaction = registry.afterRun(conversationId, runId)
+    const place = { orgId: invocation.orgId!, workspaceId: invocation.workspaceId!, actor: invocation.meta.actor }
     yield* startInBackground(
       reaction.finished.pipe(
-        Effect.flatMap((finished) => reactToFinishedRun(turn, finished, { orgId, workspaceId, actor: invocation.meta.actor })),
+        Effect.flatMap((finished) => reactToFinishedRun(turn, finished, place)),
         Effect.catchAllCause((cause) =>
           Cause.isInterruptedOnly(cause) ? Effect.void : Effect.logError(`assistant: reacting to the end of run ${runId} failed`, cause)
         ),
@@ -281,7 +314,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
       )
     )
     const recorded = yield* Effect.exit(
-      record(
+      run.record(
         new FinishRun({
           runId,
           status: failed !== undefined ? "failed" : stopped ? "stopped" : "finished",
@@ -298,10 +331,51 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
       yield* Effect.logError(`assistant: recording the end of run ${runId} failed`, recorded.cause)
     }
     clearTimeout(limit)
-    unregister()
+    run.unregister()
     if (failed !== undefined) return sink.done({ failure: failed })
     emit({ type: "usage", usage })
     sink.done({ result })
+  })
+
+/** The turn, step by step: its conversation, its history, its recorded start, its rounds, its end. */
+const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
+  Effect.gen(function* () {
+    const registry = yield* TurnRegistry
+    const clock = yield* Effect.clock
+    const now = () => clock.unsafeCurrentTimeMillis()
+    if (!registry.accepting()) return sink.done({ failure: failure("engine_unavailable", "the assistant engine is shutting down; retry on another node") })
+
+    const conversation = yield* conversationOf(turn)
+    if (conversation === undefined) {
+      return sink.done({ failure: failure("conversation_not_found", `no conversation ${turn.conversationRef} in this workspace`) })
+    }
+    const history: ConversationHistory = conversation.create
+      ? { messages: [], older: 0, summary: null, messageCount: 0, turnCount: 0 }
+      : yield* loadHistory(conversation.conversationId, VERBATIM_MESSAGES - 1)
+    const summary = history.summary?.text ?? null
+    const run = yield* recordStart(turn, conversation, summary, sink)
+    if (run === undefined) return
+
+    const signal = run.live.abort.signal
+    const limit = setTimeout(() => {
+      run.live.stopReason = "limit"
+      run.live.abort.abort()
+    }, MAX_TURN_MS).unref()
+
+    const emit = sink.event
+    const toolCalls: Array<ToolCallRecord> = []
+    const parkedCards: Array<ParkedCard> = []
+    const openQuestions = new Set<string>()
+    const stream = new TurnStream({
+      emit,
+      now,
+      capabilityOf: (toolName) => capabilityOf(turn.tools, toolName),
+      toolFailed: (toolCallId, toolName) => toolCalls.push({ toolCallId, toolName, outcome: signal.aborted ? "cancelled" : "failed", durationMs: 0 })
+    })
+    const { runId, conversationId, record } = run
+    const tools = yield* agentToolSet({ turn, runId, conversationId, signal, record, emit, toolCalls, parkedCards, openQuestions })
+    const failed = yield* playRounds(turn, run, { history, summary, stream, tools, now })
+    yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit }, sink)
   })
 
 /** 7.2's code for what broke the turn. */

@@ -17,7 +17,7 @@ import { CloseQuestion, FinishRun } from "../../actors/conversation/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { LogSignals, type Signal } from "../../streams/LogSignals.ts"
 import { NodeMetrics } from "../../streams/Metrics.ts"
-import { overdueQuestions, staleRunningRuns } from "./ChatQueries.ts"
+import { overdueQuestions, staleRunningRuns } from "./Queries.ts"
 
 /** Why a live turn was aborted: its person cancelled it, the process is shutting down, or it ran past its limit. */
 export type StopReason = "cancel" | "shutdown" | "limit"
@@ -84,6 +84,73 @@ const DRAIN_MS = 5_000
 /** No turn runs longer (its own limit, `MAX_TURN_MS` in Turn.ts); a run still running after this lost its process. */
 export const ABANDONED_AFTER_MS = 2 * 60 * 60 * 1000
 
+/**
+ * Ends the runs still marked running long after any turn could (their process died), unless their
+ * turn runs here, and closes the questions whose deadline passed.
+ */
+const sweep = (host: typeof ActorHost.Service, live: ReadonlyMap<string, LiveTurn>) =>
+  Effect.gen(function* () {
+    const nowMs = yield* Clock.currentTimeMillis
+    const now = new Date(nowMs).toISOString()
+    const system = (commandId: string) => ({ commandId, at: now, actor: "system" })
+    for (const abandoned of yield* staleRunningRuns(new Date(nowMs - ABANDONED_AFTER_MS).toISOString(), 100)) {
+      if (live.has(abandoned.runId)) continue
+      yield* host.send(
+        ConversationActor,
+        abandoned.conversationId,
+        new FinishRun({
+          runId: abandoned.runId,
+          status: "failed",
+          assistantMessageId: null,
+          reply: "",
+          result: null,
+          usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+          error: { code: "engine_aborted", reason: null, message: "the process running this turn stopped before it ended" }
+        }),
+        system(`abandon_${abandoned.runId}`)
+      )
+    }
+    for (const overdue of yield* overdueQuestions(now, 100)) {
+      yield* host.send(
+        ConversationActor,
+        overdue.conversationId,
+        new CloseQuestion({ questionId: overdue.questionId, reason: "timeout" }),
+        system(questionTimeoutCommandId(overdue.questionId))
+      )
+    }
+  })
+
+/** `awaitQuestion` of the service: the question's answer or close from this node's tail, its timeout, or the turn's abort. */
+const awaitQuestion = (
+  signals: typeof LogSignals.Service,
+  conversationId: string,
+  questionId: string,
+  { timeoutMs, signal }: { readonly timeoutMs: number; readonly signal: AbortSignal }
+): QuestionWait => {
+  let settle: (outcome: QuestionOutcome) => void = () => {}
+  const outcome = new Promise<QuestionOutcome>((resolve) => (settle = resolve))
+  const listening = signals.listen(
+    ConversationActor,
+    conversationId,
+    ({ event }) => {
+      if (event._tag === "question.answered" && event.questionId === questionId) settle({ status: "answered", answer: event.answer })
+      else if (event._tag === "question.closed" && event.questionId === questionId) settle({ status: "closed" })
+    },
+    ["question.answered", "question.closed"]
+  )
+  const timer = setTimeout(() => settle({ status: "timeout" }), timeoutMs)
+  const onAbort = () => settle({ status: "aborted" })
+  signal.addEventListener("abort", onAbort)
+  if (signal.aborted) onAbort()
+  const cancel = () => {
+    listening.stop()
+    clearTimeout(timer)
+    signal.removeEventListener("abort", onAbort)
+  }
+  void outcome.then(cancel)
+  return { outcome, cancel }
+}
+
 export const layer = Layer.scoped(
   TurnRegistry,
   Effect.gen(function* () {
@@ -114,40 +181,9 @@ export const layer = Layer.scoped(
       turn.abort.abort()
     }
 
-    const sweep = Effect.gen(function* () {
-      const nowMs = yield* Clock.currentTimeMillis
-      const now = new Date(nowMs).toISOString()
-      const system = (commandId: string) => ({ commandId, at: now, actor: "system" })
-      for (const abandoned of yield* staleRunningRuns(new Date(nowMs - ABANDONED_AFTER_MS).toISOString(), 100)) {
-        if (live.has(abandoned.runId)) continue
-        yield* host.send(
-          ConversationActor,
-          abandoned.conversationId,
-          new FinishRun({
-            runId: abandoned.runId,
-            status: "failed",
-            assistantMessageId: null,
-            reply: "",
-            result: null,
-            usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-            error: { code: "engine_aborted", reason: null, message: "the process running this turn stopped before it ended" }
-          }),
-          system(`abandon_${abandoned.runId}`)
-        )
-      }
-      for (const overdue of yield* overdueQuestions(now, 100)) {
-        yield* host.send(
-          ConversationActor,
-          overdue.conversationId,
-          new CloseQuestion({ questionId: overdue.questionId, reason: "timeout" }),
-          system(questionTimeoutCommandId(overdue.questionId))
-        )
-      }
-    })
-
     yield* Effect.forkScoped(
       Effect.repeat(
-        sweep.pipe(Effect.catchAllCause((cause) => Effect.logError("assistant: question sweep failed", cause))),
+        sweep(host, live).pipe(Effect.catchAllCause((cause) => Effect.logError("assistant: question sweep failed", cause))),
         Schedule.spaced(SWEEP_MS)
       )
     )
@@ -190,30 +226,7 @@ export const layer = Layer.scoped(
         stopTurn(turn, "cancel")
         return true
       },
-      awaitQuestion: (conversationId, questionId, { timeoutMs, signal }) => {
-        let settle: (outcome: QuestionOutcome) => void = () => {}
-        const outcome = new Promise<QuestionOutcome>((resolve) => (settle = resolve))
-        const listening = signals.listen(
-          ConversationActor,
-          conversationId,
-          ({ event }) => {
-            if (event._tag === "question.answered" && event.questionId === questionId) settle({ status: "answered", answer: event.answer })
-            else if (event._tag === "question.closed" && event.questionId === questionId) settle({ status: "closed" })
-          },
-          ["question.answered", "question.closed"]
-        )
-        const timer = setTimeout(() => settle({ status: "timeout" }), timeoutMs)
-        const onAbort = () => settle({ status: "aborted" })
-        signal.addEventListener("abort", onAbort)
-        if (signal.aborted) onAbort()
-        const cancel = () => {
-          listening.stop()
-          clearTimeout(timer)
-          signal.removeEventListener("abort", onAbort)
-        }
-        void outcome.then(cancel)
-        return { outcome, cancel }
-      },
+      awaitQuestion: (conversationId, questionId, options) => awaitQuestion(signals, conversationId, questionId, options),
       afterRun: (conversationId, runId) => {
         const finished = Deferred.unsafeMake<Signal<RunFinished>>(FiberId.none)
         const reacted = () => {

@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import { DEFAULT_AGENT_SLUG } from "../../actors/agent/events.ts"
-import { Db, query } from "../../streams/Db.ts"
+import { agentRows } from "./Queries.ts"
 
 export interface WorkspaceAgent {
   readonly slug: string
@@ -38,29 +38,6 @@ export const DEFAULT_AGENT: WorkspaceAgent = {
   createdAt: null,
   updatedAt: null
 }
-
-const iso = (value: Date | string) => (value instanceof Date ? value.toISOString() : value)
-
-const agentOf = (row: Record<string, any>): WorkspaceAgent => ({
-  slug: row.slug,
-  name: row.name,
-  description: row.description,
-  instructions: row.instructions,
-  tier: row.tier,
-  tools: row.tools,
-  builtIn: false,
-  version: row.version,
-  createdAt: iso(row.created_at),
-  updatedAt: iso(row.updated_at)
-})
-
-const agentRows = (workspaceId: string, slug: string | undefined) =>
-  Effect.flatMap(Db, (db) =>
-    query("read agents", () => db.sql`
-      select slug, name, description, instructions, tier, tools, version, created_at, updated_at from ${db.table("agents")}
-      where workspace_id = ${workspaceId} ${slug === undefined ? db.sql`` : db.sql`and slug = ${slug}`}
-      order by slug`)
-  ).pipe(Effect.map((rows) => rows.map(agentOf)))
 
 /** The workspace's agent with this slug (the built-in assistant for `assistant`), or undefined. */
 export const findAgent = (workspaceId: string, slug: string) =>

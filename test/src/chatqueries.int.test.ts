@@ -30,7 +30,7 @@ import {
   olderMessages,
   overdueQuestions,
   staleRunningRuns
-} from "../../src/assistant/ChatQueries.ts"
+} from "../../src/assistant/Queries.ts"
 import { hex } from "../support/env.ts"
 import { startActorHost, type TestActorHost } from "../support/host.ts"
 

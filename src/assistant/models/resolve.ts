@@ -26,9 +26,9 @@ import { createAnthropic } from "@ai-sdk/anthropic"
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import type { LanguageModelV3, SharedV3ProviderOptions } from "@ai-sdk/provider"
 import { Effect } from "effect"
-import { Db, query } from "../../../streams/Db.ts"
 import { nodeFetch, type OutboundFetch } from "../../platform/Outbound.ts"
 import { PlatformSecrets } from "../../platform/Secrets.ts"
+import { defaultModelTier, type ModelTierRow, modelTier, sealedModelKeys } from "../Queries.ts"
 import { AssistantSettings } from "../Settings.ts"
 import {
   ModelFamilyUnknown,
@@ -145,48 +145,27 @@ const operatorCredentials = (family: ModelFamily) =>
     }
   })
 
-interface TierRow {
-  readonly slug: string
-  readonly model: string | null
-  readonly shared_key: boolean
-  readonly archived: boolean
-}
-
-const tierBySlug = (orgId: string, slug: string) =>
-  Effect.flatMap(Db, (db) =>
-    query("model tier", () => db.sql<Array<TierRow>>`
-      select slug, model, shared_key, archived from ${db.table("model_tiers")} where org_id = ${orgId} and slug = ${slug}`)
-  ).pipe(Effect.map((rows) => rows[0]))
-
-const defaultTier = (orgId: string) =>
-  Effect.flatMap(Db, (db) =>
-    query("default model tier", () => db.sql<Array<TierRow>>`
-      select slug, model, shared_key, archived from ${db.table("model_tiers")} where org_id = ${orgId} and is_default`)
-  ).pipe(Effect.map((rows) => rows[0]))
-
 /** The organization's own key that can run `ref`, opened. */
 const organizationCredentials = (orgId: string, slug: string, ref: ModelRef) =>
   Effect.gen(function* () {
-    const db = yield* Db
-    const keys = yield* query("model keys", () => db.sql<Array<{ family: string; api_key_sealed: string; base_url: string | null; models: Array<string> | null }>>`
-      select family, api_key_sealed, base_url, models from ${db.table("model_keys")} where org_id = ${orgId}`)
+    const keys = yield* sealedModelKeys(orgId)
     if (keys.length === 0) return yield* new ModelTierKeyMissing({ slug, family: ref.family })
     const key = keys.find((k) => k.family === ref.family)
     if (key === undefined || (key.models !== null && !key.models.includes(ref.name))) {
       return yield* new ModelTierKeyCannotServe({ slug, model: ref.id })
     }
-    const apiKey = (yield* PlatformSecrets).open(key.api_key_sealed)
+    const apiKey = (yield* PlatformSecrets).open(key.apiKeySealed)
     // sealed under another platform key (SECRET_KEY changed): as good as no key; the Owner sets it again
     if (apiKey === undefined) return yield* new ModelTierKeyMissing({ slug, family: ref.family })
-    return { apiKey, baseUrl: key.base_url ?? undefined } satisfies Credentials
+    return { apiKey, baseUrl: key.baseUrl ?? undefined } satisfies Credentials
   })
 
-const fromOrganizationTier = (orgId: string, row: TierRow, effort: Effort | undefined) =>
+const fromOrganizationTier = (orgId: string, row: ModelTierRow, effort: Effort | undefined) =>
   Effect.gen(function* () {
     if (row.archived) return yield* new ModelTierArchived({ slug: row.slug })
     if (row.model === null) return yield* new ModelTierUnmapped({ slug: row.slug })
     const ref = yield* parse(row.model)
-    if (row.shared_key) return yield* resolved(ref, yield* operatorCredentials(ref.family), row.slug, "operator", effort)
+    if (row.sharedKey) return yield* resolved(ref, yield* operatorCredentials(ref.family), row.slug, "operator", effort)
     const credentials = ref.family === "offline" ? NO_CREDENTIALS : yield* organizationCredentials(orgId, row.slug, ref)
     return yield* resolved(ref, credentials, row.slug, "organization", effort)
   })
@@ -209,12 +188,12 @@ export const resolveTurnModel = (request: TurnModelRequest) =>
       return yield* resolved(ref, yield* operatorCredentials(ref.family), null, "operator", effort)
     }
     if (request.tier !== undefined) {
-      const row = yield* tierBySlug(orgId, request.tier)
+      const row = yield* modelTier(orgId, request.tier)
       if (row !== undefined) return yield* fromOrganizationTier(orgId, row, effort)
       if (isOperatorTier(request.tier)) return yield* fromOperatorTier(request.tier, effort)
       return yield* new ModelTierNotFound({ slug: request.tier })
     }
-    const row = yield* defaultTier(orgId)
+    const row = yield* defaultModelTier(orgId)
     if (row !== undefined) return yield* fromOrganizationTier(orgId, row, effort)
     return yield* fromOperatorTier((yield* AssistantSettings).defaultTier, effort)
   })

@@ -1,7 +1,7 @@
 /**
  * What the chat pages read and write besides the stream: conversations (`conversation.list`,
  * `conversation.get`), a run (`run.get`), pending approvals (`approval.list`), the organization's
- * tiers, and attachment uploads. Shapes as src/assistant/Transcripts.ts answers them.
+ * tiers, and attachment uploads. Shapes as src/assistant/Api.ts declares them.
  */
 import { ApiError, type Place, readError } from "../../api.ts"
 import type { Usage } from "../../../../src/platform/Wire.ts"
