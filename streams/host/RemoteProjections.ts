@@ -81,7 +81,10 @@ export const make = (db: DbService, options: { readonly listen: boolean }): Effe
         )
       return listening
     }
-    yield* Effect.addFinalizer(() => Effect.promise(() => unlisten?.().catch(() => undefined) ?? Promise.resolve()))
+    // bounded: with Postgres gone the UNLISTEN would wait for it; the pool's end closes the connection anyway
+    yield* Effect.addFinalizer(() =>
+      Effect.promise(() => unlisten?.().catch(() => undefined) ?? Promise.resolve()).pipe(Effect.timeout("1 second"), Effect.ignore)
+    )
 
     const wait: RemoteProjections["wait"] = (partition, offset, timeoutMs) => {
       const waiters = waitersOf(partition)
