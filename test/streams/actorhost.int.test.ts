@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { Cluster } from "../../streams/Cluster.ts"
 import { allPartitions, EventLog } from "../../streams/EventLog.ts"
 import { randomUUID } from "node:crypto"
@@ -187,6 +187,31 @@ describe.skipIf(kafkaBrokers.length === 0)("records appended through the partiti
       expect(reports.filter((r) => r.break !== undefined || r.unchained > 0)).toEqual([])
       expect(reports.find((r) => r.partition === remote)!.events).toBeGreaterThanOrEqual(2)
       expect(offset).toBeGreaterThanOrEqual(0)
+      yield* Scope.close(b.scope, Exit.void)
+      yield* Scope.close(a.scope, Exit.void)
+    }))
+})
+
+describe.skipIf(kafkaBrokers.length === 0)("ready partitions, announced", () => {
+  it.live("a host tells its subscribers the partitions it has caught up, and again when a rebalance takes some", () =>
+    Effect.gen(function* () {
+      const schema = uniqueName("t")
+      const a = yield* start(kafka, schema)
+      const told: Array<ReadonlyArray<number>> = []
+      const fiber = yield* Effect.fork(Stream.runForEach(a.host.readyChanges, (ready) => Effect.sync(() => told.push(ready))))
+      while (told.at(-1)?.length !== PARTITIONS) yield* Effect.sleep("50 millis")
+      expect(told.at(-1)).toEqual(allPartitions(PARTITIONS))
+      const b = yield* start(kafka, schema)
+      while (b.host.ownership().ready.length === 0 || a.host.ownership().ready.length + b.host.ownership().ready.length < PARTITIONS) {
+        yield* Effect.sleep("100 millis")
+      }
+      yield* Effect.sleep("200 millis")
+      // what it was told last is what it holds: some, not all, and none of b's
+      expect(told.at(-1)).toEqual(a.host.ownership().ready)
+      expect(told.at(-1)!.length).toBeLessThan(PARTITIONS)
+      // told only on a change
+      for (let i = 1; i < told.length; i++) expect(told[i]).not.toEqual(told[i - 1])
+      yield* Fiber.interrupt(fiber)
       yield* Scope.close(b.scope, Exit.void)
       yield* Scope.close(a.scope, Exit.void)
     }))
