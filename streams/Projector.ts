@@ -5,6 +5,7 @@
  * runner racing the new owner applies nothing twice.
  */
 import { Chunk, Effect, Schema, Stream } from "effect"
+import { createHash } from "node:crypto"
 import type postgres from "postgres"
 import {
   type AnyActorKind,
@@ -129,11 +130,35 @@ export const applyBatch = (
     await insertRows(tx, db, "actor_state", ["key"], stateRows, "update")
     await ops.flush(tx, db)
     for (const p of moved) next.set(p, reached.get(p)!)
-    await tx`update ${checkpoints} c set next_offset = n.next_offset
-      from unnest(${moved}::int[], ${moved.map((p) => next.get(p)!)}::bigint[]) as n(partition, next_offset)
-      where c.partition = n.partition`
+    // announced to whoever waits on another node (`host/RemoteProjections.ts`); delivered at commit
+    await tx`with moved as (
+        update ${checkpoints} c set next_offset = n.next_offset
+        from unnest(${moved}::int[], ${moved.map((p) => next.get(p)!)}::bigint[]) as n(partition, next_offset)
+        where c.partition = n.partition
+        returning c.partition, c.next_offset)
+      select pg_notify(${projectionChannel(db.schema)}, string_agg(partition || ':' || next_offset, ',')) from moved`
     return { next, applied }
   }) as Promise<Applied>
+}
+
+/**
+ * The channel every commit of projection checkpoints is announced on, in the transaction that
+ * moves them (so it is heard once committed): `partition:next` pairs, comma separated. A channel
+ * name is at most 63 bytes; a long schema name is hashed.
+ */
+export const projectionChannel = (schema: string): string => {
+  const channel = `svc_projected_${schema}`
+  return channel.length <= 63 ? channel : `svc_projected_${createHash("sha256").update(schema).digest("hex").slice(0, 40)}`
+}
+
+/** A `projectionChannel` payload read back: the next offset of each partition named. */
+export const parseProjected = (payload: string): ReadonlyMap<number, number> => {
+  const next = new Map<number, number>()
+  for (const pair of payload.split(",")) {
+    const [partition, offset] = pair.split(":").map(Number)
+    if (Number.isSafeInteger(partition) && Number.isSafeInteger(offset)) next.set(partition, offset)
+  }
+  return next
 }
 
 /**

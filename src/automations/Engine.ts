@@ -2,9 +2,10 @@
  * What runs automations on a node: for each partition it owns, the reaction to its node events;
  * for each run in those partitions, its driver; for each scheduled automation in them, its
  * schedule. Work starts as soon as the tail says there is some (a run started, an automation
- * created or enabled), and a sweep takes up what a node gets by a rebalance or a restart.
+ * created or enabled), and a sweep takes up what a node gets by a rebalance or a restart. The host
+ * tells the engine when the partitions it owns and has caught up change (`readyChanges`).
  */
-import { Duration, Effect, FiberMap, Layer, Schedule } from "effect"
+import { Duration, Effect, FiberMap, Layer, Stream } from "effect"
 import { AutomationActor } from "../../actors/automation/actor.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { initialRunState } from "../../actors/automationrun/state.ts"
@@ -19,8 +20,6 @@ import { reactToPartitions } from "./Reactor.ts"
 import { keepSchedule } from "./Scheduler.ts"
 import { dependencyRetry } from "../../streams/Backoff.ts"
 
-/** How often ownership is compared with the work running. */
-const OWNERSHIP_CHECK = Duration.millis(500)
 /** How often every owned run and schedule is looked for, beyond what the tail announces. */
 const SWEEP_EVERY_MS = 10_000
 
@@ -78,24 +77,28 @@ export const layer = Layer.scopedDiscard(
       for (const automationId of yield* scheduledAutomationIds()) keepScheduleOf(automationId)
     }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("automations: sweep failed", cause)))
 
-    let sweptAt = 0
-    const follow = Effect.gen(function* () {
-      const now = new Set(host.ownership().ready)
-      const gained = [...now].some((p) => !ready.has(p))
-      const changed = gained || [...ready].some((p) => !now.has(p))
-      ready = now
-      // one reader of the owned partitions, started again as they change; runs and schedules of a
-      // lost partition stop themselves before their next step
-      if (changed) {
-        yield* FiberMap.remove(fibers, "reaction")
-        const partitions = [...now].sort((a, b) => a - b)
-        if (partitions.length > 0) run("reaction", retried("the reaction to node events", reactToPartitions(partitions)))
-      }
-      if (gained || Date.now() - sweptAt >= SWEEP_EVERY_MS) {
-        sweptAt = Date.now()
-        yield* sweep
-      }
+    let sweptAt = Date.now()
+    const sweepNow = Effect.zipRight(Effect.sync(() => (sweptAt = Date.now())), sweep)
+    const follow = (now: ReadonlySet<number>) =>
+      Effect.gen(function* () {
+        const gained = [...now].some((p) => !ready.has(p))
+        const changed = gained || [...ready].some((p) => !now.has(p))
+        ready = now
+        // one reader of the owned partitions, started again as they change; runs and schedules of a
+        // lost partition stop themselves before their next step
+        if (changed) {
+          yield* FiberMap.remove(fibers, "reaction")
+          const partitions = [...now].sort((a, b) => a - b)
+          if (partitions.length > 0) run("reaction", retried("the reaction to node events", reactToPartitions(partitions)))
+        }
+        if (gained) yield* sweepNow
+      })
+    yield* Effect.forkScoped(Stream.runForEach(host.readyChanges, (partitions) => follow(new Set(partitions))))
+    // beyond what the tail announces and what a gained partition brings: SWEEP_EVERY_MS after the last sweep
+    const sweepWhenDue: Effect.Effect<void> = Effect.suspend(() => {
+      const due = sweptAt + SWEEP_EVERY_MS - Date.now()
+      return due > 0 ? Effect.sleep(Duration.millis(due)) : sweepNow
     })
-    yield* Effect.forkScoped(Effect.repeat(follow, Schedule.spaced(OWNERSHIP_CHECK)))
+    yield* Effect.forkScoped(Effect.forever(sweepWhenDue))
   })
 )

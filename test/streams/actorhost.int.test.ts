@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Scope } from "effect"
+import { Effect, Exit, Fiber, Layer, Scope, Stream } from "effect"
 import { Cluster } from "../../streams/Cluster.ts"
 import { allPartitions, EventLog } from "../../streams/EventLog.ts"
 import { randomUUID } from "node:crypto"
-import { kindRegistry } from "../../actors/kernel.ts"
+import { keyOf, kindRegistry } from "../../actors/kernel.ts"
+import { partitionFor } from "../../streams/partitioner.ts"
 import * as Db from "../../streams/Db.ts"
 import * as ActorHost from "../../streams/ActorHost.ts"
 import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
@@ -186,6 +187,57 @@ describe.skipIf(kafkaBrokers.length === 0)("records appended through the partiti
       expect(reports.filter((r) => r.break !== undefined || r.unchained > 0)).toEqual([])
       expect(reports.find((r) => r.partition === remote)!.events).toBeGreaterThanOrEqual(2)
       expect(offset).toBeGreaterThanOrEqual(0)
+      yield* Scope.close(b.scope, Exit.void)
+      yield* Scope.close(a.scope, Exit.void)
+    }))
+})
+
+describe.skipIf(kafkaBrokers.length === 0)("ready partitions, announced", () => {
+  it.live("a host tells its subscribers the partitions it has caught up, and again when a rebalance takes some", () =>
+    Effect.gen(function* () {
+      const schema = uniqueName("t")
+      const a = yield* start(kafka, schema)
+      const told: Array<ReadonlyArray<number>> = []
+      const fiber = yield* Effect.fork(Stream.runForEach(a.host.readyChanges, (ready) => Effect.sync(() => told.push(ready))))
+      while (told.at(-1)?.length !== PARTITIONS) yield* Effect.sleep("50 millis")
+      expect(told.at(-1)).toEqual(allPartitions(PARTITIONS))
+      const b = yield* start(kafka, schema)
+      while (b.host.ownership().ready.length === 0 || a.host.ownership().ready.length + b.host.ownership().ready.length < PARTITIONS) {
+        yield* Effect.sleep("100 millis")
+      }
+      yield* Effect.sleep("200 millis")
+      // what it was told last is what it holds: some, not all, and none of b's
+      expect(told.at(-1)).toEqual(a.host.ownership().ready)
+      expect(told.at(-1)!.length).toBeLessThan(PARTITIONS)
+      // told only on a change
+      for (let i = 1; i < told.length; i++) expect(told[i]).not.toEqual(told[i - 1])
+      yield* Fiber.interrupt(fiber)
+      yield* Scope.close(b.scope, Exit.void)
+      yield* Scope.close(a.scope, Exit.void)
+    }))
+})
+
+describe.skipIf(kafkaBrokers.length === 0)("positions projected on another node", () => {
+  it.live("a host awaits a position on a partition another host projects, settled by that projector's commit", () =>
+    Effect.gen(function* () {
+      const schema = uniqueName("t")
+      const a = yield* start(kafka, schema)
+      const b = yield* start(kafka, schema)
+      while (a.host.ownership().ready.length === 0 || b.host.ownership().ready.length === 0 || a.host.ownership().ready.length + b.host.ownership().ready.length < PARTITIONS) {
+        yield* Effect.sleep("100 millis")
+      }
+      // a key of a partition a owns, decided by a at b's request
+      let id = 0
+      while (!a.host.ownership().ready.includes(partitionFor(keyOf(CounterActor, `remote-${id}`), PARTITIONS))) id++
+      const answer = yield* b.host.send(CounterActor, `remote-${id}`, new Add({ amount: 3 }), meta())
+      expect(b.host.ownership().owned).not.toContain(answer.position!.partition)
+      expect(b.host.unprojected().get(answer.position!.partition)).toBe(answer.position!.offset)
+      const started = Date.now()
+      expect(yield* Effect.promise(() => b.host.awaitProjected(positionsOf([answer]), 5_000))).toBe(true)
+      expect(Date.now() - started).toBeLessThan(2_000)
+      const [row] = yield* Effect.promise(() => b.db.sql`select total from ${b.db.table("counters")} where key = ${keyOf(CounterActor, `remote-${id}`)}`)
+      expect(row).toEqual({ total: 3 })
+      expect(b.host.unprojected().has(answer.position!.partition)).toBe(false)
       yield* Scope.close(b.scope, Exit.void)
       yield* Scope.close(a.scope, Exit.void)
     }))

@@ -1,0 +1,238 @@
+/**
+ * The partitions this node owns, and catching each up. On gaining a partition the host opens its
+ * writer (fencing the previous owner) and projects it up to the log's end before deciding anything
+ * there; on losing it the host stops deciding at once and forgets its cached states. One
+ * projection runner folds every owned partition (`reproject`).
+ *
+ * Who needs to know which partitions are caught up and deciding (the automations engine) is told
+ * as it changes (`readyChanges`), rather than asking.
+ */
+import { Effect, ExecutionStrategy, Exit, Fiber, Runtime, Schedule, Scope, Stream } from "effect"
+import type { KindRegistry } from "../../actors/kernel.ts"
+import type { DbService } from "../Db.ts"
+import type { EventLog, EventLogService, PartitionWriter } from "../EventLog.ts"
+import { project, type StoredActor } from "../Projector.ts"
+import { failure, type Job, notOwner, type Outcome } from "./Outcome.ts"
+import { OffsetWaiters } from "./Waiters.ts"
+
+/** A key's state while its partition is owned here; `position`: its last event's offset, if this node appended it. */
+export interface CachedActor extends StoredActor {
+  readonly position: number | undefined
+}
+
+/** What one owned partition holds while this node owns it. */
+export interface Ownership {
+  readonly partition: number
+  /** Resolves true once the writer is open and the projection has caught up with the log, false if the partition is lost first. */
+  ready: Promise<boolean>
+  caughtUp: boolean
+  readonly scope: Scope.CloseableScope
+  /** The partition's writer, in a scope of its own within `scope`, reopened after a failed append. */
+  writer: { readonly writer: PartitionWriter; readonly scope: Scope.CloseableScope } | undefined
+  readonly cache: Map<string, CachedActor>
+  readonly queue: Array<Job>
+  working: boolean
+  /** Next offset the projection has applied, and who waits for it. */
+  readonly projection: OffsetWaiters
+  /**
+   * Why catching up last failed (the log or the database is down), until it succeeds: commands
+   * are then refused at once, retryably, rather than held until the command timeout.
+   */
+  stalled: string | undefined
+  /** Events appended since the partition's last signed checkpoint, and whether one is being appended. */
+  uncheckpointed: number
+  checkpointing: boolean
+}
+
+export interface OwnershipOptions {
+  readonly cachedKeysPerPartition: number
+  readonly fencedWriterGraceMs?: number
+}
+
+export interface OwnershipEnv {
+  readonly db: DbService
+  readonly log: EventLogService
+  readonly kinds: KindRegistry
+  readonly runtime: Runtime.Runtime<EventLog>
+  readonly options: OwnershipOptions
+  /** After each commit of this node's projection runner, for each partition it projects. */
+  readonly onProjected: (partition: number, next: number) => void
+}
+
+export const stalledOutcome = (ownership: Ownership): Outcome =>
+  failure(`partition ${ownership.partition} cannot catch up with the log (${ownership.stalled}); retry`)
+
+export type Partitions = ReturnType<typeof makeOwnership>
+
+export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }: OwnershipEnv) => {
+  const run = Runtime.runPromise(runtime)
+  const fork = Runtime.runFork(runtime)
+  const owned = new Map<number, Ownership>()
+  const isOwned = (ownership: Ownership) => owned.get(ownership.partition) === ownership
+
+  const ready = () => [...owned.values()].filter((o) => o.caughtUp).map((o) => o.partition).sort((a, b) => a - b)
+  const { changed: readyChanged, changes: readyChanges } = broadcast(ready)
+
+  const evict = (ownership: Ownership) => evictProjected(ownership, options.cachedKeysPerPartition)
+
+  /** Catching up cannot go on for now: what is queued, and what comes until it succeeds, is refused. */
+  const stall = (ownership: Ownership, why: string) => {
+    ownership.stalled = why
+    for (const job of ownership.queue.splice(0)) job.settle(stalledOutcome(ownership))
+  }
+
+  /** Opens the writer (fencing the previous owner), then projects up to the log's end as it stands. */
+  const catchUp = (ownership: Ownership): Promise<boolean> =>
+    run(
+      Effect.gen(function* () {
+        if (ownership.writer === undefined) {
+          const scope = yield* Scope.fork(ownership.scope, ExecutionStrategy.sequential)
+          const writer = yield* Scope.extend(log.openWriter(ownership.partition), scope).pipe(
+            Effect.tapError(() => Scope.close(scope, Exit.void))
+          )
+          ownership.writer = { writer, scope }
+        }
+        const end = (yield* log.endOffsets([ownership.partition])).get(ownership.partition) ?? 0
+        const caughtUp = end === 0 || (yield* Effect.promise(() => ownership.projection.wait(end - 1)))
+        if (caughtUp && isOwned(ownership)) {
+          ownership.caughtUp = true
+          readyChanged()
+        }
+        ownership.stalled = undefined
+        return ownership.caughtUp
+      }).pipe(
+        Effect.tapError((error) =>
+          Effect.zipRight(Effect.sync(() => stall(ownership, error.message)), Effect.logWarning(`partition ${ownership.partition}: catching up failed; retrying`, error))
+        ),
+        Effect.retry({ schedule: Schedule.spaced("1 second"), while: () => isOwned(ownership) }),
+        Effect.orElseSucceed(() => false)
+      )
+    )
+
+  /**
+   * After a refused or failed append: forget what is cached, catch up with the log again. A
+   * writer whose append failed otherwise (an unknown outcome) is reopened; a fenced one is kept:
+   * reopening it would fence the partition's new owner (the embedded log fences per key, and its
+   * writer goes on).
+   */
+  const resync = (ownership: Ownership, reopenWriter: boolean) => {
+    if (reopenWriter && ownership.writer !== undefined) {
+      fork(Scope.close(ownership.writer.scope, Exit.void))
+      ownership.writer = undefined
+    }
+    if (!reopenWriter && log.mode !== "embedded") reopenIfStillOwned(ownership, ownership.writer)
+    ownership.caughtUp = false
+    readyChanged()
+    ownership.cache.clear()
+    ownership.ready = catchUp(ownership)
+  }
+
+  /**
+   * A Kafka writer told it is fenced keeps its partition's appends refused until the rebalance that
+   * gave the partition to another node takes it from this one. A restarting broker's transaction
+   * coordinator ends open transactions the way a newer writer's would, so a writer can be told it
+   * is fenced when nobody else writes: still the owner after the grace, this node opens it again.
+   * Wrong about it (a new owner it has not heard of yet), it only costs availability: a writer
+   * commits only while nobody opened one after it, and each opens before it catches up and decides.
+   */
+  const reopenIfStillOwned = (ownership: Ownership, fenced: Ownership["writer"]) =>
+    setTimeout(() => {
+      if (isOwned(ownership) && fenced !== undefined && ownership.writer === fenced) resync(ownership, true)
+    }, options.fencedWriterGraceMs ?? 5_000).unref()
+
+  const gain = (partition: number) => {
+    if (owned.has(partition)) return
+    const ownership: Ownership = {
+      partition,
+      ready: Promise.resolve(false),
+      caughtUp: false,
+      scope: Effect.runSync(Scope.make()),
+      writer: undefined,
+      cache: new Map(),
+      queue: [],
+      working: false,
+      projection: new OffsetWaiters(),
+      stalled: undefined,
+      uncheckpointed: 0,
+      checkpointing: false
+    }
+    owned.set(partition, ownership)
+    ownership.ready = catchUp(ownership)
+  }
+
+  const lose = (partition: number) => {
+    const ownership = owned.get(partition)
+    if (ownership === undefined) return
+    owned.delete(partition)
+    ownership.caughtUp = false
+    readyChanged()
+    fork(Scope.close(ownership.scope, Exit.void))
+    ownership.projection.settleAll(false)
+    // queued commands are answered by the worker, which finds the partition gone
+    if (!ownership.working) for (const job of ownership.queue.splice(0)) job.settle(notOwner())
+  }
+
+  /**
+   * One projection runner folds every owned partition: what arrives together from several
+   * partitions goes in one transaction, where a runner per partition would pay a transaction's
+   * fixed cost (about ten statements) for each partition's few events. Restarted when the owned
+   * set changes.
+   */
+  let projector: { readonly partitions: string; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> } | undefined
+  const reproject = () => {
+    const partitions = [...owned.keys()].sort((a, b) => a - b)
+    if (projector?.partitions === partitions.join(",")) return
+    if (projector !== undefined) fork(Fiber.interrupt(projector.fiber))
+    projector = partitions.length === 0 ? undefined : {
+      partitions: partitions.join(","),
+      fiber: fork(project(db, kinds, partitions, (partition, next) => {
+        const ownership = owned.get(partition)
+        if (ownership !== undefined) {
+          ownership.projection.advance(next)
+          evict(ownership)
+        }
+        onProjected(partition, next)
+      }, (error) => {
+        // a partition catching up waits on the projection: it is stalled too
+        for (const ownership of owned.values()) if (!ownership.caughtUp) stall(ownership, error.message)
+      }))
+    }
+  }
+
+  return { owned, isOwned, ready, readyChanges, gain, lose, reproject, resync, stall, evict }
+}
+
+/**
+ * Past the bound the least recent keys go, but only those whose last event the projection holds:
+ * a key reloads from `actor_state`, which must not be behind what this node acknowledged.
+ */
+const evictProjected = (ownership: Ownership, bound: number) => {
+  if (ownership.cache.size <= bound) return
+  for (const [key, actor] of ownership.cache) {
+    if (ownership.cache.size <= bound) break
+    if (actor.position === undefined || actor.position < ownership.projection.next) ownership.cache.delete(key)
+  }
+}
+
+/** Tells each subscriber `current()` as it stands, then again each time `changed` finds it changed. */
+const broadcast = (current: () => ReadonlyArray<number>) => {
+  const listeners = new Set<(now: ReadonlyArray<number>) => void>()
+  let told = ""
+  const changed = () => {
+    const now = current()
+    if (now.join(",") === told) return
+    told = now.join(",")
+    for (const listener of listeners) listener(now)
+  }
+  const changes: Stream.Stream<ReadonlyArray<number>> = Stream.asyncPush<ReadonlyArray<number>>((emit) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        const listener = (now: ReadonlyArray<number>) => void emit.single(now)
+        listeners.add(listener)
+        emit.single(current())
+        return listener
+      }),
+      (listener) => Effect.sync(() => listeners.delete(listener))
+    ), { bufferSize: "unbounded" })
+  return { changed, changes }
+}
