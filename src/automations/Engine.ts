@@ -11,6 +11,7 @@ import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { initialRunState } from "../../actors/automationrun/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
+import { Db } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { LogSignals } from "../../streams/LogSignals.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
@@ -72,10 +73,14 @@ export const layer = Layer.scopedDiscard(
     yield* Effect.addFinalizer(() => Effect.sync(() => tail.forEach((t) => t.stop())))
 
     /** Every active run and enabled schedule of the owned partitions (the table is small: only what is live). */
+    const db = yield* Db
     const sweep = Effect.gen(function* () {
       for (const runId of yield* activeRunIds()) driveRun(runId)
       for (const automationId of yield* scheduledAutomationIds()) keepScheduleOf(automationId)
-    }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("automations: sweep failed", cause)))
+    }).pipe(
+      Effect.provideService(Db, db),
+      Effect.catchAllCause((cause) => Effect.logWarning("automations: sweep failed", cause))
+    )
 
     let sweptAt = Date.now()
     const sweepNow = Effect.zipRight(Effect.sync(() => (sweptAt = Date.now())), sweep)
