@@ -3,7 +3,7 @@
  * roles that may ask the workspace's assistant.
  */
 import { Schema } from "effect"
-import { askers } from "../assistant/Assistant.ts"
+import { askers } from "../assistant/Api.ts"
 import { defineContract } from "../checkpoint/Capability.ts"
 import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "./Protocol.ts"
 import { Task } from "../platform/Wire.ts"

@@ -6,7 +6,8 @@
  */
 import { ALLOWED_MEDIA_TYPES } from "../assistant/Files.ts"
 import type { AgentTool } from "../assistant/Tools.ts"
-import { DEFAULT_AGENT, type WorkspaceAgent } from "../assistant/WorkspaceAgents.ts"
+import type { WorkspaceAgent } from "../assistant/Queries.ts"
+import { DEFAULT_AGENT } from "../assistant/WorkspaceAgents.ts"
 
 export const PROTOCOL_VERSION = "0.3.0"
 export const AGENT_VERSION = "0.1.0"

@@ -14,7 +14,7 @@ import type { ChatEvent, ParkedCard, ToolCallRecord } from "../platform/Wire.ts"
 import { previewOf, type TurnFailure } from "./ChatEvents.ts"
 import { AssistantSettings } from "./Settings.ts"
 import { type AgentTool, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "./Tools.ts"
-import type { PreparedTurn } from "./Turn.ts"
+import type { PreparedTurn } from "./PreparedTurn.ts"
 import { failure, type TurnRecorder } from "./TurnRecording.ts"
 import { questionTimeoutCommandId, TurnRegistry } from "./TurnRegistry.ts"
 

@@ -22,10 +22,10 @@ import { type AnyCapability, Capabilities, implement, type Invocation, type Regi
 import * as Api from "./Api.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { agentToolsFor, isAgentCapability } from "./Tools.ts"
-import { findAgent, listAgents, type WorkspaceAgent } from "./WorkspaceAgents.ts"
+import { findAgent, listAgents } from "./WorkspaceAgents.ts"
+import type { WorkspaceAgent } from "./Queries.ts"
 import { askAndAwait, CurrentAgentSlug } from "./Assistant.ts"
 
-export { findAgent, type WorkspaceAgent } from "./WorkspaceAgents.ts"
 
 /** The capability names an agent may be given: the registry's on the agent surface. */
 const agentCapabilityNames = (registry: Registry) => registry.all.filter(isAgentCapability).map((capability) => capability.name)

@@ -23,7 +23,8 @@ import { ChatRateLimiter } from "./RateLimit.ts"
 import { AssistantSettings } from "./Settings.ts"
 import type { StartedTurn, TurnOutcome } from "./ChatEvents.ts"
 import { agentToolsFor, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "./Tools.ts"
-import { type PreparedTurn, startTurn } from "./Turn.ts"
+import type { PreparedTurn } from "./PreparedTurn.ts"
+import { startTurn } from "./Turn.ts"
 import { findAgent } from "./WorkspaceAgents.ts"
 import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "./TurnControl.ts"
@@ -31,7 +32,6 @@ import { ownRecord, personOf } from "../checkpoint/Person.ts"
 import * as Api from "./Api.ts"
 
 // what other wings and the gateway import from here
-export { askers, ChatRequest } from "./Api.ts"
 
 /** Fields the ask route refuses (spec 4.1: the model override fields). */
 export const MODEL_OVERRIDE_FIELDS = ["tier", "model", "effort"] as const

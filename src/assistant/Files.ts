@@ -19,7 +19,7 @@ import { UploadFile } from "../../actors/file/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { Db, type DbError } from "../../streams/Db.ts"
-import { createFileContentsTable, fileContentRows, fileRows, storeFileContents } from "./Queries.ts"
+import { createFileContentsTable, fileContentRows, type FileRow, fileRows, storeFileContents } from "./Queries.ts"
 import { AssistantSettings } from "./Settings.ts"
 
 /** Spec 2.2 and 8: a chat request attaches at most 10 files; an upload carries at most as many. */
@@ -197,20 +197,6 @@ export const uploadFiles = Effect.fn("Files.uploadFiles")(function* (
   yield* storeFiles(uploader, stored, meta)
   return stored
 })
-
-/** An uploaded file as the read model has it. */
-export interface FileRow {
-  readonly id: string
-  readonly orgId: string
-  readonly workspaceId: string
-  readonly userId: string
-  readonly name: string
-  readonly mediaType: string
-  readonly size: number
-  readonly sha256: string
-  /** ISO 8601. */
-  readonly uploadedAt: string
-}
 
 const tooManyIds = (ids: ReadonlyArray<string>) =>
   ids.length > MAX_ATTACHMENTS

@@ -16,8 +16,39 @@ import { isOwn } from "../checkpoint/Person.ts"
 import { timeIdPage } from "../platform/Paging.ts"
 import { clipped } from "../platform/StorableText.ts"
 import type { ApprovalEntry, ConversationEntry, RunEntry, Thread, ThreadRun, Transcript } from "./Api.ts"
-import type { FileRow } from "./Files.ts"
-import type { WorkspaceAgent } from "./WorkspaceAgents.ts"
+
+/** An uploaded file as the read model has it. */
+export interface FileRow {
+  readonly id: string
+  readonly orgId: string
+  readonly workspaceId: string
+  readonly userId: string
+  readonly name: string
+  readonly mediaType: string
+  readonly size: number
+  readonly sha256: string
+  /** ISO 8601. */
+  readonly uploadedAt: string
+}
+
+/** A workspace agent as its read model has it (or the built-in assistant). */
+export interface WorkspaceAgent {
+  readonly slug: string
+  readonly name: string
+  readonly description: string
+  /** Joins the system prompt of the agent's turns; empty for the built-in assistant. */
+  readonly instructions: string
+  /** A model tier slug for turns that name none; null: the organization's default tier. */
+  readonly tier: string | null
+  /** Capability names its turns are offered; null for the built-in assistant: every agent tool the caller's role allows. */
+  readonly tools: ReadonlyArray<string> | null
+  readonly builtIn: boolean
+  /** 0 for the built-in assistant, which is never changed. */
+  readonly version: number
+  /** ISO 8601; null for the built-in assistant. */
+  readonly createdAt: string | null
+  readonly updatedAt: string | null
+}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 const PUBLIC_ID = (prefix: string) => new RegExp(`^${prefix}_[0-9a-f]{32}$`)

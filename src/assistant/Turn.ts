@@ -12,7 +12,6 @@ import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
-import type { Invocation, Registry } from "../checkpoint/Capability.ts"
 import type { RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord, TurnResult } from "../platform/Wire.ts"
@@ -27,37 +26,16 @@ import { OfflineCannotReadFile } from "./models/offline.ts"
 import type { ResolvedModel } from "./models/resolve.ts"
 import { TurnStream } from "./StreamParts.ts"
 import { modelMessageOf, rewriteSummaryIfDue, VERBATIM_MESSAGES } from "./Summary.ts"
-import { ASK_USER, type AgentTool } from "./Tools.ts"
+import { ASK_USER } from "./Tools.ts"
 import { failure, startFailure, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
 import { isRetryable } from "../platform/Failures.ts"
+import type { PreparedTurn } from "./PreparedTurn.ts"
 
 /** A turn still running after this is stopped (`engine_aborted`); runs older than that count as abandoned. */
 export const MAX_TURN_MS = 60 * 60 * 1000
 /** Model calls and tool calls one round may make. */
 const MAX_STEPS_PER_ROUND = 8
-
-/** A turn the checkpoint let through, with everything 7.1 checks already passed. */
-export interface PreparedTurn {
-  readonly invocation: Invocation
-  /** The place the turn's tool calls act in. */
-  readonly path: { readonly orgSlug: string; readonly workspaceSlug: string }
-  /** The person the turn belongs to: the session's, or the key's creator. */
-  readonly userId: string
-  /** A cnv_ id or UUID naming an existing conversation; null starts one. */
-  readonly conversationRef: string | null
-  /** The public id of the conversation a first turn starts (A2A derives its context id from it); null: a new one. */
-  readonly newConversationPublicId: string | null
-  readonly content: string
-  readonly attachments: ReadonlyArray<string>
-  readonly goal: Goal | null
-  readonly turnId: string | null
-  readonly model: ResolvedModel
-  readonly tools: ReadonlyArray<AgentTool>
-  readonly registry: Registry
-  /** The workspace agent the turn runs as; null: the built-in workspace assistant. */
-  readonly agent: { readonly name: string; readonly instructions: string } | null
-}
 
 /** A conversation's UUID from a generated id (`<prefix>_<32 hex>`), so a retry under the same Idempotency-Key names the same conversation. */
 const uuidOf = (id: string): string => {

@@ -6,25 +6,7 @@
  */
 import { Effect } from "effect"
 import { DEFAULT_AGENT_SLUG } from "../../actors/agent/events.ts"
-import { agentRows } from "./Queries.ts"
-
-export interface WorkspaceAgent {
-  readonly slug: string
-  readonly name: string
-  readonly description: string
-  /** Joins the system prompt of the agent's turns; empty for the built-in assistant. */
-  readonly instructions: string
-  /** A model tier slug for turns that name none; null: the organization's default tier. */
-  readonly tier: string | null
-  /** Capability names its turns are offered; null for the built-in assistant: every agent tool the caller's role allows. */
-  readonly tools: ReadonlyArray<string> | null
-  readonly builtIn: boolean
-  /** 0 for the built-in assistant, which is never changed. */
-  readonly version: number
-  /** ISO 8601; null for the built-in assistant. */
-  readonly createdAt: string | null
-  readonly updatedAt: string | null
-}
+import { agentRows, type WorkspaceAgent } from "./Queries.ts"
 
 export const DEFAULT_AGENT: WorkspaceAgent = {
   slug: DEFAULT_AGENT_SLUG,

@@ -6,7 +6,7 @@
 import { Schema } from "effect"
 import { Credits } from "../../actors/billing/events.ts"
 import { defineContract } from "../checkpoint/Capability.ts"
-import { askers } from "../assistant/Assistant.ts"
+import { askers } from "../assistant/Api.ts"
 
 const common = { needsApproval: false, claimedBy: "builtin", destructive: false, surfaces: ["api", "mcp"] } as const
 /** Limits are set by a signed-in person: the roles allowed (Owner, workspace Admin) are never a key's. */
