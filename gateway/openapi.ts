@@ -221,38 +221,44 @@ const JSON_RPC_REQUEST = {
   }
 }
 
-/** The routes the gateway frames itself, by path and method. */
-const handDescribed = (registry: Registry, schemas: SchemaComponents): Record<string, Record<string, JsonObject>> => {
+type Paths = Record<string, Record<string, JsonObject>>
+
+/** The node's own documents: health, this document, the Agent Card, MCP's resource metadata. */
+const discoveryRoutes = (): Paths => ({
+  "/healthz": {
+    get: {
+      operationId: "healthz",
+      summary: "This node's health: its log, and the partitions it owns.",
+      security: PUBLIC,
+      responses: {
+        "200": {
+          description: "The node is up.",
+          content: json(object({
+            status: { const: "ok" },
+            nodeId: str,
+            log: object({ mode: str, partitions: int }),
+            partitions: object({ owned: { type: "array", items: int }, ready: { type: "array", items: int }, cachedKeys: int })
+          }))
+        }
+      }
+    }
+  },
+  "/openapi.json": {
+    get: { operationId: "openapi", summary: "This document.", security: PUBLIC, responses: { "200": { description: "OpenAPI 3.1.", content: json({ type: "object" }) } } }
+  },
+  "/.well-known/agent-card.json": {
+    get: { operationId: "a2a.card", summary: "The public A2A Agent Card (v0.3).", security: PUBLIC, responses: { "200": { description: "The Agent Card.", content: json({ type: "object" }) } } }
+  },
+  "/.well-known/oauth-protected-resource": {
+    get: { operationId: "mcp.resource_metadata", summary: "RFC 9728 metadata of the MCP endpoint.", security: PUBLIC, responses: { "200": { description: "Protected-resource metadata.", content: json({ type: "object" }) } } }
+  },
+})
+
+/** Sign-in, sign-out, CLI logins and SSO, which the gateway frames itself. */
+const authRoutes = (registry: Registry, schemas: SchemaComponents): Paths => {
   const whoami = registry.byName.get("auth.whoami")
   const whoamiOutput = whoami === undefined ? undefined : objectSchemaOf(whoami.output)
   return {
-    "/healthz": {
-      get: {
-        operationId: "healthz",
-        summary: "This node's health: its log, and the partitions it owns.",
-        security: PUBLIC,
-        responses: {
-          "200": {
-            description: "The node is up.",
-            content: json(object({
-              status: { const: "ok" },
-              nodeId: str,
-              log: object({ mode: str, partitions: int }),
-              partitions: object({ owned: { type: "array", items: int }, ready: { type: "array", items: int }, cachedKeys: int })
-            }))
-          }
-        }
-      }
-    },
-    "/openapi.json": {
-      get: { operationId: "openapi", summary: "This document.", security: PUBLIC, responses: { "200": { description: "OpenAPI 3.1.", content: json({ type: "object" }) } } }
-    },
-    "/.well-known/agent-card.json": {
-      get: { operationId: "a2a.card", summary: "The public A2A Agent Card (v0.3).", security: PUBLIC, responses: { "200": { description: "The Agent Card.", content: json({ type: "object" }) } } }
-    },
-    "/.well-known/oauth-protected-resource": {
-      get: { operationId: "mcp.resource_metadata", summary: "RFC 9728 metadata of the MCP endpoint.", security: PUBLIC, responses: { "200": { description: "Protected-resource metadata.", content: json({ type: "object" }) } } }
-    },
     "/v1/auth/whoami": {
       get: {
         operationId: "auth.whoami.get",
@@ -366,41 +372,52 @@ const handDescribed = (registry: Registry, schemas: SchemaComponents): Record<st
         }
       }
     },
-    "/a2a": {
-      post: {
-        operationId: "a2a",
-        summary: "A2A v0.3 over JSON-RPC 2.0 (spec 4.3): one request, or a batch.",
-        security: BEARER_ONLY,
-        parameters: [ref("parameters", "Position")],
-        requestBody: { required: true, content: json({ oneOf: [JSON_RPC_REQUEST, { type: "array", items: JSON_RPC_REQUEST, minItems: 1 }] }) },
-        responses: {
-          "200": {
-            description: "JSON-RPC responses (method errors in `error`, spec 7.4); `message/stream` and `tasks/resubscribe` answer with SSE, one JSON-RPC response per `data:` line.",
-            headers: { "Svc-Position": ref("headers", "Position") },
-            content: { "application/json": { schema: { type: ["object", "array"] } }, "text/event-stream": { schema: str } }
-          },
-          "204": { description: "A batch of notifications only." },
-          ...errors("Unauthorized", "PayloadTooLarge")
-        }
-      }
-    },
-    "/mcp": {
-      post: {
-        operationId: "mcp",
-        summary: "MCP, stateless Streamable HTTP (spec 4.2): every capability on the MCP surface is a tool.",
-        security: BEARER_ONLY,
-        requestBody: { required: true, content: json({ type: ["object", "array"] }) },
-        responses: {
-          "200": { description: "The MCP answer.", content: { "application/json": { schema: { type: ["object", "array"] } }, "text/event-stream": { schema: str } } },
-          "401": { description: "No valid credential; `WWW-Authenticate` points to the protected-resource metadata.", content: json(ref("schemas", "Error")) },
-          ...errors("PayloadTooLarge")
-        }
-      },
-      get: { operationId: "mcp.get", summary: "A stateless server opens no standalone stream.", security: PUBLIC, responses: { "405": { description: "Method not allowed." } } },
-      delete: { operationId: "mcp.delete", summary: "A stateless server has no session to end.", security: PUBLIC, responses: { "405": { description: "Method not allowed." } } }
-    }
   }
 }
+
+/** The protocol endpoints: A2A's JSON-RPC and MCP's Streamable HTTP. */
+const protocolRoutes = (): Paths => ({
+  "/a2a": {
+    post: {
+      operationId: "a2a",
+      summary: "A2A v0.3 over JSON-RPC 2.0 (spec 4.3): one request, or a batch.",
+      security: BEARER_ONLY,
+      parameters: [ref("parameters", "Position")],
+      requestBody: { required: true, content: json({ oneOf: [JSON_RPC_REQUEST, { type: "array", items: JSON_RPC_REQUEST, minItems: 1 }] }) },
+      responses: {
+        "200": {
+          description: "JSON-RPC responses (method errors in `error`, spec 7.4); `message/stream` and `tasks/resubscribe` answer with SSE, one JSON-RPC response per `data:` line.",
+          headers: { "Svc-Position": ref("headers", "Position") },
+          content: { "application/json": { schema: { type: ["object", "array"] } }, "text/event-stream": { schema: str } }
+        },
+        "204": { description: "A batch of notifications only." },
+        ...errors("Unauthorized", "PayloadTooLarge")
+      }
+    }
+  },
+  "/mcp": {
+    post: {
+      operationId: "mcp",
+      summary: "MCP, stateless Streamable HTTP (spec 4.2): every capability on the MCP surface is a tool.",
+      security: BEARER_ONLY,
+      requestBody: { required: true, content: json({ type: ["object", "array"] }) },
+      responses: {
+        "200": { description: "The MCP answer.", content: { "application/json": { schema: { type: ["object", "array"] } }, "text/event-stream": { schema: str } } },
+        "401": { description: "No valid credential; `WWW-Authenticate` points to the protected-resource metadata.", content: json(ref("schemas", "Error")) },
+        ...errors("PayloadTooLarge")
+      }
+    },
+    get: { operationId: "mcp.get", summary: "A stateless server opens no standalone stream.", security: PUBLIC, responses: { "405": { description: "Method not allowed." } } },
+    delete: { operationId: "mcp.delete", summary: "A stateless server has no session to end.", security: PUBLIC, responses: { "405": { description: "Method not allowed." } } }
+  }
+})
+
+/** The routes the gateway frames itself, by path and method. */
+const handDescribed = (registry: Registry, schemas: SchemaComponents): Paths => ({
+  ...discoveryRoutes(),
+  ...authRoutes(registry, schemas),
+  ...protocolRoutes()
+})
 
 /** The chat routes (gateway/chat.ts) invoke `ask_assistant`, and frame the turn it starts. */
 const chatOperations = (ask: AnyCapability, schemas: SchemaComponents) => {
