@@ -254,17 +254,13 @@ const answeredEarly = (observers: RequestObservers | undefined, requestId: strin
   if (observers?.log !== undefined) writeRequestLine(observers.log, { requestId, method, route, status, started, bytes })
 }
 
-// req.forEach runs synchronously, so one shared collector serves every request without a closure each.
-let headerSink: Record<string, string> = Object.create(null)
-const collectHeader = (name: string, value: string): void => {
-  const previous = headerSink[name]
-  headerSink[name] = previous === undefined ? value : `${previous}, ${value}`
-}
 const readHeaders = (req: uWS.HttpRequest): Record<string, string> => {
   // A prototype-less object: header names such as `constructor` must not read inherited values.
   const headers: Record<string, string> = Object.create(null)
-  headerSink = headers
-  req.forEach(collectHeader)
+  req.forEach((name, value) => {
+    const previous = headers[name]
+    headers[name] = previous === undefined ? value : `${previous}, ${value}`
+  })
   return headers
 }
 

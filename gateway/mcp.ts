@@ -21,11 +21,11 @@ import { Cause, Effect, type Exit } from "effect"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invocableByCredential } from "../src/checkpoint/Access.ts"
-import { type AnyCapability, Capabilities } from "../src/checkpoint/Capability.ts"
+import { type AnyCapability, Capabilities, type Registry } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { BadRequest } from "../src/platform/Errors.ts"
 import { textNestsTooDeep, tooDeepMessage } from "../src/platform/JsonDepth.ts"
-import { isObject, type JsonObject, objectSchemaOf } from "../src/checkpoint/ToolSchemas.ts"
+import { isObject, type JsonObject } from "../src/checkpoint/ToolSchemas.ts"
 import { describeFailure, type FailureDescription } from "./errors.ts"
 import { type Handler, type HttpReply, type HttpRequest, PayloadTooLarge, RequestAborted, Streaming } from "./http.ts"
 
@@ -102,12 +102,11 @@ interface McpTool {
 }
 
 /** Undefined for a capability whose input is no object, which no MCP tool can take. */
-const toolOf = (capability: AnyCapability): McpTool | undefined => {
-  const input = objectSchemaOf(capability.input)
+const toolOf = (capability: AnyCapability, registry: Registry): McpTool | undefined => {
+  const { input, output } = registry.toolSchemas.get(capability.name)!
   if (input === undefined) return undefined
   const placeArgument = takesPlace(capability) && !declaresProperty(input, WORKSPACE_ARGUMENT)
-  // structuredContent is the encoded output, which this schema describes; clients check it against it
-  const output = objectSchemaOf(capability.output)
+  // structuredContent is the encoded output, which `output` describes; clients check it against it
   const tool: Tool = {
     name: capability.name,
     description: capability.description,
@@ -118,12 +117,12 @@ const toolOf = (capability: AnyCapability): McpTool | undefined => {
   return { tool, capability, placeArgument }
 }
 
-const toolsOf = (capabilities: ReadonlyArray<AnyCapability>) =>
+const toolsOf = (registry: Registry) =>
   Effect.gen(function* () {
     const tools = new Map<string, McpTool>()
-    for (const capability of capabilities) {
+    for (const capability of registry.all) {
       if (!capability.surfaces.includes("mcp")) continue
-      const tool = toolOf(capability)
+      const tool = toolOf(capability, registry)
       if (tool === undefined) yield* Effect.logWarning(`mcp: capability ${capability.name} has no object input schema; it is not offered as a tool`)
       else tools.set(capability.name, tool)
     }
@@ -190,7 +189,7 @@ export const mcpHandler = (options: McpOptions): McpHandlers => {
   // the registry is fixed for the node's life: its tools are derived once
   let tools: Promise<ReadonlyMap<string, McpTool>> | undefined
   const loadTools = () =>
-    (tools ??= options.run(Effect.flatMap(Capabilities, (registry) => toolsOf(registry.all))).then((exit) => {
+    (tools ??= options.run(Effect.flatMap(Capabilities, (registry) => toolsOf(registry))).then((exit) => {
       if (exit._tag === "Success") return exit.value
       tools = undefined
       throw new Error(`mcp: the capability registry is not available: ${Cause.pretty(exit.cause)}`)

@@ -7,7 +7,7 @@ import { entitled } from "../packs/Entitlement.ts"
 import { admits } from "../checkpoint/Access.ts"
 import type { AnyCapability, Invocation, Registry } from "../checkpoint/Capability.ts"
 import type { RiskLevel } from "../platform/Wire.ts"
-import { type JsonObject, objectSchemaOf } from "../checkpoint/ToolSchemas.ts"
+import type { JsonObject } from "../checkpoint/ToolSchemas.ts"
 
 /** Model providers allow `[a-zA-Z0-9_-]` in tool names: a capability's dots become `__`. */
 export const toolNameOf = (capability: string): string => capability.replaceAll(".", "__")
@@ -44,7 +44,7 @@ export const agentToolsFor = (registry: Registry, invocation: Invocation, packs:
   const tools: Array<AgentTool> = []
   for (const capability of registry.all) {
     if (!isAgentCapability(capability) || !entitled(capability, packs) || !admits(invocation.principal, capability, invocation.roles)) continue
-    const inputSchema = objectSchemaOf(capability.input)
+    const inputSchema = registry.toolSchemas.get(capability.name)?.input
     if (inputSchema === undefined) continue
     tools.push({ capability, toolName: toolNameOf(capability.name), inputSchema, riskLevel: capability.sensitivity })
   }

@@ -4,6 +4,7 @@
  */
 import { Context, type Effect, type Schema } from "effect"
 import type { CommandMeta } from "../../actors/kernel.ts"
+import { type JsonObject, objectSchemaOf } from "./ToolSchemas.ts"
 
 /** Credential kinds of spec 5 rule 8, plus browser sessions (rule 7). */
 /** `playbook`: an automation's run, acting for the person it runs as, with their live memberships
@@ -136,6 +137,9 @@ export interface Registry {
   readonly principalRoutes: ReadonlyMap<string, string>
   /** `<method> <path>` -> capability name, for routes under `/v1/{orgSlug}/{workspaceSlug}/`. */
   readonly placeRoutes: ReadonlyMap<string, string>
+  /** Capability name -> its input and output as tool schemas, derived once, as the registry is made
+   * (MCP tools, the agent's tools and OpenAPI read them; undefined: not an object schema). */
+  readonly toolSchemas: ReadonlyMap<string, { readonly input: JsonObject | undefined; readonly output: JsonObject | undefined }>
 }
 
 export const makeRegistry = (capabilities: ReadonlyArray<AnyCapability>): Registry => {
@@ -151,7 +155,8 @@ export const makeRegistry = (capabilities: ReadonlyArray<AnyCapability>): Regist
     if (routes.has(key)) throw new Error(`capabilities ${routes.get(key)} and ${c.name} share the route ${key}`)
     routes.set(key, c.name)
   }
-  return { all: capabilities, byName, principalRoutes, placeRoutes }
+  const toolSchemas = new Map(capabilities.map((c) => [c.name, { input: objectSchemaOf(c.input), output: objectSchemaOf(c.output) }] as const))
+  return { all: capabilities, byName, principalRoutes, placeRoutes, toolSchemas }
 }
 
 export class Capabilities extends Context.Tag("svc/Capabilities")<Capabilities, Registry>() {}

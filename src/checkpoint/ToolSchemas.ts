@@ -1,9 +1,9 @@
 /**
  * Capability inputs and outputs as tool schemas: MCP tools and the agent's tools are both derived
- * from the registry's Effect Schemas through this one function.
+ * from the registry's Effect Schemas through this one function. The registry derives each
+ * capability's once, when it is made (Capability.ts `makeRegistry`).
  */
-import { JSONSchema } from "effect"
-import type { AnyCapability } from "./Capability.ts"
+import { JSONSchema, type Schema } from "effect"
 
 export type JsonObject = Record<string, unknown>
 
@@ -15,17 +15,7 @@ export const isObject = (value: unknown): value is JsonObject => typeof value ==
  * defaults to 2020-12, and a relative `$id` would move the base of `#/$defs/...` references);
  * `$defs` stays at the root, where those references point.
  */
-export const objectSchemaOf = (schema: AnyCapability["input"]): JsonObject | undefined => {
-  // schemas are fixed at start: derived once each, not on every turn or MCP request that lists tools
-  if (derived.has(schema)) return derived.get(schema)
-  const objectSchema = derive(schema)
-  derived.set(schema, objectSchema)
-  return objectSchema
-}
-
-const derived = new WeakMap<AnyCapability["input"], JsonObject | undefined>()
-
-const derive = (schema: AnyCapability["input"]): JsonObject | undefined => {
+export const objectSchemaOf = (schema: Schema.Schema<any, any>): JsonObject | undefined => {
   let root: JsonObject
   try {
     root = { ...(JSONSchema.make(schema, { target: "jsonSchema2020-12" }) as unknown as JsonObject) }

@@ -79,16 +79,7 @@ export const redactText = (text: string): string => {
   return out
 }
 
-// a line's field names are few and repeat: each is judged once
-const secretNames = new Map<string, boolean>()
-const isSecretName = (name: string): boolean => {
-  let secret = secretNames.get(name)
-  if (secret === undefined) {
-    secret = SECRET_NAME.test(name.toLowerCase().replace(/[^a-z]/g, ""))
-    if (secretNames.size < 10_000) secretNames.set(name, secret)
-  }
-  return secret
-}
+const isSecretName = (name: string): boolean => SECRET_NAME.test(name.toLowerCase().replace(/[^a-z]/g, ""))
 
 /** The value with secrets replaced: under a secret's name anything but a number or boolean (a count of tokens stays), and every token-shaped string. */
 export const redact = (value: unknown, depth = 0): unknown => {
