@@ -113,6 +113,10 @@ export const query = <A>(what: string, run: () => Promise<A>): Effect.Effect<A, 
     Effect.tryPromise({ try: run, catch: (cause) => new DbError({ message: `${what}: ${String(cause)}`, cause }) })
   )
 
+/** The first row a query finds, as `toValue` makes it; undefined when it finds none. */
+export const queryFirst = <R, A>(what: string, run: () => Promise<ReadonlyArray<R>>, toValue: (row: R) => A): Effect.Effect<A | undefined, DbError> =>
+  Effect.map(query(what, run), (rows) => (rows.length === 0 ? undefined : toValue(rows[0]!)))
+
 const fenced = Effect.flatMap(awaitFence, (caughtUp) =>
   caughtUp
     ? Effect.void

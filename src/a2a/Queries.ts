@@ -5,7 +5,7 @@
  */
 import { Effect } from "effect"
 import { type A2aMessage, type Artifact, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
-import { Db, type DbError, query } from "../../streams/Db.ts"
+import { Db, type DbError, queryFirst } from "../../streams/Db.ts"
 import type { Task } from "../platform/Wire.ts"
 
 export interface TaskRecord {
@@ -38,31 +38,28 @@ export const findTask = (workspaceId: string, taskId: string): Effect.Effect<Tas
   Effect.gen(function* () {
     if (!TASK_ID.test(taskId)) return undefined
     const db = yield* Db
-    const [row] = yield* query("find a2a task", () => db.sql`
+    return yield* queryFirst("find a2a task", () => db.sql`
       select task_id, context_id, org_id, workspace_id, user_id, api_key_id, conversation_id, turn_id, run_id, state,
         status_message, history, artifacts, pending_question_id, created_at, updated_at
       from ${db.table("a2a_tasks")}
-      where workspace_id = ${workspaceId} and task_id = ${taskId}`)
-    return row === undefined
-      ? undefined
-      : {
-          taskId: row.task_id,
-          contextId: row.context_id,
-          orgId: row.org_id,
-          workspaceId: row.workspace_id,
-          userId: row.user_id,
-          apiKeyId: row.api_key_id,
-          conversationId: row.conversation_id,
-          turnId: row.turn_id,
-          runId: row.run_id,
-          state: row.state,
-          statusMessage: row.status_message,
-          history: row.history,
-          artifacts: row.artifacts,
-          pendingQuestionId: row.pending_question_id,
-          createdAt: (row.created_at as Date).toISOString(),
-          updatedAt: (row.updated_at as Date).toISOString()
-        }
+      where workspace_id = ${workspaceId} and task_id = ${taskId}`, (row): TaskRecord => ({
+      taskId: row.task_id,
+      contextId: row.context_id,
+      orgId: row.org_id,
+      workspaceId: row.workspace_id,
+      userId: row.user_id,
+      apiKeyId: row.api_key_id,
+      conversationId: row.conversation_id,
+      turnId: row.turn_id,
+      runId: row.run_id,
+      state: row.state,
+      statusMessage: row.status_message,
+      history: row.history,
+      artifacts: row.artifacts,
+      pendingQuestionId: row.pending_question_id,
+      createdAt: (row.created_at as Date).toISOString(),
+      updatedAt: (row.updated_at as Date).toISOString()
+    }))
   })
 
 /** The task as A2A returns it; `historyLength` keeps the last N messages of its history (0: none;

@@ -11,7 +11,7 @@
 import { Effect } from "effect"
 import type postgres from "postgres"
 import type { Json } from "../../actors/kernel.ts"
-import { Db, type DbError, type DbService, query } from "../../streams/Db.ts"
+import { Db, type DbError, type DbService, query, queryFirst } from "../../streams/Db.ts"
 import { isOwn } from "../checkpoint/Person.ts"
 import { timeIdPage } from "../platform/Paging.ts"
 import { clipped } from "../platform/StorableText.ts"
@@ -241,21 +241,18 @@ export interface RunRecord {
 export const findRun = (workspaceId: string, runId: string): Effect.Effect<RunRecord | undefined, DbError, Db> =>
   Effect.gen(function* () {
     const db = yield* Db
-    const [row] = yield* query("find run", () => db.sql`
+    return yield* queryFirst("find run", () => db.sql`
       select run_id, conversation_id, status, reply, result, error, kind, user_id from ${db.table("runs")}
-      where run_id = ${runId} and workspace_id = ${workspaceId}`)
-    return row === undefined
-      ? undefined
-      : {
-          runId: row.run_id,
-          conversationId: row.conversation_id,
-          status: row.status,
-          reply: row.reply,
-          result: row.result,
-          error: row.error,
-          kind: row.kind,
-          userId: row.user_id
-        }
+      where run_id = ${runId} and workspace_id = ${workspaceId}`, (row): RunRecord => ({
+      runId: row.run_id,
+      conversationId: row.conversation_id,
+      status: row.status,
+      reply: row.reply,
+      result: row.result,
+      error: row.error,
+      kind: row.kind,
+      userId: row.user_id
+    }))
   })
 
 export interface QuestionRef {
@@ -479,7 +476,7 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
         reason: q.reason,
         askedAt: iso(q.asked_at),
         endedAt: isoOrNull(q.ended_at)
-      }))
+    }))
     }
     return transcript
   })
@@ -583,7 +580,7 @@ export const modelKeysOf = (orgId: string) =>
         baseUrl: row.base_url as string | null,
         models: row.models as ReadonlyArray<string> | null,
         setAt: isoOf(row.set_at)
-      }))
+    }))
     )
   )
 
@@ -613,7 +610,7 @@ export const sealedModelKeys = (orgId: string) =>
         apiKeySealed: row.api_key_sealed as string,
         baseUrl: row.base_url as string | null,
         models: row.models as Array<string> | null
-      }))
+    }))
     )
   )
 
@@ -673,7 +670,7 @@ export const fileRows = (workspaceId: string, ids: ReadonlyArray<string>) =>
         size: r.size,
         sha256: r.sha256,
         uploadedAt: (r.uploaded_at as Date).toISOString()
-      }))
+    }))
     )
   )
 
