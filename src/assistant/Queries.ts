@@ -476,7 +476,7 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
         reason: q.reason,
         askedAt: iso(q.asked_at),
         endedAt: isoOrNull(q.ended_at)
-    }))
+      }))
     }
     return transcript
   })
@@ -580,7 +580,7 @@ export const modelKeysOf = (orgId: string) =>
         baseUrl: row.base_url as string | null,
         models: row.models as ReadonlyArray<string> | null,
         setAt: isoOf(row.set_at)
-    }))
+      }))
     )
   )
 
@@ -610,7 +610,7 @@ export const sealedModelKeys = (orgId: string) =>
         apiKeySealed: row.api_key_sealed as string,
         baseUrl: row.base_url as string | null,
         models: row.models as Array<string> | null
-    }))
+      }))
     )
   )
 
@@ -670,7 +670,7 @@ export const fileRows = (workspaceId: string, ids: ReadonlyArray<string>) =>
         size: r.size,
         sha256: r.sha256,
         uploadedAt: (r.uploaded_at as Date).toISOString()
-    }))
+      }))
     )
   )
 
