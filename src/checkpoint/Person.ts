@@ -4,7 +4,9 @@
  * role, Owners and Admins included: their conversations, their runs with their replies and
  * transcripts, their A2A tasks, their notices. Another person's is answered as one that never was,
  * so its id cannot be probed. Every capability that reads or acts on such a record decides whose
- * it is here (`ownRecord`, or `isOwn` where the person is already known), and nowhere else.
+ * it is here (`ownRecord`, or `isOwn` where the person is already known). A turn is the one
+ * exception: the conversation actor's decider refuses another person's turn
+ * (`actors/conversation/decide.ts`), since the turn writes through it anyway.
  */
 import { Effect } from "effect"
 import { OPERATOR } from "../../actors/apikey/purposes.ts"
