@@ -80,109 +80,127 @@ const MAX_EVENTS_PER_COMMIT = 10_000
 /** One append's outcome within its group. */
 type Appended = { readonly offsets: ReadonlyArray<number> } | { readonly error: unknown }
 
-export const make = (
-  sql: postgres.Sql,
-  options: EmbeddedLogOptions,
-  appended: EventEmitter = makeAppends()
-): Effect.Effect<EventLogService, LogError, Scope.Scope> =>
-  Effect.gen(function* () {
-    const { logSchema, partitions } = options
-    const pollMs = options.pollMs ?? 250
-    const chained = options.chained ?? true
-    const batchSize = options.batchSize ?? 2000
-    const events = sql(`${logSchema}.log_events`)
-    const heads = sql(`${logSchema}.log_heads`)
-    const channel = `log:${logSchema}`
+/** The log's tables and its wake-up channel, under one log schema. */
+const tablesOf = (sql: postgres.Sql, logSchema: string) => ({
+  sql,
+  logSchema,
+  events: sql(`${logSchema}.log_events`),
+  heads: sql(`${logSchema}.log_heads`),
+  channel: `log:${logSchema}`
+})
+type Tables = ReturnType<typeof tablesOf>
 
-    yield* Effect.tryPromise({
-      try: () =>
-        sql.begin(async (tx) => {
-          await tx`select pg_advisory_xact_lock(hashtext(${channel}))`
-          await tx.unsafe(`create schema if not exists ${logSchema}`)
-          await tx`create table if not exists ${events} (
-            partition integer not null,
-            "offset" bigint not null,
-            key text not null,
-            seq integer not null,
-            first_seq integer not null,
-            type text not null,
-            payload jsonb not null,
-            at text not null,
-            command_id text not null,
-            actor text not null,
-            recorded_at timestamptz not null default now(),
-            primary key (partition, "offset"))`
-          // the fence: a key's seq is written once, so a stale writer's append is refused whole
-          await tx`create unique index if not exists log_events_key_seq on ${events} (key, seq)`
-          await tx`create table if not exists ${heads} (partition integer primary key, next_offset bigint not null)`
-          // the chain (issue 15); a log written before it keeps its unchained events, and its
-          // chain starts at the next append (head null: from GENESIS)
-          await tx`alter table ${events} add column if not exists prev_hash text, add column if not exists hash text`
-          await tx`alter table ${heads} add column if not exists head_hash text`
-          await tx`insert into ${heads} (partition, next_offset)
-            select p, 0 from generate_series(0, ${partitions - 1}::int) as p on conflict do nothing`
-          const [{ count }] = await tx`select count(*)::int as count from ${heads}`
-          if (count !== partitions) {
-            throw new Error(`log ${logSchema} has ${count} partitions, configured ${partitions}`)
-          }
-        }),
-      catch: fail("create embedded log")
-    })
-
-    /** The head hash of each partition as this process last wrote or read it (null: no chained event yet). */
-    const chainHeads = new Map<number, string | null>()
-    /** The last event this process appended per partition, with its offset. */
-    const appendedHeads = new Map<number, { readonly offset: number; readonly hash: string }>()
-    const readHead = async (partition: number): Promise<string | null> => {
-      const [row] = await sql`select head_hash from ${heads} where partition = ${partition}`
-      if (row === undefined) throw new Error(`log ${logSchema} has no head for partition ${partition}`)
-      return row.head_hash as string | null
-    }
-
-    /**
-     * Appends a group's events to one partition in one statement, chained onto the partition's
-     * head; the offset of its first event. The statement writes nothing when the head it chained
-     * onto is no longer the head (another appender wrote first): then it reads the head and goes again.
-     */
-    const write = async (partition: number, records: ReadonlyArray<EventRecord>): Promise<number> => {
-      const n = records.length
-      const payloads = records.map((r) => JSON.stringify(r.payload))
-      for (;;) {
-        if (chained && !chainHeads.has(partition)) chainHeads.set(partition, await readHead(partition))
-        const expected = chainHeads.get(partition) ?? null
-        const linked = chained ? chain(expected ?? GENESIS, records) : undefined
-        // each event's prev is the hash before it: the statement takes it from the array itself
-        const hashes = linked === undefined ? records.map(() => null) : linked.hashes
-        const last = linked?.head ?? null
-        // one statement: the head row lock orders concurrent appends to the partition
-        const [head] = await sql`
-          with head as (
-            update ${heads} set next_offset = next_offset + ${n}, head_hash = ${last}
-            where partition = ${partition} and (${!chained} or head_hash is not distinct from ${expected})
-            returning next_offset - ${n} as first
-          ), written as (
-            insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash)
-            select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor,
-              case when t.hash is null then null else coalesce(lag(t.hash) over (order by t.ord), ${expected ?? GENESIS}::text) end, t.hash
-            from head, unnest(
-              ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
-              ${records.map((r) => r.type)}::text[], ${payloads}::text[],
-              ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
-              ${records.map((r) => r.actor)}::text[], ${hashes as string[]}::text[]
-            ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, hash, ord)
-          )
-          select first from head`
-        if (head !== undefined) {
-          if (last !== null) {
-            chainHeads.set(partition, last)
-            appendedHeads.set(partition, { offset: Number(head.first) + n - 1, hash: last })
-          }
-          return head.first as number
+const createTables = ({ sql, logSchema, events, heads, channel }: Tables, partitions: number): Effect.Effect<void, LogError> =>
+  Effect.tryPromise({
+    try: () =>
+      sql.begin(async (tx) => {
+        await tx`select pg_advisory_xact_lock(hashtext(${channel}))`
+        await tx.unsafe(`create schema if not exists ${logSchema}`)
+        await tx`create table if not exists ${events} (
+          partition integer not null,
+          "offset" bigint not null,
+          key text not null,
+          seq integer not null,
+          first_seq integer not null,
+          type text not null,
+          payload jsonb not null,
+          at text not null,
+          command_id text not null,
+          actor text not null,
+          recorded_at timestamptz not null default now(),
+          primary key (partition, "offset"))`
+        // the fence: a key's seq is written once, so a stale writer's append is refused whole
+        await tx`create unique index if not exists log_events_key_seq on ${events} (key, seq)`
+        await tx`create table if not exists ${heads} (partition integer primary key, next_offset bigint not null)`
+        // the chain (issue 15); a log written before it keeps its unchained events, and its
+        // chain starts at the next append (head null: from GENESIS)
+        await tx`alter table ${events} add column if not exists prev_hash text, add column if not exists hash text`
+        await tx`alter table ${heads} add column if not exists head_hash text`
+        await tx`insert into ${heads} (partition, next_offset)
+          select p, 0 from generate_series(0, ${partitions - 1}::int) as p on conflict do nothing`
+        const [{ count }] = await tx`select count(*)::int as count from ${heads}`
+        if (count !== partitions) {
+          throw new Error(`log ${logSchema} has ${count} partitions, configured ${partitions}`)
         }
-        // another appender moved the head: chain onto where it is now
-        chainHeads.delete(partition)
+      }),
+    catch: fail("create embedded log")
+  })
+
+/**
+ * The chained writer: appends a group's events to one partition in one statement, chained onto
+ * the partition's head. Keeps the heads this process last wrote or read.
+ */
+const makeChainWriter = ({ sql, logSchema, events, heads }: Tables, chained: boolean) => {
+  /** The head hash of each partition as this process last wrote or read it (null: no chained event yet). */
+  const chainHeads = new Map<number, string | null>()
+  /** The last event this process appended per partition, with its offset. */
+  const appendedHeads = new Map<number, { readonly offset: number; readonly hash: string }>()
+  const readHead = async (partition: number): Promise<string | null> => {
+    const [row] = await sql`select head_hash from ${heads} where partition = ${partition}`
+    if (row === undefined) throw new Error(`log ${logSchema} has no head for partition ${partition}`)
+    return row.head_hash as string | null
+  }
+
+  /**
+   * Appends a group's events to one partition in one statement, chained onto the partition's
+   * head; the offset of its first event. The statement writes nothing when the head it chained
+   * onto is no longer the head (another appender wrote first): then it reads the head and goes again.
+   */
+  const write = async (partition: number, records: ReadonlyArray<EventRecord>): Promise<number> => {
+    const n = records.length
+    const payloads = records.map((r) => JSON.stringify(r.payload))
+    for (;;) {
+      if (chained && !chainHeads.has(partition)) chainHeads.set(partition, await readHead(partition))
+      const expected = chainHeads.get(partition) ?? null
+      const linked = chained ? chain(expected ?? GENESIS, records) : undefined
+      // each event's prev is the hash before it: the statement takes it from the array itself
+      const hashes = linked === undefined ? records.map(() => null) : linked.hashes
+      const last = linked?.head ?? null
+      // one statement: the head row lock orders concurrent appends to the partition
+      const [head] = await sql`
+        with head as (
+          update ${heads} set next_offset = next_offset + ${n}, head_hash = ${last}
+          where partition = ${partition} and (${!chained} or head_hash is not distinct from ${expected})
+          returning next_offset - ${n} as first
+        ), written as (
+          insert into ${events} (partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash)
+          select ${partition}, head.first + t.ord - 1, t.key, t.seq, t.first_seq, t.type, t.payload::jsonb, t.at, t.command_id, t.actor,
+            case when t.hash is null then null else coalesce(lag(t.hash) over (order by t.ord), ${expected ?? GENESIS}::text) end, t.hash
+          from head, unnest(
+            ${records.map((r) => r.key)}::text[], ${records.map((r) => r.seq)}::int[], ${records.map((r) => r.firstSeq)}::int[],
+            ${records.map((r) => r.type)}::text[], ${payloads}::text[],
+            ${records.map((r) => r.at)}::text[], ${records.map((r) => r.commandId)}::text[],
+            ${records.map((r) => r.actor)}::text[], ${hashes as string[]}::text[]
+          ) with ordinality as t(key, seq, first_seq, type, payload, at, command_id, actor, hash, ord)
+        )
+        select first from head`
+      if (head !== undefined) {
+        if (last !== null) {
+          chainHeads.set(partition, last)
+          appendedHeads.set(partition, { offset: Number(head.first) + n - 1, hash: last })
+        }
+        return head.first as number
       }
+      // another appender moved the head: chain onto where it is now
+      chainHeads.delete(partition)
     }
+  }
+
+  return { write, appendedHeads }
+}
+
+/**
+ * The appender: group commit per partition over the chained writer; wakes this log's subscribers
+ * once a group has committed.
+ */
+const makeAppender = (
+  tables: Tables,
+  partitions: number,
+  chained: boolean,
+  appended: EventEmitter
+) =>
+  Effect.gen(function* () {
+    const { write, appendedHeads } = makeChainWriter(tables, chained)
 
     /**
      * One statement for the group. A statement the server refused was rolled back whole: one bad
@@ -192,7 +210,7 @@ export const make = (
     const commit = (partition: number) => (group: ReadonlyArray<ReadonlyArray<EventRecord>>): Promise<ReadonlyArray<Appended>> =>
       write(partition, group.flat()).then(
         (first) => {
-          appended.emit(channel, partition)
+          appended.emit(tables.channel, partition)
           return group.map((records) => {
             const offsets = records.map((_, i) => first + i)
             first += records.length
@@ -216,15 +234,101 @@ export const make = (
       })
     )
 
-    const append: EventLogService["append"] = (partitionKey, records) =>
-      appendTo(partitionFor(partitionKey, partitions), records)
-
     const appendTo = (partition: number, records: ReadonlyArray<EventRecord>) =>
       records.length === 0
         ? Effect.succeed([])
         : Effect.flatMap(committers[partition].submit(records), (result) =>
             "offsets" in result ? Effect.succeed(result.offsets) : Effect.fail(fail("append")(result.error))
           )
+
+    return { appendTo, appendedHeads }
+  })
+
+/**
+ * The subscriber: reads the partitions it follows in turns, a chunk at a time; woken by this
+ * log's appends, and polling every `pollMs` for appends made elsewhere.
+ */
+const makeSubscribe = (
+  { sql, events, channel }: Tables,
+  appended: EventEmitter,
+  pollMs: number,
+  batchSize: number
+): EventLogService["subscribe"] => {
+  const read = (partition: number, from: number) =>
+    sql<EventRow[]>`
+      select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash
+      from ${events} where partition = ${partition} and "offset" >= ${from}
+      order by "offset" limit ${batchSize}`
+
+  return (from) =>
+    Stream.unwrapScoped(
+      Effect.gen(function* () {
+        const cursor = new Map(from)
+        const order = [...cursor.keys()]
+        const dirty = new Set(order)
+        let next = 0
+        let wake: (() => void) | undefined
+        const onAppend = (partition: number) => {
+          if (!cursor.has(partition)) return
+          dirty.add(partition)
+          wake?.()
+        }
+        yield* Effect.acquireRelease(
+          Effect.sync(() => appended.on(channel, onAppend)),
+          () => Effect.sync(() => appended.off(channel, onAppend))
+        )
+        const quiet = () =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+              for (const p of order) dirty.add(p)
+              resolve()
+            }, pollMs)
+            wake = () => {
+              clearTimeout(timer)
+              resolve()
+            }
+          }).finally(() => (wake = undefined))
+
+        const nextChunk = async (): Promise<LogChunk> => {
+          for (;;) {
+            for (let i = 0; i < order.length; i++) {
+              const partition = order[(next + i) % order.length]
+              if (!dirty.has(partition)) continue
+              // cleared before reading, so an append that lands during the read is not missed
+              dirty.delete(partition)
+              const rows = await read(partition, cursor.get(partition)!)
+              if (rows.length === batchSize) dirty.add(partition)
+              if (rows.length === 0) continue
+              next = (next + i + 1) % order.length
+              const after = rows[rows.length - 1].offset + 1
+              cursor.set(partition, after)
+              return { partition, events: rows.map(toLogged), next: after }
+            }
+            await quiet()
+          }
+        }
+        return Stream.repeatEffect(Effect.tryPromise({ try: nextChunk, catch: fail("subscribe") }))
+      })
+    )
+}
+
+export const make = (
+  sql: postgres.Sql,
+  options: EmbeddedLogOptions,
+  appended: EventEmitter = makeAppends()
+): Effect.Effect<EventLogService, LogError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { logSchema, partitions } = options
+    const pollMs = options.pollMs ?? 250
+    const chained = options.chained ?? true
+    const batchSize = options.batchSize ?? 2000
+    const tables = tablesOf(sql, logSchema)
+
+    yield* createTables(tables, partitions)
+    const { appendTo, appendedHeads } = yield* makeAppender(tables, partitions, chained, appended)
+
+    const append: EventLogService["append"] = (partitionKey, records) =>
+      appendTo(partitionFor(partitionKey, partitions), records)
 
     const openWriter: EventLogService["openWriter"] = (partition) =>
       Effect.succeed({
@@ -239,67 +343,12 @@ export const make = (
           )
       })
 
-    const read = (partition: number, from: number) =>
-      sql<EventRow[]>`
-        select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash
-        from ${events} where partition = ${partition} and "offset" >= ${from}
-        order by "offset" limit ${batchSize}`
-
-    const subscribe: EventLogService["subscribe"] = (from) =>
-      Stream.unwrapScoped(
-        Effect.gen(function* () {
-          const cursor = new Map(from)
-          const order = [...cursor.keys()]
-          const dirty = new Set(order)
-          let next = 0
-          let wake: (() => void) | undefined
-          const onAppend = (partition: number) => {
-            if (!cursor.has(partition)) return
-            dirty.add(partition)
-            wake?.()
-          }
-          yield* Effect.acquireRelease(
-            Effect.sync(() => appended.on(channel, onAppend)),
-            () => Effect.sync(() => appended.off(channel, onAppend))
-          )
-          const quiet = () =>
-            new Promise<void>((resolve) => {
-              const timer = setTimeout(() => {
-                for (const p of order) dirty.add(p)
-                resolve()
-              }, pollMs)
-              wake = () => {
-                clearTimeout(timer)
-                resolve()
-              }
-            }).finally(() => (wake = undefined))
-
-          const nextChunk = async (): Promise<LogChunk> => {
-            for (;;) {
-              for (let i = 0; i < order.length; i++) {
-                const partition = order[(next + i) % order.length]
-                if (!dirty.has(partition)) continue
-                // cleared before reading, so an append that lands during the read is not missed
-                dirty.delete(partition)
-                const rows = await read(partition, cursor.get(partition)!)
-                if (rows.length === batchSize) dirty.add(partition)
-                if (rows.length === 0) continue
-                next = (next + i + 1) % order.length
-                const after = rows[rows.length - 1].offset + 1
-                cursor.set(partition, after)
-                return { partition, events: rows.map(toLogged), next: after }
-              }
-              await quiet()
-            }
-          }
-          return Stream.repeatEffect(Effect.tryPromise({ try: nextChunk, catch: fail("subscribe") }))
-        })
-      )
+    const subscribe = makeSubscribe(tables, appended, pollMs, batchSize)
 
     const endOffsets: EventLogService["endOffsets"] = (wanted) =>
       Effect.tryPromise({
         try: async () => {
-          const rows = await sql`select partition, next_offset from ${heads} where partition = any(${wanted as number[]}::int[])`
+          const rows = await sql`select partition, next_offset from ${tables.heads} where partition = any(${wanted as number[]}::int[])`
           return new Map(rows.map((r) => [r.partition as number, r.next_offset as number]))
         },
         catch: fail("endOffsets")

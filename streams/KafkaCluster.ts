@@ -11,7 +11,7 @@
  */
 import { Deferred, Effect, Either, Exit, Layer, Runtime, Schedule, Schema, type Scope, Stream } from "effect"
 import kafkajs from "kafkajs"
-import type { EachMessagePayload, KafkaMessage, Producer } from "kafkajs"
+import type { Admin, EachMessagePayload, Kafka, KafkaMessage, Producer } from "kafkajs"
 import { randomUUID } from "node:crypto"
 import {
   Cluster,
@@ -95,16 +95,25 @@ const encodeEnvelope = (envelope: Envelope): string => {
 /** How soon a node that lost its membership asks to join again. */
 const REJOIN_DELAY_MS = 500
 
-export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, ClusterError, Scope.Scope> =>
-  Effect.gen(function* () {
-    const { prefix, partitions, nodeId } = config
-    const sessionTimeout = config.sessionTimeoutMs ?? 10_000
-    const heartbeatInterval = Math.floor(sessionTimeout / 3)
-    const { commands } = topicsOf(prefix)
-    const replyTopic = `${prefix}.replies.${nodeId}`
-    const runPromise = Runtime.runPromise(yield* Effect.runtime<never>())
-    const kafka = yield* makeClient(config.brokers, `${prefix}.${nodeId}`)
+/** What the parts of a cluster node share. */
+interface Node {
+  readonly kafka: Kafka
+  readonly runtime: Runtime.Runtime<never>
+  readonly prefix: string
+  readonly partitions: number
+  readonly nodeId: string
+  readonly commands: string
+  readonly replyTopic: string
+  readonly sessionTimeout: number
+  readonly heartbeatInterval: number
+}
 
+type Reply = (topic: string, correlationId: string, envelope: Envelope) => Effect.Effect<void>
+
+/** The commands topic and this node's reply topic (deleted when the node closes); where its replies start. */
+const openTopics = (node: Node): Effect.Effect<{ readonly admin: Admin; readonly replyStart: number }, ClusterError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { kafka, prefix, partitions, replyTopic } = node
     const admin = kafka.admin()
     yield* Effect.acquireRelease(tryKafka("connect admin", () => admin.connect()), () =>
       Effect.promise(() => admin.disconnect())
@@ -121,20 +130,26 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
     )
     // replies are read from here on, so none produced after this point can be missed
     const [replyStart] = yield* tryKafka("read reply topic", () => admin.fetchTopicOffsets(replyTopic))
+    return { admin, replyStart: Number(replyStart.high) }
+  })
 
-    // commands need no idempotent producer: the host decides a command id only once anyway
-    const producer = kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
-    yield* Effect.acquireRelease(tryKafka("connect producer", () => producer.connect()), () =>
-      Effect.promise(() => producer.disconnect())
-    )
+/** The replies this node waits for, by correlation id; `down` while the reply channel is failing. */
+interface ReplyChannel {
+  readonly pending: Map<string, Deferred.Deferred<RemoteReply, ClusterError>>
+  readonly down: () => ClusterError | undefined
+}
 
+/** Reads this node's reply topic from `replyStart`, completing the sends waiting for each reply. */
+const openReplyChannel = (node: Node, replyStart: number): Effect.Effect<ReplyChannel, never, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { kafka, replyTopic } = node
     const pending = new Map<string, Deferred.Deferred<RemoteReply, ClusterError>>()
     let replyChannelDown: ClusterError | undefined
     const failPending = (error: ClusterError) => {
       for (const waiting of pending.values()) Deferred.unsafeDone(waiting, Exit.fail(error))
       pending.clear()
     }
-    let repliesFrom = Number(replyStart.high)
+    let repliesFrom = replyStart
     // a reply channel that fails (the broker restarting) is opened again where it got to; meanwhile sends fail at once
     yield* Effect.suspend(() => {
       replyChannelDown = undefined
@@ -162,7 +177,12 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => failPending(new ClusterError({ reason: "transport", message: "the cluster node is closing" })))
     )
+    return { pending, down: () => replyChannelDown }
+  })
 
+/** Answers the commands this node handled, each on its sender's reply topic. */
+const makeReplier = (kafka: Kafka, admin: Admin): Effect.Effect<Reply, never, Scope.Scope> =>
+  Effect.gen(function* () {
     // One producer per reply topic: a kafkajs producer keeps every topic it wrote to in its
     // metadata requests, so once a departed node's reply topic is deleted, it fails every send.
     // Departed nodes get no more replies, so producers idle for a while are closed.
@@ -193,7 +213,7 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
       return entry.producer
     }
 
-    const reply = (topic: string, correlationId: string, envelope: Envelope): Effect.Effect<void> =>
+    const reply: Reply = (topic, correlationId, envelope) =>
       Effect.gen(function* () {
         const to = yield* tryKafka("reply", () => replyProducer(topic))
         if (!to) {
@@ -213,153 +233,208 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
           return Effect.logWarning(`no reply sent to ${topic}`, error)
         })
       )
+    return reply
+  })
 
-    const join: ClusterService["join"] = (handlers) =>
-      Effect.gen(function* () {
-        let owned = new Set<number>()
-        const revokeAll = () => {
-          const lost = [...owned]
-          owned = new Set()
-          if (lost.length > 0) handlers.onRevoked(lost)
-        }
-        const joined = yield* Deferred.make<void, ClusterError>()
-        const consumer = kafka.consumer({
-          groupId: `${prefix}.hosts`,
-          sessionTimeout,
-          heartbeatInterval,
-          // kafkajs heartbeats between fetches: an idle fetch must not outlast the interval
-          maxWaitTimeInMs: heartbeatInterval
-        })
-        consumer.on(consumer.events.REBALANCING, revokeAll)
-        consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-          const next = new Set(payload.memberAssignment[commands] ?? [])
-          const lost = [...owned].filter((p) => !next.has(p))
-          const gained = [...next].filter((p) => !owned.has(p))
-          owned = next
-          if (lost.length > 0) handlers.onRevoked(lost)
-          if (gained.length > 0) handlers.onAssigned(gained)
-          member = true
-          Deferred.unsafeDone(joined, Exit.void)
-        })
-        let member = false
-        let leaving = false
-        /**
-         * kafkajs restarts a consumer only after a retriable failure; one that gave up (no group
-         * coordinator while the broker restarts) has left the group for good. A node that was a
-         * member joins again, until it is stopped: it must own partitions once the broker is back.
-         */
-        const rejoin = () =>
-          setTimeout(() => {
-            if (leaving) return
-            consumer.connect().then(() => consumer.run(runOptions)).catch((error: unknown) => {
-              void runPromise(Effect.logWarning(`node ${nodeId} could not join the cluster again; retrying`, transport("cluster membership")(error)))
-              rejoin()
-            })
-          }, REJOIN_DELAY_MS)
-        consumer.on(consumer.events.CRASH, ({ payload }) => {
-          // a crashed kafkajs consumer has left the group (it rejoins itself when it restarts)
-          revokeAll()
-          if (payload.restart) return
-          const error = transport("cluster membership")(payload.error)
-          if (!member) {
-            Deferred.unsafeDone(joined, Exit.fail(error))
-            return void runPromise(Effect.logError(`node ${nodeId} could not join the cluster`, error))
-          }
-          void runPromise(Effect.logError(`node ${nodeId} lost its cluster membership; joining again`, error))
+/**
+ * Joins the group `<prefix>.hosts` and stays a member until the scope closes, telling the
+ * handlers which partitions this node gains and loses; each command consumed goes to `handle`
+ * with whether this node owns the command's partition at that moment.
+ */
+const joinGroup = (
+  node: Node,
+  handlers: ClusterHandlers,
+  handle: (payload: EachMessagePayload, owns: (partition: number) => boolean) => Effect.Effect<void>
+): Effect.Effect<void, ClusterError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { kafka, prefix, nodeId, commands, sessionTimeout, heartbeatInterval } = node
+    const runPromise = Runtime.runPromise(node.runtime)
+    let owned = new Set<number>()
+    const revokeAll = () => {
+      const lost = [...owned]
+      owned = new Set()
+      if (lost.length > 0) handlers.onRevoked(lost)
+    }
+    const joined = yield* Deferred.make<void, ClusterError>()
+    const consumer = kafka.consumer({
+      groupId: `${prefix}.hosts`,
+      sessionTimeout,
+      heartbeatInterval,
+      // kafkajs heartbeats between fetches: an idle fetch must not outlast the interval
+      maxWaitTimeInMs: heartbeatInterval
+    })
+    consumer.on(consumer.events.REBALANCING, revokeAll)
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      const next = new Set(payload.memberAssignment[commands] ?? [])
+      const lost = [...owned].filter((p) => !next.has(p))
+      const gained = [...next].filter((p) => !owned.has(p))
+      owned = next
+      if (lost.length > 0) handlers.onRevoked(lost)
+      if (gained.length > 0) handlers.onAssigned(gained)
+      member = true
+      Deferred.unsafeDone(joined, Exit.void)
+    })
+    let member = false
+    let leaving = false
+    /**
+     * kafkajs restarts a consumer only after a retriable failure; one that gave up (no group
+     * coordinator while the broker restarts) has left the group for good. A node that was a
+     * member joins again, until it is stopped: it must own partitions once the broker is back.
+     */
+    const rejoin = () =>
+      setTimeout(() => {
+        if (leaving) return
+        consumer.connect().then(() => consumer.run(runOptions)).catch((error: unknown) => {
+          void runPromise(Effect.logWarning(`node ${nodeId} could not join the cluster again; retrying`, transport("cluster membership")(error)))
           rejoin()
         })
-        yield* Effect.acquireRelease(tryKafka("join", () => consumer.connect()), () =>
-          Effect.sync(() => {
-            leaving = true
-            revokeAll()
-          }).pipe(Effect.zipRight(Effect.promise(() => consumer.disconnect().catch(() => undefined))))
-        )
-
-        const handle = ({ partition, message, heartbeat }: EachMessagePayload): Effect.Effect<void> =>
-          Effect.gen(function* () {
-            const replyTo = header(message, REPLY_TO)
-            const correlationId = header(message, CORRELATION_ID)
-            const command = decodeCommand(message.value?.toString("utf8"))
-            if (replyTo === undefined || correlationId === undefined || Either.isLeft(command)) {
-              return yield* Effect.logWarning(`skipping a malformed command at ${commands}/${partition}@${message.offset}`)
-            }
-            const envelope: Envelope = owned.has(partition)
-              ? yield* decide(handlers, partition, command.right, heartbeat)
-              : { ok: false, reason: "not_owner", message: `node ${nodeId} no longer owns partition ${partition}` }
-            yield* reply(replyTo, correlationId, envelope)
-          })
-
-        const runOptions = {
-          partitionsConsumedConcurrently: partitions,
-          // commit each command once it is answered
-          autoCommitThreshold: 1,
-          eachMessage: (payload: EachMessagePayload) => runPromise(handle(payload))
-        }
-        yield* tryKafka("join", async () => {
-          await consumer.subscribe({ topics: [commands], fromBeginning: true })
-          await consumer.run(runOptions)
-        })
-        yield* Deferred.await(joined)
-      })
-
-    const decide = (
-      handlers: ClusterHandlers,
-      partition: number,
-      command: RemoteCommand,
-      heartbeat: () => Promise<void>
-    ): Effect.Effect<Envelope> =>
-      Effect.tryPromise(async () => {
-        // kafkajs heartbeats only between messages; a long decision (catching up a partition)
-        // must not cost this node its membership
-        const keepAlive = setInterval(() => heartbeat().catch(() => undefined), heartbeatInterval)
-        try {
-          return await handlers.onCommand(partition, command)
-        } finally {
-          clearInterval(keepAlive)
-        }
-      }).pipe(
-        Effect.match({
-          onSuccess: (reply): Envelope => ({ ok: true, reply }),
-          onFailure: (error): Envelope => ({ ok: false, reason: "transport", message: transport("command")(error.error).message })
-        })
-      )
-
-    const send: ClusterService["send"] = (partition, command, timeoutMs) => {
-      if (!Number.isInteger(partition) || partition < 0 || partition >= partitions) {
-        return Effect.fail(new ClusterError({ reason: "transport", message: `no partition ${partition} (of ${partitions})` }))
+      }, REJOIN_DELAY_MS)
+    consumer.on(consumer.events.CRASH, ({ payload }) => {
+      // a crashed kafkajs consumer has left the group (it rejoins itself when it restarts)
+      revokeAll()
+      if (payload.restart) return
+      const error = transport("cluster membership")(payload.error)
+      if (!member) {
+        Deferred.unsafeDone(joined, Exit.fail(error))
+        return void runPromise(Effect.logError(`node ${nodeId} could not join the cluster`, error))
       }
-      const correlationId = randomUUID()
-      return Effect.gen(function* () {
-        if (replyChannelDown) return yield* Effect.fail(replyChannelDown)
-        const replied = yield* Deferred.make<RemoteReply, ClusterError>()
-        pending.set(correlationId, replied)
-        yield* tryKafka("send command", () =>
-          producer.send({
-            topic: commands,
-            acks: -1,
-            messages: [
-              {
-                partition,
-                key: command.key,
-                value: JSON.stringify(command),
-                headers: { [REPLY_TO]: replyTopic, [CORRELATION_ID]: correlationId }
-              }
-            ]
-          })
-        )
-        return yield* Deferred.await(replied)
-      }).pipe(
-        Effect.timeoutFail({
-          duration: timeoutMs,
-          onTimeout: () =>
-            new ClusterError({ reason: "timeout", message: `no reply for partition ${partition} within ${timeoutMs} ms` })
-        }),
-        Effect.ensuring(Effect.sync(() => pending.delete(correlationId))),
-        Effect.withSpan("Cluster.send", { attributes: { partition } })
-      )
-    }
+      void runPromise(Effect.logError(`node ${nodeId} lost its cluster membership; joining again`, error))
+      rejoin()
+    })
+    yield* Effect.acquireRelease(tryKafka("join", () => consumer.connect()), () =>
+      Effect.sync(() => {
+        leaving = true
+        revokeAll()
+      }).pipe(Effect.zipRight(Effect.promise(() => consumer.disconnect().catch(() => undefined))))
+    )
 
-    return { nodeId, join, send } satisfies ClusterService
+    const owns = (partition: number) => owned.has(partition)
+    const runOptions = {
+      partitionsConsumedConcurrently: node.partitions,
+      // commit each command once it is answered
+      autoCommitThreshold: 1,
+      eachMessage: (payload: EachMessagePayload) => runPromise(handle(payload, owns))
+    }
+    yield* tryKafka("join", async () => {
+      await consumer.subscribe({ topics: [commands], fromBeginning: true })
+      await consumer.run(runOptions)
+    })
+    yield* Deferred.await(joined)
+  })
+
+/** Decides a command consumed from the commands topic and replies to its sender. */
+const handleCommand = (
+  node: Node,
+  handlers: ClusterHandlers,
+  reply: Reply,
+  { partition, message, heartbeat }: EachMessagePayload,
+  owns: (partition: number) => boolean
+): Effect.Effect<void> =>
+  Effect.gen(function* () {
+    const replyTo = header(message, REPLY_TO)
+    const correlationId = header(message, CORRELATION_ID)
+    const command = decodeCommand(message.value?.toString("utf8"))
+    if (replyTo === undefined || correlationId === undefined || Either.isLeft(command)) {
+      return yield* Effect.logWarning(`skipping a malformed command at ${node.commands}/${partition}@${message.offset}`)
+    }
+    const envelope: Envelope = owns(partition)
+      ? yield* decide(node.heartbeatInterval, handlers, partition, command.right, heartbeat)
+      : { ok: false, reason: "not_owner", message: `node ${node.nodeId} no longer owns partition ${partition}` }
+    yield* reply(replyTo, correlationId, envelope)
+  })
+
+const decide = (
+  heartbeatInterval: number,
+  handlers: ClusterHandlers,
+  partition: number,
+  command: RemoteCommand,
+  heartbeat: () => Promise<void>
+): Effect.Effect<Envelope> =>
+  Effect.tryPromise(async () => {
+    // kafkajs heartbeats only between messages; a long decision (catching up a partition)
+    // must not cost this node its membership
+    const keepAlive = setInterval(() => heartbeat().catch(() => undefined), heartbeatInterval)
+    try {
+      return await handlers.onCommand(partition, command)
+    } finally {
+      clearInterval(keepAlive)
+    }
+  }).pipe(
+    Effect.match({
+      onSuccess: (reply): Envelope => ({ ok: true, reply }),
+      onFailure: (error): Envelope => ({ ok: false, reason: "transport", message: transport("command")(error.error).message })
+    })
+  )
+
+/** Sends a command to its partition's owner and waits for the reply on this node's reply channel. */
+const makeSend = (node: Node, producer: Producer, replies: ReplyChannel): ClusterService["send"] =>
+  (partition, command, timeoutMs) => {
+    const { partitions, commands, replyTopic } = node
+    if (!Number.isInteger(partition) || partition < 0 || partition >= partitions) {
+      return Effect.fail(new ClusterError({ reason: "transport", message: `no partition ${partition} (of ${partitions})` }))
+    }
+    const correlationId = randomUUID()
+    return Effect.gen(function* () {
+      const down = replies.down()
+      if (down) return yield* Effect.fail(down)
+      const replied = yield* Deferred.make<RemoteReply, ClusterError>()
+      replies.pending.set(correlationId, replied)
+      yield* tryKafka("send command", () =>
+        producer.send({
+          topic: commands,
+          acks: -1,
+          messages: [
+            {
+              partition,
+              key: command.key,
+              value: JSON.stringify(command),
+              headers: { [REPLY_TO]: replyTopic, [CORRELATION_ID]: correlationId }
+            }
+          ]
+        })
+      )
+      return yield* Deferred.await(replied)
+    }).pipe(
+      Effect.timeoutFail({
+        duration: timeoutMs,
+        onTimeout: () =>
+          new ClusterError({ reason: "timeout", message: `no reply for partition ${partition} within ${timeoutMs} ms` })
+      }),
+      Effect.ensuring(Effect.sync(() => replies.pending.delete(correlationId))),
+      Effect.withSpan("Cluster.send", { attributes: { partition } })
+    )
+  }
+
+export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, ClusterError, Scope.Scope> =>
+  Effect.gen(function* () {
+    const { prefix, partitions, nodeId } = config
+    const sessionTimeout = config.sessionTimeoutMs ?? 10_000
+    const node: Node = {
+      kafka: yield* makeClient(config.brokers, `${prefix}.${nodeId}`),
+      runtime: yield* Effect.runtime<never>(),
+      prefix,
+      partitions,
+      nodeId,
+      commands: topicsOf(prefix).commands,
+      replyTopic: `${prefix}.replies.${nodeId}`,
+      sessionTimeout,
+      heartbeatInterval: Math.floor(sessionTimeout / 3)
+    }
+    const { admin, replyStart } = yield* openTopics(node)
+
+    // commands need no idempotent producer: the host decides a command id only once anyway
+    const producer = node.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner })
+    yield* Effect.acquireRelease(tryKafka("connect producer", () => producer.connect()), () =>
+      Effect.promise(() => producer.disconnect())
+    )
+
+    const replies = yield* openReplyChannel(node, replyStart)
+    const reply = yield* makeReplier(node.kafka, admin)
+
+    const join: ClusterService["join"] = (handlers) =>
+      joinGroup(node, handlers, (payload, owns) => handleCommand(node, handlers, reply, payload, owns))
+
+    return { nodeId, join, send: makeSend(node, producer, replies) } satisfies ClusterService
   })
 
 export const layer = (config: KafkaClusterConfig): Layer.Layer<Cluster, ClusterError> =>
