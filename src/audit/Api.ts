@@ -25,9 +25,8 @@ export const Entry = Schema.Struct({
 })
 export type Entry = typeof Entry.Type
 
-export const listAudit = defineContract({
-  name: "audit.list",
-  description: "List the organization's audit log, newest first, filtered by kind, event, capability, surface, person, key, outcome or time.",
+/** Both read the organization's audit trail: its Owner only, on the API and MCP. */
+const ownerReads = {
   scope: "organization",
   roles: ["org:owner"],
   surfaces: ["api", "mcp"],
@@ -35,7 +34,13 @@ export const listAudit = defineContract({
   mutating: false,
   destructive: false,
   needsApproval: false,
-  claimedBy: "builtin",
+  claimedBy: "builtin"
+} as const
+
+export const listAudit = defineContract({
+  name: "audit.list",
+  description: "List the organization's audit log, newest first, filtered by kind, event, capability, surface, person, key, outcome or time.",
+  ...ownerReads,
   input: Schema.Struct({
     kind: Schema.optional(Schema.Literal("capability", "security", "playbook")),
     event: Schema.optional(Schema.String),
@@ -56,14 +61,7 @@ export const exportAuditTrail = defineContract({
   name: "audit.export",
   description:
     "Export the organization's audit trail between two times as JSON Lines read from the log: each event with its partition, offset and hashes, the chain's links and the signed checkpoints covering them; check it with scripts/verify-audit-export.mjs and the key at /.well-known/svc-audit-key.",
-  scope: "organization",
-  roles: ["org:owner"],
-  surfaces: ["api", "mcp"],
-  sensitivity: "high",
-  mutating: false,
-  destructive: false,
-  needsApproval: false,
-  claimedBy: "builtin",
+  ...ownerReads,
   input: Schema.Struct({ from: Schema.DateTimeUtc, to: Schema.DateTimeUtc }),
   output: Schema.Struct({
     /** The export, one JSON object per line (the first describes it). */
