@@ -57,7 +57,10 @@ export const applyBatch = (
   kinds: KindRegistry,
   chunks: ReadonlyArray<LogChunk>,
   /** The caller's cache of column types; a fresh one reads them again. */
-  columnTypes: ColumnTypes = makeColumnTypes()
+  columnTypes: ColumnTypes = makeColumnTypes(),
+  /** Whether to announce the moved checkpoints to waiters on other nodes (a cluster on Kafka);
+   * with the embedded log one node projects every partition, and nobody listens. */
+  announce = false
 ): Promise<Applied> => {
   const db: Target = { ...live, columnTypes }
   return db.sql.begin(async (tx) => {
@@ -130,13 +133,20 @@ export const applyBatch = (
     await insertRows(tx, db, "actor_state", ["key"], stateRows, "update")
     await ops.flush(tx, db)
     for (const p of moved) next.set(p, reached.get(p)!)
+    const offsets = moved.map((p) => next.get(p)!)
     // announced to whoever waits on another node (`host/RemoteProjections.ts`); delivered at commit
-    await tx`with moved as (
-        update ${checkpoints} c set next_offset = n.next_offset
-        from unnest(${moved}::int[], ${moved.map((p) => next.get(p)!)}::bigint[]) as n(partition, next_offset)
-        where c.partition = n.partition
-        returning c.partition, c.next_offset)
-      select pg_notify(${projectionChannel(db.schema)}, string_agg(partition || ':' || next_offset, ',')) from moved`
+    if (announce) {
+      await tx`with moved as (
+          update ${checkpoints} c set next_offset = n.next_offset
+          from unnest(${moved}::int[], ${offsets}::bigint[]) as n(partition, next_offset)
+          where c.partition = n.partition
+          returning c.partition, c.next_offset)
+        select pg_notify(${projectionChannel(db.schema)}, string_agg(partition || ':' || next_offset, ',')) from moved`
+    } else {
+      await tx`update ${checkpoints} c set next_offset = n.next_offset
+        from unnest(${moved}::int[], ${offsets}::bigint[]) as n(partition, next_offset)
+        where c.partition = n.partition`
+    }
     return { next, applied }
   }) as Promise<Applied>
 }
@@ -333,7 +343,7 @@ export const project = (
     yield* log.subscribe(from).pipe(
       coalesce,
       Stream.runForEach((batch) =>
-        query("apply batch", () => applyBatch(db, kinds, batch, columnTypes)).pipe(
+        query("apply batch", () => applyBatch(db, kinds, batch, columnTypes, log.mode === "kafka")).pipe(
           Effect.withSpan("Projector.applyBatch", { attributes: { events: eventsIn(batch) } }),
           Effect.tap(({ next, applied }) => next.forEach((offset, partition) => onApplied(partition, offset, applied.get(partition)!)))
         )

@@ -34,7 +34,7 @@ describe("waits for a partition projected on another node", () => {
   let remote: RemoteProjections.RemoteProjections
 
   /** Another node's projector commits `partition` up to `next`. */
-  const projectTo = (partition: number, next: number) => applyBatch(projector, kindRegistry([]), [{ partition, events: [], next }])
+  const projectTo = (partition: number, next: number) => applyBatch(projector, kindRegistry([]), [{ partition, events: [], next }], undefined, true)
 
   beforeAll(async () => {
     await Effect.runPromise(migrate(projectorSql, schema))
