@@ -110,8 +110,6 @@ export interface Capability<I, O, R> {
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyCapability = Capability<any, any, any>
 
-export const defineCapability = <I, O, R>(capability: Capability<I, O, R>): Capability<I, O, R> => capability
-
 /** A capability without its handler: what a wing's `Api.ts` declares (name, schemas, scope,
  * surfaces, roles), readable without loading the code that serves it. */
 export type Contract<I, O> = Omit<Capability<I, O, never>, "handler">

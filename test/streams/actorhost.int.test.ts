@@ -167,15 +167,20 @@ describe("two hosts that both believe they own every partition (a stale owner)",
 })
 if (kafkaBrokers.length > 0) suite("kafka", kafka)
 
+/** Until the two hosts share every partition between them, each deciding some. */
+const bothReady = (a: ActorHost.ActorHostService, b: ActorHost.ActorHostService) =>
+  Effect.gen(function* () {
+    const ready = () => [a.ownership().ready.length, b.ownership().ready.length]
+    while (ready().includes(0) || ready()[0]! + ready()[1]! < PARTITIONS) yield* Effect.sleep("100 millis")
+  })
+
 describe.skipIf(kafkaBrokers.length === 0)("records appended through the partition's owner (the hash chain's one writer)", () => {
   it.live("a host appends to a partition another host owns through that owner, and every partition's chain verifies", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
       const a = yield* start(kafka, schema)
       const b = yield* start(kafka, schema)
-      while (a.host.ownership().ready.length === 0 || b.host.ownership().ready.length === 0 || a.host.ownership().ready.length + b.host.ownership().ready.length < PARTITIONS) {
-        yield* Effect.sleep("100 millis")
-      }
+      yield* bothReady(a.host, b.host)
       const remote = a.host.ownership().ready[0]
       const record = { key: `audit:${randomUUID()}`, seq: 1, firstSeq: 1, type: "test.recorded", payload: { n: 1 }, at: "2026-11-24T10:00:00.000Z", commandId: randomUUID(), actor: "system" }
       // b owns no such partition: its records travel to a, which appends them through its writer
@@ -202,9 +207,7 @@ describe.skipIf(kafkaBrokers.length === 0)("ready partitions, announced", () => 
       while (told.at(-1)?.length !== PARTITIONS) yield* Effect.sleep("50 millis")
       expect(told.at(-1)).toEqual(allPartitions(PARTITIONS))
       const b = yield* start(kafka, schema)
-      while (b.host.ownership().ready.length === 0 || a.host.ownership().ready.length + b.host.ownership().ready.length < PARTITIONS) {
-        yield* Effect.sleep("100 millis")
-      }
+      yield* bothReady(a.host, b.host)
       yield* Effect.sleep("200 millis")
       // what it was told last is what it holds: some, not all, and none of b's
       expect(told.at(-1)).toEqual(a.host.ownership().ready)
@@ -223,9 +226,7 @@ describe.skipIf(kafkaBrokers.length === 0)("positions projected on another node"
       const schema = uniqueName("t")
       const a = yield* start(kafka, schema)
       const b = yield* start(kafka, schema)
-      while (a.host.ownership().ready.length === 0 || b.host.ownership().ready.length === 0 || a.host.ownership().ready.length + b.host.ownership().ready.length < PARTITIONS) {
-        yield* Effect.sleep("100 millis")
-      }
+      yield* bothReady(a.host, b.host)
       // a key of a partition a owns, decided by a at b's request
       let id = 0
       while (!a.host.ownership().ready.includes(partitionFor(keyOf(CounterActor, `remote-${id}`), PARTITIONS))) id++

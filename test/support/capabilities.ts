@@ -1,9 +1,8 @@
 /** A capability made up for a test: a workspace Member's read on the API, MCP and the agent, answering nothing, unless `fields` say otherwise. */
 import { Effect, Schema } from "effect"
-import { type AnyCapability, type Capability, defineCapability } from "../../src/checkpoint/Capability.ts"
+import type { AnyCapability, Capability } from "../../src/checkpoint/Capability.ts"
 
-export const fixtureCapability = (name: string, fields: Partial<Capability<any, any, never>> = {}): AnyCapability =>
-  defineCapability({
+export const fixtureCapability = (name: string, fields: Partial<Capability<any, any, never>> = {}): AnyCapability => ({
     name,
     description: name,
     scope: "workspace",
@@ -18,4 +17,4 @@ export const fixtureCapability = (name: string, fields: Partial<Capability<any, 
     claimedBy: "builtin",
     handler: () => Effect.void,
     ...fields
-  }) as AnyCapability
+  })
