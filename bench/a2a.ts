@@ -52,11 +52,10 @@ import express from "express"
 import { randomUUID } from "node:crypto"
 import { mkdir, writeFile } from "node:fs/promises"
 import http from "node:http"
-import { Session } from "node:inspector/promises"
-import { findSourceMap } from "node:module"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import uWS from "uWebSockets.js"
+import { type CpuProfile, openProfiler, profileTables } from "./profile.ts"
 import {
   announce,
   ask,
@@ -280,93 +279,6 @@ const generateLoad = ({ port, key, method, taskId, concurrency, seconds }: Load)
   })
 
 // ---------------------------------------------------------------------------------------------
-// CPU profiles of the platform's windows, and their top costs.
-
-interface ProfileNode {
-  readonly id: number
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number }
-  readonly children?: ReadonlyArray<number>
-}
-
-interface CpuProfile {
-  readonly nodes: ReadonlyArray<ProfileNode>
-  readonly samples: ReadonlyArray<number>
-  readonly timeDeltas: ReadonlyArray<number>
-}
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
-
-/**
- * A frame as a function name and where it is, and the place its code lives: a package, Node's own
- * modules, a directory of the platform (its `.ts` positions mapped back through tsx's source maps,
- * since tsx writes each module on one line), or V8 itself (the collector, native code).
- */
-const frameOf = (frame: ProfileNode["callFrame"]) => {
-  const { functionName, url, lineNumber, columnNumber } = frame
-  if (url === "") {
-    const native = functionName || "(unnamed native)"
-    return { name: native, place: native.startsWith("(") ? native : `native ${native}` }
-  }
-  const name = functionName || "(anonymous)"
-  const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(url)
-  if (pkg !== null) return { name: `${name} ${pkg[1]}/${pkg[2]}:${lineNumber + 1}`, place: pkg[1] }
-  if (url.startsWith("node:")) return { name: `${name} ${url}:${lineNumber + 1}`, place: "node built-ins" }
-  const entry = findSourceMap(url)?.findEntry(lineNumber, columnNumber)
-  const original = entry !== undefined && "originalSource" in entry ? entry : undefined
-  const file = path.relative(root, fileURLToPath(original?.originalSource ?? url))
-  const [top, sub] = file.split(path.sep)
-  return { name: `${name} ${file}:${(original?.originalLine ?? lineNumber) + 1}`, place: `platform ${top === "actors" ? `actors/${sub}` : top}/` }
-}
-
-/**
- * Self time of the top functions and of each place, as shares of the busy (not idle) samples; for a
- * place also the share of busy samples with it anywhere on the stack. The inspector's own work
- * (stopping the profile) is left out.
- */
-const summarize = (profile: CpuProfile, top = 15) => {
-  const byId = new Map(profile.nodes.map((n) => [n.id, n]))
-  const frames = new Map(profile.nodes.map((n) => [n.id, frameOf(n.callFrame)]))
-  /** Each node's places on its stack, itself included; undefined under the inspector. */
-  const stacks = new Map<number, ReadonlySet<string> | undefined>()
-  const walk = (id: number, above: ReadonlySet<string> | undefined) => {
-    const node = byId.get(id)!
-    const here = above === undefined || node.callFrame.url === "node:inspector" ? undefined : new Set([...above, frames.get(id)!.place])
-    stacks.set(id, here)
-    for (const child of node.children ?? []) walk(child, here)
-  }
-  walk(profile.nodes[0].id, new Set())
-  let idle = 0
-  let busy = 0
-  const byFunction = new Map<string, number>()
-  const byPlace = new Map<string, number>()
-  const onStack = new Map<string, number>()
-  const add = (m: Map<string, number>, key: string, us: number) => m.set(key, (m.get(key) ?? 0) + us)
-  for (let i = 0; i < profile.samples.length; i++) {
-    const id = profile.samples[i]
-    const us = profile.timeDeltas[i]
-    const stack = stacks.get(id)
-    if (stack === undefined) continue
-    const { name, place } = frames.get(id)!
-    if (name === "(idle)") {
-      idle += us
-      continue
-    }
-    busy += us
-    add(byFunction, name, us)
-    add(byPlace, place, us)
-    for (const p of stack) add(onStack, p, us)
-  }
-  const share = (us: number | undefined) => `${((100 * (us ?? 0)) / busy).toFixed(1)} %`
-  const sorted = (m: Map<string, number>) => [...m].sort((a, b) => b[1] - a[1])
-  return {
-    busyShare: busy / (busy + idle),
-    functions: sorted(byFunction).slice(0, top).map(([name, us]) => `| ${name} | ${share(us)} |`),
-    places: sorted(byPlace).slice(0, 14).map(([place, us]) => `| ${place} | ${share(us)} | ${place.startsWith("(") ? "" : share(onStack.get(place))} |`)
-  }
-}
-
-
-// ---------------------------------------------------------------------------------------------
 // The bench (this process): a node, the children, the measurements, the tables.
 
 const progress = progressOf("bench:a2a")
@@ -425,19 +337,15 @@ const bench = async (context: Bench) => {
 
   const usage = (which: Which): Promise<Usage> => (which === "platform" ? Promise.resolve(usageNow()) : usageOf(children[which]))
 
-  const session = PROFILE_DIR === undefined ? undefined : new Session()
-  if (session !== undefined && PROFILE_DIR !== undefined) {
-    await mkdir(PROFILE_DIR, { recursive: true })
-    session.connect()
-    await session.post("Profiler.enable")
-  }
+  const session = PROFILE_DIR === undefined ? undefined : await openProfiler()
+  if (PROFILE_DIR !== undefined) await mkdir(PROFILE_DIR, { recursive: true })
   const profiles: Partial<Record<Method, CpuProfile>> = {}
 
   const measure = async (which: Which, method: Method, seconds: number, profiled = false) => {
     progress(`${which}: ${method}, ${CONCURRENCY} in flight, ${seconds} s`)
     if (which === "platform") await settle(node)
     const profiling = profiled && which === "platform" && session !== undefined
-    if (profiling) await session.post("Profiler.start")
+    if (profiling) await session.start()
     const before = await usage(which)
     const window = await ask<Window>(
       load,
@@ -446,8 +354,8 @@ const bench = async (context: Bench) => {
     )
     const after = await usage(which)
     if (profiling) {
-      const { profile } = await session.post("Profiler.stop")
-      profiles[method] = profile as CpuProfile
+      const profile = await session.stop()
+      profiles[method] = profile
       await writeFile(path.join(PROFILE_DIR!, `a2a-${method === "message/send" ? "send" : "get"}.cpuprofile`), JSON.stringify(profile))
     }
     return measured(`${which}, ${method}`, window, before, after)
@@ -461,7 +369,7 @@ const bench = async (context: Bench) => {
     results[method] = {} as Record<Which, Measured>
     for (const which of SERVERS) results[method][which] = await measure(which, method, SECONDS, true)
   }
-  session?.disconnect()
+  session?.close()
   const send = results["message/send"]
   const get = results["tasks/get"]
 
@@ -471,18 +379,9 @@ const bench = async (context: Bench) => {
   const sendP99 = quantile(send.platform.sorted, 0.99)
   const sendMet = send.platform.rate >= 200 && sendP99 <= 500 && send.platform.rate >= 0.45 * send.agent.rate
   const getMet = get.platform.rate >= get.reference.rate
-  const profileTables = methods.flatMap((method) => {
+  const profiled = methods.flatMap((method) => {
     const profile = profiles[method]
-    if (profile === undefined) return []
-    const { busyShare, functions, places } = summarize(profile)
-    return [
-      "",
-      `CPU profile of the platform's ${method} window (main thread ${(100 * busyShare).toFixed(0)} % busy; shares of the busy time, self time):`,
-      "",
-      ...table(["place", "self", "on the stack"], "lrr", places),
-      "",
-      ...table(["function", "self"], "lr", functions)
-    ]
+    return profile === undefined ? [] : ["", ...profileTables(`the platform's ${method} window`, profile)]
   })
 
   console.log([
@@ -503,7 +402,7 @@ const bench = async (context: Bench) => {
     `Targets (issue 10): message/send at least 200/s, p99 at most 500 ms and at least 0.45 × the \`ai\` SDK agent peer: ${sendMet ? "met" : "not met"} ` +
       `(${int(send.platform.rate)}/s, p99 ${ms(sendP99)} ms, ${ratio(send.platform.rate, send.agent.rate)} ×); ` +
       `tasks/get at least the reference's rate: ${getMet ? "met" : "not met"} (${int(get.platform.rate)}/s, ${ratio(get.platform.rate, get.reference.rate)} ×).`,
-    ...profileTables
+    ...profiled
   ].join("\n"))
 }
 

@@ -121,8 +121,8 @@ export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSession
     : LocalCluster.layer(config.nodeId, config.partitions)
 
 /** Everything a node runs, given the Postgres URL to use. */
-export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number) => {
-  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize, node: config.nodeId })
+export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number, projectionPoolSize: number) => {
+  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize, projectionMax: projectionPoolSize, node: config.nodeId })
   const base = Layer.mergeAll(
     logLayer(config),
     clusterLayer(config),

@@ -43,13 +43,15 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     const databaseUrl = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
     // PGlite has one backend: one connection keeps transactions whole
     const poolSize = config.databaseUrl === undefined ? 1 : 10
+    // the projection folds one batch at a time, and tails the embedded log between batches
+    const projectionPoolSize = config.databaseUrl === undefined ? 0 : 2
     // the agent's calls have no request line of their own: a 5xx among them gets a line here
     const describeAgentFailure = <E>(cause: Cause.Cause<E>) => {
       const described = describeFailure(cause)
       if (described.failure !== undefined) nodeLog.error("agent capability call failed", { status: described.status, error: described.failure })
       return described
     }
-    const layer = appLayer(config, databaseUrl, poolSize).pipe(Layer.provideMerge(Layer.succeed(FailureDescriber, describeAgentFailure)))
+    const layer = appLayer(config, databaseUrl, poolSize, projectionPoolSize).pipe(Layer.provideMerge(Layer.succeed(FailureDescriber, describeAgentFailure)))
     // the same clock for requests and for the layers' own timers (question and run sweepers)
     const build = Layer.buildWithScope(layer, scope)
     const context = yield* (options.clock === undefined ? build : Effect.withClock(build, options.clock))
@@ -103,6 +105,6 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
       ),
       (gateway) => Effect.sync(gateway.close)
     )
-    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, db, runtime, bootstrap: data, bootstrapped: created }
+    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, db, metrics, runtime, bootstrap: data, bootstrapped: created }
   }).pipe(withNodeLog(nodeLog))
 }

@@ -99,7 +99,7 @@ export const make = (options: ActorHostOptions) =>
     /** Partitions projected elsewhere, or here before they caught up: told by the projectors, never polled. */
     const remote = yield* RemoteProjections.make(db, { listen: log.mode !== "embedded" })
 
-    const partitions = makeOwnership({ db, log, kinds, runtime, options, onProjected: remote.notice })
+    const partitions = makeOwnership({ db: db.projection, log, kinds, runtime, options, onProjected: remote.notice })
     const { owned } = partitions
     const audit = makeAuditCheckpoints(signer, partitions, runtime)
     if (signer !== undefined) yield* Effect.forkScoped(audit.ticker)
@@ -124,7 +124,7 @@ export const make = (options: ActorHostOptions) =>
         partitions.reproject()
       })
     )
-    registerGauges(metrics, log, owned, runtime)
+    registerGauges(metrics, db, log, owned, runtime)
 
     const unprojected = (): Positions => {
       const behind = new Map<number, number>()

@@ -19,6 +19,14 @@ export class DbError extends Data.TaggedError("DbError")<{
 
 export interface DbService {
   readonly sql: postgres.Sql
+  /** Statements this pool has sent since it opened: what an operation costs, counted (`svc_db_statements_total`). */
+  readonly statements: () => number
+  /**
+   * The pool the projection runs on (the log's tail and the batches it folds): a pool of its own
+   * where the database takes more than one connection, so a batch never queues a request's
+   * statement behind it and each pool's statements are counted apart; this pool otherwise.
+   */
+  readonly projection: DbService
   /** The read-model schema. Queries name it explicitly (`table`): PGlite's socket server ignores
    * a search_path sent at connection start, and a replay writes into another schema. */
   readonly schema: string
@@ -33,6 +41,8 @@ export interface DbOptions {
   readonly schema: string
   /** Pool size; embedded PGlite has one backend, so it gets one connection. */
   readonly max?: number
+  /** The projection's own pool size; 0 (embedded PGlite) shares the pool above. */
+  readonly projectionMax?: number
   /** The node's id: its connections are `svc <node>` in `pg_stat_activity`, so an operator sees whose they are. */
   readonly node?: string
 }
@@ -46,10 +56,12 @@ const checkSchemaName = (schema: string) => {
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name '${schema}'`)
 }
 
-export const connect = (options: DbOptions): postgres.Sql => {
+/** A pool; `onStatement` hears every statement it sends (postgres.js calls it as the statement goes out). */
+export const connect = (options: DbOptions, onStatement?: (text: string) => void): postgres.Sql => {
   checkSchemaName(options.schema)
   return postgres(options.url, {
     max: options.max ?? 10,
+    ...(onStatement === undefined ? {} : { debug: (_connection: number, text: string) => onStatement(text) }),
     onnotice: () => {},
     connection: { application_name: options.node === undefined ? "svc" : `svc ${options.node}` },
     backoff: reconnectDelaySeconds,
@@ -85,21 +97,56 @@ export const migrate = (sql: postgres.Sql, schema: string) =>
     catch: (cause) => new DbError({ message: `migration of schema ${schema} failed: ${String(cause)}`, cause })
   })
 
-export const service = (sql: postgres.Sql, schema: string): DbService => {
+/** A pool as a service; `projection`: the projection's pool, this one unless given. */
+export const service = (sql: postgres.Sql, schema: string, statements: () => number = () => 0, projection?: DbService): DbService => {
   checkSchemaName(schema)
-  return { sql, schema, table: (name) => sql(`${schema}.${name}`) }
+  const db: DbService = {
+    sql,
+    schema,
+    table: (name) => sql(`${schema}.${name}`),
+    statements,
+    get projection() {
+      return projection ?? db
+    }
+  }
+  return db
 }
 
-/** Pool plus migrated schema, closed with the scope. */
+let statementTap: ((text: string) => void) | undefined
+
+/** Hears the text of every statement the node's counted pools send from now on, until called with undefined (the work bench's breakdown). */
+export const tapStatements = (tap: ((text: string) => void) | undefined) => {
+  statementTap = tap
+}
+
+/** A pool counting its statements, closed with the scope. */
+const counted = (options: DbOptions) =>
+  Effect.map(
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        let sent = 0
+        const sql = connect(options, (text) => {
+          sent++
+          statementTap?.(text)
+        })
+        return { sql, statements: () => sent }
+      }),
+      ({ sql }) => Effect.promise(() => sql.end({ timeout: 5 }))
+    ),
+    ({ sql, statements }) => service(sql, options.schema, statements)
+  )
+
+/** The pools (requests', and the projection's where it has its own) plus the migrated schema, closed with the scope. */
 export const layer = (options: DbOptions): Layer.Layer<Db, DbError> =>
   Layer.scoped(
     Db,
     Effect.gen(function* () {
-      const sql = yield* Effect.acquireRelease(Effect.sync(() => connect(options)), (sql) =>
-        Effect.promise(() => sql.end({ timeout: 5 }))
-      )
-      yield* migrate(sql, options.schema)
-      return service(sql, options.schema)
+      const requests = yield* counted(options)
+      yield* migrate(requests.sql, options.schema)
+      const projectionMax = options.projectionMax ?? 0
+      if (projectionMax === 0) return requests
+      const projection = yield* counted({ ...options, max: projectionMax })
+      return service(requests.sql, options.schema, requests.statements, projection)
     })
   )
 

@@ -315,7 +315,9 @@ const makeSubscribe = (
 export const make = (
   sql: postgres.Sql,
   options: EmbeddedLogOptions,
-  appended: EventEmitter = makeAppends()
+  appended: EventEmitter = makeAppends(),
+  /** The pool the tail reads on (the projection's); `sql` unless given. */
+  tailSql: postgres.Sql = sql
 ): Effect.Effect<EventLogService, LogError, Scope.Scope> =>
   Effect.gen(function* () {
     const { logSchema, partitions } = options
@@ -343,7 +345,7 @@ export const make = (
           )
       })
 
-    const subscribe = makeSubscribe(tables, appended, pollMs, batchSize)
+    const subscribe = makeSubscribe(tailSql === sql ? tables : tablesOf(tailSql, logSchema), appended, pollMs, batchSize)
 
     const endOffsets: EventLogService["endOffsets"] = (wanted) =>
       Effect.tryPromise({
@@ -375,5 +377,5 @@ const toLogged = (row: EventRow): LoggedEvent => ({
 export const layer = (options: EmbeddedLogOptions): Layer.Layer<EventLog, LogError, Db> =>
   Layer.scoped(
     EventLog,
-    Effect.flatMap(Effect.all([Db, Appends]), ([db, appends]) => make(db.sql, options, appends))
+    Effect.flatMap(Effect.all([Db, Appends]), ([db, appends]) => make(db.sql, options, appends, db.projection.sql))
   ).pipe(Layer.provide(appendsLayer))

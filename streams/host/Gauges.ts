@@ -1,10 +1,11 @@
 /**
- * The host's gauges, read when scraped: the owned partitions as they stand, and how far each
+ * The host's gauges, read when scraped: the owned partitions as they stand, how far each
  * projection is behind the log's end (asked of the log then: another owner's appends before this
- * node's count too).
+ * node's count too), and the statements the node's pools have sent.
  */
 import { Effect, Option, Runtime } from "effect"
-import { Gauge } from "prom-client"
+import { Counter, Gauge } from "prom-client"
+import type { DbService } from "../Db.ts"
 import type { EventLog, EventLogService } from "../EventLog.ts"
 import type { NodeMetricsService } from "../Metrics.ts"
 import type { Ownership } from "./Ownership.ts"
@@ -14,12 +15,24 @@ const LAG_SCRAPE_TIMEOUT_MS = 2_000
 
 export const registerGauges = (
   metrics: NodeMetricsService,
+  db: DbService,
   log: EventLogService,
   owned: ReadonlyMap<number, Ownership>,
   runtime: Runtime.Runtime<EventLog>
 ) => {
   const run = Runtime.runPromise(runtime)
   const registers = [metrics.registry]
+  new Counter({
+    name: "svc_db_statements_total",
+    help: "Statements sent to Postgres, by pool: requests (and everything else the node does), and the projection's where it has its own",
+    labelNames: ["pool"],
+    registers,
+    collect() {
+      this.reset()
+      this.inc({ pool: "requests" }, db.statements())
+      if (db.projection !== db) this.inc({ pool: "projection" }, db.projection.statements())
+    }
+  })
   new Gauge({
     name: "svc_partitions_owned",
     help: "Log partitions this node owns",

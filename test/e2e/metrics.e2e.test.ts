@@ -169,4 +169,21 @@ describe("GET /metrics", () => {
     expect(observed(families, "svc_http_request_duration_seconds", created)).toBe(1)
     expect(gauge(families, "svc_partitions_owned")).toBe(other.host.ownership().owned.length)
   })
+
+  it("counts the statements each Postgres pool sends: the requests' pool, and the projection's where it has its own", async () => {
+    const counter = (families: Families, pool: string) =>
+      familyOf(families, "svc_db_statements_total", "counter").samples.find((sample) => sample.labels.pool === pool)?.value
+    const before = await scrape(node)
+    expect((await call(node, "node.create", { label: "Ticket", properties: { title: "counted" } })).status).toBe(200)
+    const after = await eventually(() => scrape(node), (families) => (counter(families, "projection") ?? 0) > (counter(before, "projection") ?? 0))
+    // the create reads the bearer's key and the label (unless cached) and appends: at least the append
+    expect(counter(after, "requests")!).toBeGreaterThan(counter(before, "requests")!)
+    if (node.config.databaseUrl === undefined) {
+      // embedded PGlite has one connection: one pool counts everything
+      expect(counter(after, "projection")).toBeUndefined()
+    } else {
+      // the projection's pool tailed the log and folded the create
+      expect(counter(after, "projection")!).toBeGreaterThan(counter(before, "projection")!)
+    }
+  })
 })
