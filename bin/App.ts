@@ -13,6 +13,7 @@ import { ConversationActor } from "../actors/conversation/actor.ts"
 import { DeviceActor } from "../actors/device/actor.ts"
 import { FileActor } from "../actors/file/actor.ts"
 import { GuardActor } from "../actors/guard/actor.ts"
+import { KeyBudgetActor } from "../actors/keybudget/actor.ts"
 import { kindRegistry } from "../actors/kernel.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
 import { ModelsActor } from "../actors/models/actor.ts"
@@ -94,7 +95,7 @@ import { documentCapabilities } from "../src/documents/Documents.ts"
 import { documentsPackCapabilities } from "../src/documents/DocumentsPack.ts"
 import { conversationCapabilities } from "../src/assistant/Conversations.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
 
 export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
 
