@@ -64,6 +64,7 @@ import { Lockout } from "../src/identity/Lockout.ts"
 import * as KeyRotations from "../src/identity/KeyRotations.ts"
 import { chargesLayer } from "../src/billing/TurnCharges.ts"
 import { chatRateLimiterLayer } from "../src/assistant/RateLimit.ts"
+import { keyRateLimiterLayer } from "../src/assistant/KeyRateLimit.ts"
 import * as TurnRegistry from "../src/assistant/TurnRegistry.ts"
 import { assistantCapabilities } from "../src/assistant/Assistant.ts"
 import { codegraphCapabilities } from "../src/packs/Codegraph.ts"
@@ -158,7 +159,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
+  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, keyRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
   // runs call capabilities and turns: the engine stops before what they need
   return Automations.layer.pipe(Layer.provideMerge(services))
 }
