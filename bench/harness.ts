@@ -115,7 +115,8 @@ export const startNode = async (bench: Bench, { unlimitedChat = false, overrides
     logging: loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", LOG_FORMAT: process.env.LOG_FORMAT }).logging,
     ...(unlimitedChat
       ? {
-          assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000 },
+          // the key budget stays in the way at its default slice (an actor command each 100 sends): its cost is part of what is measured
+          assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000, keyRateLimitPerMinute: 1_000_000_000 },
           fairShares: { ...base.fairShares, streamsPerKey: 1_000_000_000, streamsPerWorkspace: 1_000_000_000, turnsPerKey: 1_000_000_000, turnsPerWorkspace: 1_000_000_000 }
         }
       : {}),

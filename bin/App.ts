@@ -13,6 +13,7 @@ import { ConversationActor } from "../actors/conversation/actor.ts"
 import { DeviceActor } from "../actors/device/actor.ts"
 import { FileActor } from "../actors/file/actor.ts"
 import { GuardActor } from "../actors/guard/actor.ts"
+import { KeyBudgetActor } from "../actors/keybudget/actor.ts"
 import { kindRegistry } from "../actors/kernel.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
 import { ModelsActor } from "../actors/models/actor.ts"
@@ -63,6 +64,7 @@ import { Lockout } from "../src/identity/Lockout.ts"
 import * as KeyRotations from "../src/identity/KeyRotations.ts"
 import { chargesLayer } from "../src/billing/TurnCharges.ts"
 import { chatRateLimiterLayer } from "../src/assistant/RateLimit.ts"
+import { keyRateLimiterLayer } from "../src/assistant/KeyRateLimit.ts"
 import * as TurnRegistry from "../src/assistant/TurnRegistry.ts"
 import { assistantCapabilities } from "../src/assistant/Assistant.ts"
 import { codegraphCapabilities } from "../src/packs/Codegraph.ts"
@@ -94,7 +96,7 @@ import { documentCapabilities } from "../src/documents/Documents.ts"
 import { documentsPackCapabilities } from "../src/documents/DocumentsPack.ts"
 import { conversationCapabilities } from "../src/assistant/Conversations.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
 
 export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
 
@@ -157,7 +159,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
+  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, keyRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
   // runs call capabilities and turns: the engine stops before what they need
   return Automations.layer.pipe(Layer.provideMerge(services))
 }

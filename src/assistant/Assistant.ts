@@ -19,6 +19,7 @@ import { checkAssistantSpend } from "../billing/TurnCharges.ts"
 import { findApproval, findQuestion, findRun, findRunningTurn } from "./Queries.ts"
 import { checkAttachments } from "./Files.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
+import { KeyRateLimiter } from "./KeyRateLimit.ts"
 import { ChatRateLimiter } from "./RateLimit.ts"
 import { AssistantSettings } from "./Settings.ts"
 import type { StartedTurn, TurnOutcome } from "./ChatEvents.ts"
@@ -66,8 +67,23 @@ export const askAndAwait = <E>(request: InvokeRequest<E>) => Effect.flatMap(invo
 export type TurnRequest = Pick<typeof Api.ChatRequest.Type, "content" | "conversationId" | "turnId" | "attachments" | "goal" | "tier" | "model" | "effort">
 
 /**
+ * The rate a turn is counted against: an API key's own budget, a minute's turns across the cluster
+ * (src/assistant/KeyRateLimit.ts), whatever the surface (A2A, chat stream, ask); a person's (a
+ * session, a CLI login, an automation run as them) the workspace's chat requests a minute on this
+ * node (docs/decisions.md, "Issue 24: a machine caller's own limit").
+ */
+const takeTurnRate = (invocation: Invocation) =>
+  Effect.gen(function* () {
+    const { credential, apiKeyId } = invocation.principal
+    const nowMs = Date.parse(invocation.at)
+    if (credential === "api_key" && apiKeyId !== null) return yield* (yield* KeyRateLimiter).take(apiKeyId, nowMs)
+    const taken = (yield* ChatRateLimiter).take(invocation.workspaceId!, nowMs)
+    if (!taken.ok) return yield* new RateLimited({ retryAfterSeconds: taken.retryAfterSeconds })
+  })
+
+/**
  * Every check of spec 7.1 a turn passes before it may start, in one place for the chat routes and
- * A2A: the kill switch, a person behind the caller, the workspace's rate, the model, the spend
+ * A2A: the kill switch, a person behind the caller, the rate (the key's, or the workspace's), the model, the spend
  * limits, the attachments. `newConversationPublicId` names the conversation a first turn creates.
  * `agentSlug` names the workspace agent the turn runs as (404 `agent_not_found` when there is none):
  * its instructions join the system prompt, its tier applies when the request names no tier, and
@@ -82,9 +98,7 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
     const workspaceId = invocation.workspaceId!
     const agent = agentSlug === undefined ? undefined : yield* findAgent(workspaceId, agentSlug)
     if (agentSlug !== undefined && agent === undefined) return yield* new AgentNotFound({ slug: agentSlug })
-    const limiter = yield* ChatRateLimiter
-    const taken = limiter.take(workspaceId, Date.parse(invocation.at))
-    if (!taken.ok) return yield* new RateLimited({ retryAfterSeconds: taken.retryAfterSeconds })
+    yield* takeTurnRate(invocation)
     const model = yield* resolveTurnModel({ orgId, tier: input.tier ?? agent?.tier ?? undefined, model: input.model, effort: input.effort })
     yield* checkAssistantSpend({ orgId, workspaceId, paidBy: model.paidBy, now: new Date(invocation.at) })
     const attachments = input.attachments ?? []

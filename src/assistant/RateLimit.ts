@@ -1,5 +1,6 @@
 /**
- * How many chat requests (stream and ask alike) a workspace may start: a token bucket per
+ * How many chat requests (stream and ask alike, and A2A sends) a workspace's people may start (an
+ * API key's turns take from its own budget instead, src/assistant/KeyRateLimit.ts): a token bucket per
  * workspace holding `perMinute` requests and refilling `perMinute` every 60 seconds, so a burst
  * of a minute's worth passes and a steady stream above the rate waits. The count is per process
  * (docs/decisions.md): a cluster of n nodes lets a workspace through up to n times the rate.

@@ -115,8 +115,12 @@ export interface AssistantConfig {
   readonly openaiApiKey: string | undefined
   readonly anthropicBaseUrl: string | undefined
   readonly anthropicApiKey: string | undefined
-  /** Chat requests (stream and ask) one workspace may start per minute, per process. */
+  /** Chat requests (stream and ask) a workspace's people may start per minute, per process. */
   readonly chatRateLimitPerMinute: number
+  /** Turns (A2A sends, chat stream and ask) one API key may start per minute, across the cluster. */
+  readonly keyRateLimitPerMinute: number
+  /** The most of a key's minute one node takes at a time from the key's budget actor. */
+  readonly keyRateLimitSlice: number
   /** The operator stopped the assistant: every turn is refused with 403 `kill_switch`. */
   readonly killSwitch: boolean
   /** How long a parked tool call waits for its person's decision. */
@@ -138,6 +142,15 @@ const int = (value: string | undefined, fallback: number, name: string): number 
   const parsed = Number(value)
   if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`${name} must be a positive integer, got '${value}'`)
   return parsed
+}
+
+/**
+ * An API key's turns a minute across the cluster (docs/decisions.md, "Issue 24"): 6,000 by default,
+ * taken by each node a second's worth at a time unless `KEY_RATE_LIMIT_SLICE` says otherwise.
+ */
+const keyRateLimit = (env: NodeJS.ProcessEnv) => {
+  const perMinute = int(env.KEY_RATE_LIMIT_PER_MINUTE, 6000, "KEY_RATE_LIMIT_PER_MINUTE")
+  return { keyRateLimitPerMinute: perMinute, keyRateLimitSlice: int(env.KEY_RATE_LIMIT_SLICE, Math.ceil(perMinute / 60), "KEY_RATE_LIMIT_SLICE") }
 }
 
 /** A port to listen on: 0 lets the system choose one. */
@@ -250,6 +263,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       anthropicBaseUrl: env.ANTHROPIC_BASE_URL || undefined,
       anthropicApiKey: env.ANTHROPIC_API_KEY || undefined,
       chatRateLimitPerMinute: int(env.CHAT_RATE_LIMIT_PER_MINUTE, 120, "CHAT_RATE_LIMIT_PER_MINUTE"),
+      ...keyRateLimit(env),
       killSwitch: env.ASSISTANT_KILL_SWITCH === "true",
       approvalTtlMs: int(env.APPROVAL_TTL_MS, 24 * 60 * 60 * 1000, "APPROVAL_TTL_MS"),
       maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES"),

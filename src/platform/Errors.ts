@@ -46,8 +46,8 @@ export class SecretShownOnce extends Schema.TaggedError<SecretShownOnce>()("Secr
  */
 export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited", {
   retryAfterSeconds: Schema.Int,
-  /** What ran out: the workspace's chat requests a minute, or a key's or a workspace's share of open streams or running turns. */
-  limit: Schema.optionalWith(Schema.Literal("chat_requests", "streams_per_key", "streams_per_workspace", "turns_per_key", "turns_per_workspace"), {
+  /** What ran out: the workspace's chat requests a minute, an API key's turns a minute, or a key's or a workspace's share of open streams or running turns. */
+  limit: Schema.optionalWith(Schema.Literal("chat_requests", "key_requests", "streams_per_key", "streams_per_workspace", "turns_per_key", "turns_per_workspace"), {
     default: () => "chat_requests" as const
   })
 }) {
@@ -56,6 +56,8 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
     switch (this.limit) {
       case "chat_requests":
         return `this workspace sent too many chat requests; ${retry}`
+      case "key_requests":
+        return `this API key started too many turns this minute; ${retry}`
       case "streams_per_key":
         return `this credential follows as many streams as it may at once; end one or ${retry}`
       case "streams_per_workspace":

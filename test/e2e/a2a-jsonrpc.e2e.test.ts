@@ -11,6 +11,8 @@ import { createParser } from "eventsource-parser"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/platform/Config.ts"
+import { addPerson, bootstrapPlace, cliLogin } from "../support/people.ts"
+import { addKey } from "../support/places.ts"
 import { sseEnvelopes } from "../support/sse.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
@@ -383,19 +385,46 @@ describe("-32603 internal error", () => {
 })
 
 describe("-32000: a refusal of the checkpoint keeps its HTTP meaning in data", () => {
-  it("the chat rate limit: data {status 429, code rate_limited, retryAfterSeconds}", async () => {
-    const limited = await startTestNode({ assistant: { ...loadConfig({}).assistant, chatRateLimitPerMinute: 1 } })
+  it("a key's own rate (issue 24): data {status 429, code rate_limited, reason key_requests, retryAfterSeconds}; another key is not held back", async () => {
+    const limited = await startTestNode({ assistant: { ...loadConfig({}).assistant, chatRateLimitPerMinute: 100_000, keyRateLimitPerMinute: 2 } })
     try {
       const first = await rpc(request("message/send", message("one"), 40), { target: limited })
       expectRpcResult(first, 40)
-      const error = expectRpcError(await rpc(request("message/send", message("two"), 41), { target: limited }), 41, -32000)
-      expect(error.data).toMatchObject({ status: 429, code: "rate_limited", retryAfterSeconds: expect.any(Number) })
+      expectRpcResult(await rpc(request("message/send", message("two"), 41), { target: limited }), 41)
+      const error = expectRpcError(await rpc(request("message/send", message("three"), 42), { target: limited }), 42, -32000)
+      expect(error.data).toEqual({ status: 429, code: "rate_limited", reason: "key_requests", retryAfterSeconds: expect.any(Number) })
+      expect(error.data.retryAfterSeconds).toBeGreaterThanOrEqual(1)
+      expect(error.data.retryAfterSeconds).toBeLessThanOrEqual(60)
       // the same refusal of a stream is the stream's one event
-      const reply = await post(request("message/stream", message("three"), 42), { target: limited, headers: { accept: "text/event-stream" } })
+      const reply = await post(request("message/stream", message("four"), 43), { target: limited, headers: { accept: "text/event-stream" } })
       expect(reply.headers.get("content-type")).toBe("text/event-stream")
-      expect(expectRpcError(sseEnvelopes(reply.text)[0], 42, -32000).data).toMatchObject({ status: 429, code: "rate_limited" })
+      expect(expectRpcError(sseEnvelopes(reply.text)[0], 43, -32000).data).toMatchObject({ status: 429, code: "rate_limited", reason: "key_requests" })
       // reads are not turns: not limited
-      expectRpcResult(await rpc(request("tasks/get", { id: first.result.id }, 43), { target: limited }), 43)
+      expectRpcResult(await rpc(request("tasks/get", { id: first.result.id }, 44), { target: limited }), 44)
+      // another key of the same workspace has a budget of its own
+      const person = await addPerson(limited, "integrator", { org: "member", workspace: "member" })
+      const other = await addKey(limited, await bootstrapPlace(limited), person.userId, "second integration")
+      expectRpcResult(await rpc(request("message/send", message("mine"), 45), { target: limited, key: other.raw }), 45)
+      expectRpcResult(await rpc(request("message/send", message("mine too"), 46), { target: limited, key: other.raw }), 46)
+      expect(expectRpcError(await rpc(request("message/send", message("one too many"), 47), { target: limited, key: other.raw }), 47, -32000).data)
+        .toMatchObject({ status: 429, reason: "key_requests" })
+    } finally {
+      await limited.stop()
+    }
+  })
+
+  it("a key's sends are not counted against the workspace's chat rate; a person's are (data reason chat_requests)", async () => {
+    const limited = await startTestNode({ assistant: { ...loadConfig({}).assistant, chatRateLimitPerMinute: 1 } })
+    try {
+      for (const id of [50, 51, 52]) expectRpcResult(await rpc(request("message/send", message(`key ${id}`), id), { target: limited }), id)
+      // a CLI login is a person: their sends take from the workspace's chat requests
+      const person = await addPerson(limited, "developer", { org: "member", workspace: "member" })
+      const login = await cliLogin(limited, person)
+      expectRpcResult(await rpc(request("message/send", message("mine"), 53), { target: limited, key: login }), 53)
+      const error = expectRpcError(await rpc(request("message/send", message("mine again"), 54), { target: limited, key: login }), 54, -32000)
+      expect(error.data).toMatchObject({ status: 429, code: "rate_limited", reason: "chat_requests", retryAfterSeconds: expect.any(Number) })
+      // and the key goes on
+      expectRpcResult(await rpc(request("message/send", message("key again"), 55), { target: limited }), 55)
     } finally {
       await limited.stop()
     }

@@ -23,7 +23,7 @@ import { mintApiKey, newPublicId } from "../../src/identity/ApiKeyToken.ts"
 import { grantCredits, setBillingSuspended } from "../../src/billing/BillingOperator.ts"
 import { loadConfig } from "../../src/platform/Config.ts"
 import { type ChatOptions, chatUrl, type StreamedTurn, streamChat } from "../support/chat.ts"
-import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { addPerson, bootstrapPlace, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { expectError } from "./client.ts"
 
@@ -486,29 +486,50 @@ describe("7.1 402: a billing or spend limit stops the turn", () => {
   })
 })
 
-describe("7.1 429 rate_limited: the workspace sent too many chat requests", () => {
+describe("7.1 429 rate_limited: the workspace sent too many chat requests, or a key too many turns", () => {
   let limited: TestNode
   beforeAll(async () => {
-    limited = await startNode({ chatRateLimitPerMinute: 2 })
+    limited = await startNode({ chatRateLimitPerMinute: 2, keyRateLimitPerMinute: 2 })
   })
   afterAll(async () => {
     await limited?.stop()
   })
 
-  it("the third request in a minute is 429 {error: rate_limited} with Retry-After, on both routes, recording nothing; other workspaces are not held back", async () => {
-    const first = await streamChat(limited, { content: "one" })
-    expect(first.done).toMatchObject({ runId: expect.stringMatching(/^tse_/) })
-    const second = await post(limited, "assistant/ask", { content: "two" })
-    expect(second.status, second.text).toBe(200)
+  const expectRateLimited = async (options: ChatOptions) => {
     const before = await recorded(limited)
     for (const route of BOTH) {
-      const refused = await post(limited, route, { content: "three" })
+      const refused = await post(limited, route, { content: "three" }, options)
       expect(refused.status).toBe(429)
       expect(refused.headers.get("content-type")).toBe("application/json")
       expect(refused.text).toBe('{"error":"rate_limited"}')
       expect(refused.headers.get("retry-after")).toMatch(/^[1-9]\d*$/)
     }
     expect(await recorded(limited)).toEqual(before)
+  }
+
+  it("a person: the third request in a minute is 429 {error: rate_limited} with Retry-After, on both routes, recording nothing; a key of the workspace is not held back", async () => {
+    const person = await addPerson(limited, "chatty", { org: "member", workspace: "member" })
+    const session = { cookie: (await signIn(limited.baseUrl, person)).cookie }
+    const first = await streamChat(limited, { content: "one" }, session)
+    expect(first.done).toMatchObject({ runId: expect.stringMatching(/^tse_/) })
+    const second = await post(limited, "assistant/ask", { content: "two" }, session)
+    expect(second.status, second.text).toBe(200)
+    await expectRateLimited(session)
+    // a key's turns take from its own budget (issue 24), not the workspace's chat requests
+    const { orgId, workspaceId } = await bootstrapPlace(limited)
+    const key = await mintKey(limited, { orgId, workspaceId, createdBy: person.userId })
+    const keys = await streamChat(limited, { content: "mine" }, { key })
+    expect(keys.done).toMatchObject({ runId: expect.stringMatching(/^tse_/) })
+  })
+
+  it("a key: its third turn in a minute is refused the same way; another key, of another workspace, is not held back", async () => {
+    const { orgId, workspaceId } = await bootstrapPlace(limited)
+    const person = await addPerson(limited, "integrator", { org: "member", workspace: "member" })
+    const key = await mintKey(limited, { orgId, workspaceId, createdBy: person.userId })
+    expect((await streamChat(limited, { content: "one" }, { key })).done).toMatchObject({ runId: expect.stringMatching(/^tse_/) })
+    const second = await post(limited, "assistant/ask", { content: "two" }, { key })
+    expect(second.status, second.text).toBe(200)
+    await expectRateLimited({ key })
     const elsewhere = await otherWorkspace(limited, "elsewhere")
     const theirs = await streamChat(limited, { content: "mine" }, elsewhere.chat)
     expect(theirs.done).toMatchObject({ runId: expect.stringMatching(/^tse_/) })

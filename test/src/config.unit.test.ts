@@ -57,3 +57,20 @@ describe("SMTP_URL and MAIL_FROM", () => {
     expect(() => loadConfig({ SMTP_URL: "http://user:secret@mail" })).not.toThrow(/secret/)
   })
 })
+
+describe("KEY_RATE_LIMIT_PER_MINUTE and KEY_RATE_LIMIT_SLICE", () => {
+  it("let a key start 6,000 turns a minute by default, taken a second's worth at a time", () => {
+    const { assistant } = loadConfig({})
+    expect([assistant.keyRateLimitPerMinute, assistant.keyRateLimitSlice]).toEqual([6000, 100])
+  })
+
+  it("take the slice from the minute unless it is named", () => {
+    expect(loadConfig({ KEY_RATE_LIMIT_PER_MINUTE: "90" }).assistant.keyRateLimitSlice).toBe(2)
+    expect(loadConfig({ KEY_RATE_LIMIT_PER_MINUTE: "90", KEY_RATE_LIMIT_SLICE: "30" }).assistant.keyRateLimitSlice).toBe(30)
+  })
+
+  it("refuse what is not a positive integer", () => {
+    expect(() => loadConfig({ KEY_RATE_LIMIT_PER_MINUTE: "0" })).toThrow(/KEY_RATE_LIMIT_PER_MINUTE/)
+    expect(() => loadConfig({ KEY_RATE_LIMIT_SLICE: "1.5" })).toThrow(/KEY_RATE_LIMIT_SLICE/)
+  })
+})
