@@ -245,7 +245,8 @@ const makeAppender = (
   })
 
 /**
- * The subscriber: reads the partitions it follows in turns, a chunk at a time; woken by this
+ * The subscriber: reads every partition it follows that may have news in one statement (up to
+ * `batchSize` events of each), then hands them out a partition's chunk at a time; woken by this
  * log's appends, and polling every `pollMs` for appends made elsewhere.
  */
 const makeSubscribe = (
@@ -254,19 +255,22 @@ const makeSubscribe = (
   pollMs: number,
   batchSize: number
 ): EventLogService["subscribe"] => {
-  const read = (partition: number, from: number) =>
+  const read = (partitions: ReadonlyArray<number>, from: ReadonlyArray<number>) =>
     sql<EventRow[]>`
-      select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash
-      from ${events} where partition = ${partition} and "offset" >= ${from}
-      order by "offset" limit ${batchSize}`
+      select e.partition, e."offset", e.key, e.seq, e.first_seq, e.type, e.payload, e.at, e.command_id, e.actor, e.prev_hash, e.hash
+      from unnest(${partitions as number[]}::int[], ${from as number[]}::bigint[]) as c(partition, next)
+      cross join lateral (
+        select * from ${events} where partition = c.partition and "offset" >= c.next order by "offset" limit ${batchSize}
+      ) e
+      order by e.partition, e."offset"`
 
   return (from) =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
         const cursor = new Map(from)
-        const order = [...cursor.keys()]
-        const dirty = new Set(order)
-        let next = 0
+        const dirty = new Set(cursor.keys())
+        /** Chunks read and not yet handed out. */
+        const ready: Array<LogChunk> = []
         let wake: (() => void) | undefined
         const onAppend = (partition: number) => {
           if (!cursor.has(partition)) return
@@ -280,7 +284,7 @@ const makeSubscribe = (
         const quiet = () =>
           new Promise<void>((resolve) => {
             const timer = setTimeout(() => {
-              for (const p of order) dirty.add(p)
+              for (const p of cursor.keys()) dirty.add(p)
               resolve()
             }, pollMs)
             wake = () => {
@@ -289,22 +293,29 @@ const makeSubscribe = (
             }
           }).finally(() => (wake = undefined))
 
+        const readDirty = async () => {
+          const partitions = [...dirty]
+          // cleared before reading, so an append that lands during the read is not missed
+          dirty.clear()
+          const rows = await read(partitions, partitions.map((p) => cursor.get(p)!))
+          for (let start = 0; start < rows.length; ) {
+            const partition = rows[start].partition
+            let end = start
+            while (end < rows.length && rows[end].partition === partition) end++
+            if (end - start === batchSize) dirty.add(partition)
+            const next = rows[end - 1].offset + 1
+            cursor.set(partition, next)
+            ready.push({ partition, events: rows.slice(start, end).map(toLogged), next })
+            start = end
+          }
+        }
+
         const nextChunk = async (): Promise<LogChunk> => {
           for (;;) {
-            for (let i = 0; i < order.length; i++) {
-              const partition = order[(next + i) % order.length]
-              if (!dirty.has(partition)) continue
-              // cleared before reading, so an append that lands during the read is not missed
-              dirty.delete(partition)
-              const rows = await read(partition, cursor.get(partition)!)
-              if (rows.length === batchSize) dirty.add(partition)
-              if (rows.length === 0) continue
-              next = (next + i + 1) % order.length
-              const after = rows[rows.length - 1].offset + 1
-              cursor.set(partition, after)
-              return { partition, events: rows.map(toLogged), next: after }
-            }
-            await quiet()
+            const chunk = ready.shift()
+            if (chunk !== undefined) return chunk
+            if (dirty.size > 0) await readDirty()
+            else await quiet()
           }
         }
         return Stream.repeatEffect(Effect.tryPromise({ try: nextChunk, catch: fail("subscribe") }))

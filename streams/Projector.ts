@@ -68,14 +68,16 @@ export const applyBatch = (
     const reached = new Map<number, number>()
     for (const { partition, next } of chunks) reached.set(partition, Math.max(reached.get(partition) ?? 0, next))
     const partitions = [...reached.keys()].sort((a, b) => a - b)
-    // the log is the source of truth: a crash may lose the last commits' durability (they are
-    // re-projected from the checkpoint), never their atomicity, so no fsync wait per batch
-    await tx`set local synchronous_commit = off`
-    await tx`insert into ${checkpoints} (partition, next_offset)
-      select p, 0 from unnest(${partitions}::int[]) as p on conflict do nothing`
-    // locked in partition order, so two runners never deadlock; a stale runner waits, then skips
-    const locked = await tx`select partition, next_offset from ${checkpoints}
-      where partition = any(${partitions}::int[]) order by partition for update`
+    // one statement makes sure each partition has its checkpoint row, locks the rows in partition
+    // order (so two runners never deadlock; a stale runner waits, then finds the checkpoint moved
+    // and skips), and reads them: the upsert's no-op update takes the row lock, and returns the
+    // row as committed. It also turns off the fsync wait for this transaction: the log is the
+    // source of truth, so a crash may lose the last commits' durability (they are re-projected
+    // from the checkpoint), never their atomicity.
+    const locked = await tx`insert into ${checkpoints} as c (partition, next_offset)
+      select p, 0 from unnest(${partitions}::int[]) as p order by p
+      on conflict (partition) do update set next_offset = c.next_offset
+      returning c.partition, c.next_offset, set_config('synchronous_commit', 'off', true)`
     const next = new Map<number, number>(locked.map((r) => [r.partition as number, r.next_offset as number]))
     const applied = new Map<number, Set<number>>(partitions.map((p) => [p, new Set()]))
     const moved = partitions.filter((p) => reached.get(p)! > next.get(p)!)
