@@ -43,6 +43,53 @@ export interface Applied {
   readonly applied: ReadonlyMap<number, ReadonlySet<number>>
 }
 
+/** A key's state as a runner last committed it: decoded, with its seq and recent commands. */
+interface Remembered {
+  readonly seq: number
+  readonly state: unknown
+  readonly recentCommands: ReadonlyArray<string>
+}
+
+/**
+ * The states a projection runner folded and committed, by partition, with the checkpoint each
+ * partition's last commit left: while a partition's checkpoint is still that one, nobody else has
+ * projected it since, so its states are the ones `actor_state` holds, and the next batch need not
+ * read (nor decode) them again. A checkpoint found elsewhere forgets the partition's states; a
+ * failed batch forgets them all. At most `perPartition` keys a partition, the least recently
+ * folded forgotten first.
+ */
+export class ProjectedStates {
+  readonly #partitions = new Map<number, { next: number; readonly states: Map<string, Remembered> }>()
+  constructor(private readonly perPartition = 10_000) {}
+
+  /** The partition's states, if its checkpoint is `next`, where this runner's last commit left it. */
+  current(partition: number, next: number): ReadonlyMap<string, Remembered> | undefined {
+    const remembered = this.#partitions.get(partition)
+    if (remembered === undefined) return undefined
+    if (remembered.next === next) return remembered.states
+    this.#partitions.delete(partition)
+    return undefined
+  }
+
+  remember(partition: number, next: number, folded: ReadonlyArray<readonly [string, Remembered]>) {
+    let remembered = this.#partitions.get(partition)
+    if (remembered === undefined) this.#partitions.set(partition, (remembered = { next, states: new Map() }))
+    remembered.next = next
+    for (const [key, state] of folded) {
+      remembered.states.delete(key)
+      remembered.states.set(key, state)
+    }
+    for (const key of remembered.states.keys()) {
+      if (remembered.states.size <= this.perPartition) break
+      remembered.states.delete(key)
+    }
+  }
+
+  forget() {
+    this.#partitions.clear()
+  }
+}
+
 /**
  * Applies chunks of the log to the read models in one transaction; each partition's chunks must be
  * in offset order. A partition's checkpoint moves to its last chunk's `next`, past what the log
@@ -60,10 +107,14 @@ export const applyBatch = (
   columnTypes: ColumnTypes = makeColumnTypes(),
   /** Whether to announce the moved checkpoints to waiters on other nodes (a cluster on Kafka);
    * with the embedded log one node projects every partition, and nobody listens. */
-  announce = false
+  announce = false,
+  /** The runner's states of its previous batches; none: every state is read. */
+  remembered?: ProjectedStates
 ): Promise<Applied> => {
   const db: Target = { ...live, columnTypes }
-  return db.sql.begin(async (tx) => {
+  /** What this batch folded, by partition, to remember once committed. */
+  const committing = new Map<number, { next: number; folded: Array<readonly [string, Remembered]> }>()
+  const applying = db.sql.begin(async (tx) => {
     const checkpoints = db.table("projection_checkpoints")
     const reached = new Map<number, number>()
     for (const { partition, next } of chunks) reached.set(partition, Math.max(reached.get(partition) ?? 0, next))
@@ -84,13 +135,24 @@ export const applyBatch = (
     if (moved.length === 0) return { next, applied }
     const events = chunks.flatMap((chunk) => chunk.events).filter((e) => e.offset >= next.get(e.partition)!)
 
-    const statefulKeys = [...new Set(events.filter((e) => !kinds.get(kindOfKey(e.key))?.stateless).map((e) => e.key))]
-    const stored = statefulKeys.length === 0 ? [] : await tx`
-      select key, seq, state, recent_commands from ${db.table("actor_state")} where key = any(${statefulKeys}::text[])`
-    const actors = new Map<string, StoredActor>(
-      stored.map((r) => [r.key as string, { seq: r.seq, state: r.state, recentCommands: r.recent_commands }])
-    )
+    const statefulKeys = new Map<string, number>()
+    for (const e of events) if (!kinds.get(kindOfKey(e.key))?.stateless) statefulKeys.set(e.key, e.partition)
+    const actors = new Map<string, StoredActor>()
     const decoded = new Map<string, unknown>()
+    const current = new Map(moved.map((p) => [p, remembered?.current(p, next.get(p)!)]))
+    const unknown: Array<string> = []
+    for (const [key, partition] of statefulKeys) {
+      const known = current.get(partition)?.get(key)
+      if (known === undefined) {
+        unknown.push(key)
+        continue
+      }
+      actors.set(key, known)
+      decoded.set(key, known.state)
+    }
+    const stored = unknown.length === 0 ? [] : await tx`
+      select key, seq, state, recent_commands from ${db.table("actor_state")} where key = any(${unknown}::text[])`
+    for (const r of stored) actors.set(r.key as string, { seq: r.seq, state: r.state, recentCommands: r.recent_commands })
     const folded = new Map<string, Folded>()
     const ops = new RowOps()
 
@@ -135,6 +197,8 @@ export const applyBatch = (
     await insertRows(tx, db, "actor_state", ["key"], stateRows, "update")
     await ops.flush(tx, db)
     for (const p of moved) next.set(p, reached.get(p)!)
+    for (const p of moved) committing.set(p, { next: reached.get(p)!, folded: [] })
+    for (const [key, f] of folded) committing.get(statefulKeys.get(key)!)?.folded.push([key, { seq: f.seq, state: f.state, recentCommands: f.recentCommands }])
     const offsets = moved.map((p) => next.get(p)!)
     // announced to whoever waits on another node (`host/RemoteProjections.ts`); delivered at commit
     if (announce) {
@@ -151,6 +215,17 @@ export const applyBatch = (
     }
     return { next, applied }
   }) as Promise<Applied>
+  if (remembered === undefined) return applying
+  return applying.then(
+    (result) => {
+      for (const [partition, { next, folded }] of committing) remembered.remember(partition, next, folded)
+      return result
+    },
+    (error) => {
+      remembered.forget()
+      throw error
+    }
+  )
 }
 
 /**
@@ -342,10 +417,11 @@ export const project = (
     const from = yield* readCheckpoints(db, partitions)
     for (const [p, next] of from) onApplied(p, next, undefined)
     const columnTypes = makeColumnTypes()
+    const remembered = new ProjectedStates()
     yield* log.subscribe(from).pipe(
       coalesce,
       Stream.runForEach((batch) =>
-        query("apply batch", () => applyBatch(db, kinds, batch, columnTypes, log.mode === "kafka")).pipe(
+        query("apply batch", () => applyBatch(db, kinds, batch, columnTypes, log.mode === "kafka", remembered)).pipe(
           Effect.withSpan("Projector.applyBatch", { attributes: { events: eventsIn(batch) } }),
           Effect.tap(({ next, applied }) => next.forEach((offset, partition) => onApplied(partition, offset, applied.get(partition)!)))
         )

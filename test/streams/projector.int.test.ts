@@ -8,6 +8,7 @@ import { encodeEvent, keyOf, kindRegistry } from "../../actors/kernel.ts"
 import { connect, migrate, service } from "../../streams/Db.ts"
 import * as EmbeddedLog from "../../streams/EmbeddedLog.ts"
 import { EventLog, type EventRecord } from "../../streams/EventLog.ts"
+import { applyBatch, ProjectedStates } from "../../streams/Projector.ts"
 import { replay } from "../../streams/Replay.ts"
 import { Added, CounterActor, countersTable } from "../support/counter.ts"
 import { databaseUrl, uniqueName } from "../support/env.ts"
@@ -55,6 +56,43 @@ describe.each([
       const [state] = await db.sql`select seq, recent_commands from ${db.table("actor_state")} where key = ${key}`
       expect(state).toEqual({ seq: 4, recent_commands: ["owner-1", "owner-2", "stale"] })
     } finally {
+      await db.sql.end()
+    }
+  })
+})
+
+describe("a runner's memory of the states it folded", () => {
+  const at = (offset: number, record: EventRecord) => ({ ...record, partition: 0, offset, prev: null, hash: null })
+
+  it("serves the next batch while the checkpoint is where the runner left it, and is not trusted once another runner moved it", async () => {
+    const schema = uniqueName("t")
+    const db = service(connect({ url: databaseUrl, schema, max: 2 }), schema)
+    const kinds = kindRegistry([CounterActor])
+    const chunk = (offset: number, record: EventRecord) => [{ partition: 0, events: [at(offset, record)], next: offset + 1 }]
+    const stateReads = () => statements.filter((text) => text.includes("actor_state") && text.trimStart().startsWith("select")).length
+    const statements: Array<string> = []
+    const counted = service(connect({ url: databaseUrl, schema, max: 1 }, (text) => statements.push(text)), schema)
+    try {
+      await Effect.runPromise(migrate(db.sql, schema))
+      await db.sql.unsafe(countersTable(schema))
+      const remembered = new ProjectedStates()
+      await applyBatch(counted, kinds, chunk(0, added(1, 1, "c-1", 5, 5)), undefined, false, remembered)
+      expect(stateReads()).toBe(1)
+      // the runner's own checkpoint: the state it folded is the one it goes on from, unread
+      await applyBatch(counted, kinds, chunk(1, added(2, 2, "c-2", 1, 6)), undefined, false, remembered)
+      expect(stateReads()).toBe(1)
+      // another runner (a new owner) folds the next event: the checkpoint moves past the runner's
+      await applyBatch(db, kinds, chunk(2, added(3, 3, "c-3", 10, 16)), undefined, false)
+      // a stale runner re-delivering offset 2 is skipped by the checkpoint; offset 3 applies on the
+      // state as the other runner left it (seq 3), read again, not on the remembered seq 2
+      await applyBatch(counted, kinds, [{ partition: 0, events: [at(2, added(3, 3, "c-3", 10, 16)), at(3, added(4, 4, "c-4", 2, 18))], next: 4 }], undefined, false, remembered)
+      expect(stateReads()).toBe(2)
+      const [row] = await db.sql`select total, seq from ${db.table("counters")} where key = ${key}`
+      expect(row).toEqual({ total: 18, seq: 4 })
+      const [state] = await db.sql`select seq, recent_commands from ${db.table("actor_state")} where key = ${key}`
+      expect(state).toEqual({ seq: 4, recent_commands: ["c-1", "c-2", "c-3", "c-4"] })
+    } finally {
+      await counted.sql.end()
       await db.sql.end()
     }
   })
