@@ -5,6 +5,7 @@
  */
 import { Effect, Option, Runtime } from "effect"
 import { Gauge } from "prom-client"
+import type { Gate } from "../Admission.ts"
 import type { EventLog, EventLogService } from "../EventLog.ts"
 import type { NodeMetricsService } from "../Metrics.ts"
 import type { Ownership } from "./Ownership.ts"
@@ -16,7 +17,8 @@ export const registerGauges = (
   metrics: NodeMetricsService,
   log: EventLogService,
   owned: ReadonlyMap<number, Ownership>,
-  runtime: Runtime.Runtime<EventLog>
+  runtime: Runtime.Runtime<EventLog>,
+  queued: Gate | undefined
 ) => {
   const run = Runtime.runPromise(runtime)
   const registers = [metrics.registry]
@@ -36,6 +38,16 @@ export const registerGauges = (
       let ready = 0
       for (const ownership of owned.values()) if (ownership.caughtUp) ready++
       this.set(ready)
+    }
+  })
+  new Gauge({
+    name: "svc_commands_held",
+    help: "Commands this node's partition workers hold (queued or being decided), over every partition",
+    registers,
+    collect() {
+      let held = 0
+      for (const ownership of owned.values()) held += ownership.queue.length
+      this.set(queued?.held() ?? held)
     }
   })
   new Gauge({

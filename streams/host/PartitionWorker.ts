@@ -12,7 +12,8 @@ import type { NodeMetricsService } from "../Metrics.ts"
 import { decodeState, rememberCommand, type StoredActor } from "../Projector.ts"
 import { addPosition } from "../ReadFence.ts"
 import { boundedAppend } from "./Appender.ts"
-import { failure, type Job, notOwner, type Outcome } from "./Outcome.ts"
+import type { Gate } from "../Admission.ts"
+import { failure, type Job, notOwner, type Outcome, overloaded } from "./Outcome.ts"
 import { type CachedActor, type Ownership, type Partitions, stalledOutcome } from "./Ownership.ts"
 
 /** Commands one batch decides and appends together. */
@@ -28,6 +29,8 @@ export interface WorkerEnv {
   /** The highest offset this node acknowledged, per partition. */
   readonly acked: Map<number, number>
   readonly commandTimeoutMs: number
+  /** The commands this node's workers hold at once, queued or being decided, over every partition; undefined: unbounded. */
+  readonly queued: Gate | undefined
 }
 
 export const makePartitionWorker = (env: WorkerEnv) => {
@@ -159,6 +162,12 @@ export const makePartitionWorker = (env: WorkerEnv) => {
     const ownership = partitions.owned.get(partition)
     if (ownership === undefined) return undefined
     return Effect.async<Outcome>((resume) => {
+      // a place among the commands held, taken before the command is queued and given back as it is answered
+      const release = env.queued === undefined ? noRelease : env.queued.tryAcquire()
+      if (release === undefined) {
+        metrics.admissionRefusals.inc({ bound: "queued_commands" })
+        return resume(Effect.succeed(overloaded(env.queued!.limit)))
+      }
       const enqueued = performance.now()
       const latency = commandSeconds.get(kind.kind)
       enqueue(ownership, {
@@ -167,6 +176,7 @@ export const makePartitionWorker = (env: WorkerEnv) => {
         command,
         meta,
         settle: (outcome) => {
+          release()
           latency?.observe((performance.now() - enqueued) / 1000)
           resume(Effect.succeed(outcome))
         }
@@ -176,6 +186,8 @@ export const makePartitionWorker = (env: WorkerEnv) => {
 
   return { decideHere }
 }
+
+const noRelease = () => {}
 
 /** One command against one key's state: the outcome, and the key's next state if it caused events. */
 const decideOne = (job: Job, actor: CachedActor, partition: number): {
