@@ -28,6 +28,7 @@ import { executeTurn } from "../assistant/Turn.ts"
 import { TurnRegistry, type TurnRegistryService } from "../assistant/TurnRegistry.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation } from "../checkpoint/Capability.ts"
+import { admitTurn } from "../platform/Admission.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, Message, Task as A2aTask, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent, TaskStreamEvent, TextPart, TurnResult } from "../platform/Wire.ts"
 import type { Started } from "../platform/Relay.ts"
@@ -274,13 +275,18 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
     const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
-    // the turn's share of its key and workspace, before anything is recorded; given back as the turn ends
-    const release = yield* takeTurnShare(invocation)
+    // the turn's place in the node and share of its key and workspace, before anything is recorded; given back as the turn ends
+    const place = yield* admitTurn
+    const share = yield* takeTurnShare(invocation).pipe(Effect.onError(() => Effect.sync(place.ended)))
+    const release = () => {
+      share()
+      place.ended()
+    }
     const submittedTask = yield* submit(task, release)
     listener.submitted?.(taskView(submittedTask))
     const report = yield* reportInOrder(taskId, meta)
     const sink = turnSink(task, listener, report, updatesOf(taskId, contextId, now), registry)
-    yield* startInBackground(executeTurn(task.turn, sink).pipe(Effect.ensuring(Effect.sync(release))))
+    yield* startInBackground(executeTurn(task.turn, sink, place).pipe(Effect.ensuring(Effect.sync(release))))
     return submittedTask
   })
 

@@ -13,6 +13,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { slugsOf } from "../identity/Auth.ts"
 import { type AnyCapability, Capabilities, implement, type Invocation, type InvokeRequest } from "../checkpoint/Capability.ts"
 import { invoke } from "../checkpoint/Checkpoint.ts"
+import { checkTurnAdmission } from "../platform/Admission.ts"
 import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
@@ -67,7 +68,7 @@ export type TurnRequest = Pick<typeof Api.ChatRequest.Type, "content" | "convers
 
 /**
  * Every check of spec 7.1 a turn passes before it may start, in one place for the chat routes and
- * A2A: the kill switch, a person behind the caller, the workspace's rate, the model, the spend
+ * A2A: the kill switch, room in the node, a person behind the caller, the workspace's rate, the model, the spend
  * limits, the attachments. `newConversationPublicId` names the conversation a first turn creates.
  * `agentSlug` names the workspace agent the turn runs as (404 `agent_not_found` when there is none):
  * its instructions join the system prompt, its tier applies when the request names no tier, and
@@ -77,6 +78,8 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
     if (settings.killSwitch) return yield* new Forbidden({ reason: "kill_switch", message: "the operator has stopped the assistant" })
+    // a full node refuses before the turn's reads and its workspace's rate; the place itself is taken as the turn starts
+    yield* checkTurnAdmission
     const userId = yield* personOf(invocation)
     const orgId = invocation.orgId!
     const workspaceId = invocation.workspaceId!
