@@ -28,7 +28,6 @@ import { executeTurn } from "../assistant/Turn.ts"
 import { TurnRegistry, type TurnRegistryService } from "../assistant/TurnRegistry.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation } from "../checkpoint/Capability.ts"
-import { admitTurn } from "../platform/Admission.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, Message, Task as A2aTask, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent, TaskStreamEvent, TextPart, TurnResult } from "../platform/Wire.ts"
 import type { Started } from "../platform/Relay.ts"
@@ -275,8 +274,9 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
     const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
-    // the turn's place in the node and share of its key and workspace, before anything is recorded; given back as the turn ends
-    const place = yield* admitTurn
+    // the turn's place in the node (taken as it was prepared) and share of its key and workspace,
+    // before anything is recorded; given back as the turn ends, or now if it does not start
+    const { place } = task.turn
     const share = yield* takeTurnShare(invocation).pipe(Effect.onError(() => Effect.sync(place.ended)))
     const release = () => {
       share()
@@ -286,7 +286,7 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     listener.submitted?.(taskView(submittedTask))
     const report = yield* reportInOrder(taskId, meta)
     const sink = turnSink(task, listener, report, updatesOf(taskId, contextId, now), registry)
-    yield* startInBackground(executeTurn(task.turn, sink, place).pipe(Effect.ensuring(Effect.sync(release))))
+    yield* startInBackground(executeTurn(task.turn, sink).pipe(Effect.ensuring(Effect.sync(release))))
     return submittedTask
   })
 
@@ -329,8 +329,11 @@ export const followTask = (workspaceId: string, taskId: string, onChange: (updat
  */
 export const streamTask = (invocation: Invocation, accepted: { readonly task: NewTask } | { readonly taskId: string }) =>
   Effect.gen(function* () {
-    // a stream share of the caller's key and workspace until the last update
-    const relay = yield* followedRelay<TaskStreamEvent, void>(invocation)
+    // a place among the node's streams and a stream share of the caller's key and workspace until
+    // the last update; refused, a new task's turn gives its place back
+    const relay = yield* followedRelay<TaskStreamEvent, void>(invocation).pipe(
+      Effect.onError(() => Effect.sync(() => ("task" in accepted ? accepted.task.turn.place.ended() : undefined)))
+    )
     if ("task" in accepted) {
       yield* startTask(accepted.task, { submitted: relay.event, event: relay.event, settled: () => relay.done() }).pipe(
         Effect.onError(() => Effect.sync(() => relay.done()))

@@ -13,7 +13,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { slugsOf } from "../identity/Auth.ts"
 import { type AnyCapability, Capabilities, implement, type Invocation, type InvokeRequest } from "../checkpoint/Capability.ts"
 import { invoke } from "../checkpoint/Checkpoint.ts"
-import { checkTurnAdmission } from "../platform/Admission.ts"
+import { admitTurn, type TurnPlace } from "../platform/Admission.ts"
 import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
@@ -78,8 +78,15 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
     if (settings.killSwitch) return yield* new Forbidden({ reason: "kill_switch", message: "the operator has stopped the assistant" })
-    // a full node refuses before the turn's reads and its workspace's rate; the place itself is taken as the turn starts
-    yield* checkTurnAdmission
+    // the turn's place in the node, before its reads and its workspace's rate: a full node refuses
+    // at once, and the turns being prepared count (a check that took nothing would let a burst
+    // through to the reads, to be refused only once it had cost them)
+    const place = yield* admitTurn
+    return yield* checkTurn(invocation, input, newConversationPublicId, agentSlug, place).pipe(Effect.onError(() => Effect.sync(place.ended)))
+  })
+
+const checkTurn = (invocation: Invocation, input: TurnRequest, newConversationPublicId: string | null, agentSlug: string | undefined, place: TurnPlace) =>
+  Effect.gen(function* () {
     const userId = yield* personOf(invocation)
     const orgId = invocation.orgId!
     const workspaceId = invocation.workspaceId!
@@ -108,7 +115,8 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
       model,
       tools: agentTools === null ? allowed : allowed.filter((tool) => agentTools.includes(tool.capability.name)),
       registry,
-      agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions }
+      agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions },
+      place
     }
     return prepared
   })

@@ -12,7 +12,6 @@ import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
-import { admitTurn, type TurnPlace } from "../platform/Admission.ts"
 import type { Overloaded, RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord, TurnResult } from "../platform/Wire.ts"
@@ -58,12 +57,13 @@ const errorOf = (cause: Cause.Cause<unknown>): unknown => Option.getOrElse(Cause
 
 /**
  * The turn: runs to its end and tells the sink; never fails (a failure is the sink's `done`). It
- * gives back its places in the node (`place`, src/platform/Admission.ts): among the starting turns
+ * gives back its places in the node (`turn.place`, src/platform/Admission.ts): among the starting turns
  * once its run is recorded or refused, among the running ones as it ends, before its caller hears
  * the end (a caller's next turn finds the place free).
  */
-export const executeTurn = (turn: PreparedTurn, sink: TurnSink, place: TurnPlace) =>
+export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
   Effect.gen(function* () {
+    const { place } = turn
     let ended = false
     const once: TurnSink = {
       event: (event) => {
@@ -91,14 +91,15 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink, place: TurnPlace
   })
 
 /**
- * Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). It holds a place
- * among the node's turns and streams, and a turn share and a stream share of its key and workspace,
- * until it ends; without one it does not start (503 `engine_unavailable`, src/platform/Admission.ts;
- * 429, src/platform/FairShares.ts), and nothing is recorded.
+ * Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). It holds its
+ * place in the node (taken as it was prepared), a place among the node's streams, and a turn share
+ * and a stream share of its key and workspace, until it ends; without one it does not start (503
+ * `engine_unavailable`, src/platform/Admission.ts; 429, src/platform/FairShares.ts), gives its
+ * place back, and records nothing.
  */
 export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, RateLimited | Overloaded, any> =>
   Effect.gen(function* () {
-    const place = yield* admitTurn
+    const { place } = turn
     const release = yield* takeTurnShare(turn.invocation).pipe(Effect.onError(() => Effect.sync(place.ended)))
     const relay = yield* followedRelay<ChatEvent, TurnOutcome>(turn.invocation).pipe(
       Effect.onError(() =>
@@ -108,7 +109,7 @@ export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, RateLi
         })
       )
     )
-    yield* startInBackground(executeTurn(turn, relay, place).pipe(Effect.ensuring(Effect.sync(release))))
+    yield* startInBackground(executeTurn(turn, relay).pipe(Effect.ensuring(Effect.sync(release))))
     return relay
   })
 

@@ -105,6 +105,13 @@ export const unavailableOf = (e: { readonly reason: string; readonly message: st
   new Unavailable(e.reason === "overloaded" ? { message: e.message, reason: "queued_commands" } : { message: e.message })
 
 /**
+ * Refusals for load (docs/decisions.md, "Admission control"): the node took nothing, so they write
+ * nothing, not even an audit record; their answer waits on no append of the log, which is what a
+ * node shedding load must not do. They are counted (`svc_admission_refusals_total`) instead.
+ */
+export const shedTags: ReadonlySet<string> = new Set(["Overloaded"])
+
+/**
  * Rejections that mean the input was bad: they change nothing and write nothing, not even an
  * audit record (the caller made no invocation the capability accepted).
  */
