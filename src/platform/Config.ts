@@ -283,9 +283,9 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       enabledSchedulesPerWorkspace: int(env.ENABLED_SCHEDULES_PER_WORKSPACE, 100, "ENABLED_SCHEDULES_PER_WORKSPACE")
     },
     admission: {
-      maxTurnsStarting: int(env.ADMISSION_MAX_TURNS_STARTING, 500, "ADMISSION_MAX_TURNS_STARTING"),
+      maxTurnsStarting: int(env.ADMISSION_MAX_TURNS_STARTING, 200, "ADMISSION_MAX_TURNS_STARTING"),
       maxTurnsRunning: int(env.ADMISSION_MAX_TURNS_RUNNING, 2_000, "ADMISSION_MAX_TURNS_RUNNING"),
-      maxOpenStreams: int(env.ADMISSION_MAX_OPEN_STREAMS, 4_000, "ADMISSION_MAX_OPEN_STREAMS"),
+      maxOpenStreams: int(env.ADMISSION_MAX_OPEN_STREAMS, 3_000, "ADMISSION_MAX_OPEN_STREAMS"),
       maxQueuedCommands: int(env.ADMISSION_MAX_QUEUED_COMMANDS, 4_096, "ADMISSION_MAX_QUEUED_COMMANDS")
     },
     authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
