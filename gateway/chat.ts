@@ -82,7 +82,7 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
     if (orgSlug === undefined || workspaceSlug === undefined) return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
     // a full node answers before it spends anything on the request (its credential, its body): a
     // burst past the bound costs the node little, and what it runs stays quick (docs/decisions.md,
-    // "Admission control"); the place itself is taken as the turn starts
+    // "Admission control"); the place itself is taken behind the checkpoint, as the turn is prepared
     const full = await options.run(checkTurnAdmission)
     if (Exit.isFailure(full)) return replyForFailure(full.cause)
     const request = {
