@@ -12,7 +12,7 @@ import type { NodeMetricsService } from "../Metrics.ts"
 import { decodeState, rememberCommand, type StoredActor } from "../Projector.ts"
 import { addPosition } from "../ReadFence.ts"
 import { boundedAppend } from "./Appender.ts"
-import type { Gate } from "../Admission.ts"
+import type { Gate, Release } from "../Admission.ts"
 import { failure, type Job, notOwner, type Outcome, overloaded } from "./Outcome.ts"
 import { type CachedActor, type Ownership, type Partitions, stalledOutcome } from "./Ownership.ts"
 
@@ -162,12 +162,8 @@ export const makePartitionWorker = (env: WorkerEnv) => {
     const ownership = partitions.owned.get(partition)
     if (ownership === undefined) return undefined
     return Effect.async<Outcome>((resume) => {
-      // a place among the commands held, taken before the command is queued and given back as it is answered
-      const release = env.queued === undefined ? noRelease : env.queued.tryAcquire()
-      if (release === undefined) {
-        metrics.admissionRefusals.inc({ bound: "queued_commands" })
-        return resume(Effect.succeed(overloaded(env.queued!.limit)))
-      }
+      const release = placeFor(env.queued, metrics)
+      if (typeof release !== "function") return resume(Effect.succeed(release))
       const enqueued = performance.now()
       const latency = commandSeconds.get(kind.kind)
       enqueue(ownership, {
@@ -188,6 +184,18 @@ export const makePartitionWorker = (env: WorkerEnv) => {
 }
 
 const noRelease = () => {}
+
+/**
+ * A place among the commands this node holds, taken before a command is queued and given back as
+ * it is answered; past the bound, the refusal (counted) as the command's outcome.
+ */
+const placeFor = (queued: Gate | undefined, metrics: NodeMetricsService): Release | Outcome => {
+  if (queued === undefined) return noRelease
+  const release = queued.tryAcquire()
+  if (release !== undefined) return release
+  metrics.admissionRefusals.inc({ bound: "queued_commands" })
+  return overloaded(queued.limit)
+}
 
 /** One command against one key's state: the outcome, and the key's next state if it caused events. */
 const decideOne = (job: Job, actor: CachedActor, partition: number): {
