@@ -2,12 +2,16 @@
  * Admission on its own (streams/Admission.ts, src/platform/Admission.ts): a gate gives out at most
  * its limit of places and takes each back once, however often its release is called; a turn takes
  * a place among the running and the starting turns and gives the starting one back first; each
- * refusal names its bound and the seconds to wait, and is counted.
+ * refusal names its bound and the seconds to wait, and is counted; a followed relay holds a place
+ * among the streams until its last update, and gives it back if the tenant's share is refused.
  */
+import { Effect, Either } from "effect"
 import { describe, expect, it } from "vitest"
 import { makeGate, type Release } from "../../streams/Admission.ts"
-import { makeNodeAdmission, RETRY_AFTER_SECONDS, type TurnPlace } from "../../src/platform/Admission.ts"
+import type { Invocation } from "../../src/checkpoint/Capability.ts"
+import { makeNodeAdmission, NodeAdmission, RETRY_AFTER_SECONDS, type TurnPlace } from "../../src/platform/Admission.ts"
 import { Overloaded } from "../../src/platform/Errors.ts"
+import { FairShares, followedRelay, makeFairShares } from "../../src/platform/FairShares.ts"
 
 describe("a gate", () => {
   const steps: ReadonlyArray<{ readonly name: string; readonly limit: number; readonly run: (gate: ReturnType<typeof makeGate>) => ReadonlyArray<number | "refused"> }> = [
@@ -139,5 +143,37 @@ describe("the node's admission of turns and streams", () => {
 
   it("the refusal says what was full and when to retry", () => {
     expect(new Overloaded({ bound: "turns_running", retryAfterSeconds: 5 }).message).toBe("this node runs as many assistant turns as it may at once; retry in 5 s")
+  })
+})
+
+describe("a followed relay holds a place among the node's streams", () => {
+  const invocation = { principal: { apiKeyId: "aky_1", sessionId: null, attributedTo: "usr_1" }, workspaceId: "wsp_a" } as unknown as Invocation
+  const follow = (admission: ReturnType<typeof makeNodeAdmission>, shares: ReturnType<typeof makeFairShares>) =>
+    Effect.runSync(
+      followedRelay<string, void>(invocation).pipe(
+        Effect.provideService(NodeAdmission, admission),
+        Effect.provideService(FairShares, shares),
+        Effect.either
+      )
+    )
+  const streamsHeld = (admission: ReturnType<typeof makeNodeAdmission>) => admission.gates.find((gate) => gate.bound === "open_streams")!.held()
+
+  it("until its last update; past the node's bound the next is Overloaded, and a refused share gives the node's place back", () => {
+    const admission = makeNodeAdmission({ maxTurnsStarting: 1, maxTurnsRunning: 1, maxOpenStreams: 2, maxQueuedCommands: 1 })
+    const shares = makeFairShares({ streamsPerKey: 1, streamsPerWorkspace: 10, turnsPerKey: 1, turnsPerWorkspace: 1, enabledSchedulesPerWorkspace: 1 })
+    const first = follow(admission, shares)
+    if (Either.isLeft(first)) throw new Error("the first stream was refused")
+    expect(streamsHeld(admission)).toBe(1)
+    // the key's share is taken: refused 429, and the node's place it took is back
+    expect(follow(admission, shares)).toMatchObject({ left: { _tag: "RateLimited", limit: "streams_per_key" } })
+    expect(streamsHeld(admission)).toBe(1)
+    first.right.done()
+    first.right.done()
+    expect(streamsHeld(admission)).toBe(0)
+
+    const roomy = makeFairShares({ streamsPerKey: 10, streamsPerWorkspace: 10, turnsPerKey: 1, turnsPerWorkspace: 1, enabledSchedulesPerWorkspace: 1 })
+    follow(admission, roomy)
+    follow(admission, roomy)
+    expect(follow(admission, roomy)).toMatchObject({ left: { _tag: "Overloaded", bound: "open_streams" } })
   })
 })
