@@ -286,7 +286,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       maxTurnsStarting: int(env.ADMISSION_MAX_TURNS_STARTING, 200, "ADMISSION_MAX_TURNS_STARTING"),
       maxTurnsRunning: int(env.ADMISSION_MAX_TURNS_RUNNING, 2_000, "ADMISSION_MAX_TURNS_RUNNING"),
       maxOpenStreams: int(env.ADMISSION_MAX_OPEN_STREAMS, 3_000, "ADMISSION_MAX_OPEN_STREAMS"),
-      maxQueuedCommands: int(env.ADMISSION_MAX_QUEUED_COMMANDS, 4_096, "ADMISSION_MAX_QUEUED_COMMANDS")
+      maxQueuedCommands: int(env.ADMISSION_MAX_QUEUED_COMMANDS, 8_192, "ADMISSION_MAX_QUEUED_COMMANDS")
     },
     authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
     mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" },

@@ -60,7 +60,7 @@ describe("SMTP_URL and MAIL_FROM", () => {
 
 describe("ADMISSION_*", () => {
   it("bounds what a node holds by default, and each bound is set apart", () => {
-    expect(loadConfig({}).admission).toEqual({ maxTurnsStarting: 200, maxTurnsRunning: 2_000, maxOpenStreams: 3_000, maxQueuedCommands: 4_096 })
+    expect(loadConfig({}).admission).toEqual({ maxTurnsStarting: 200, maxTurnsRunning: 2_000, maxOpenStreams: 3_000, maxQueuedCommands: 8_192 })
     expect(loadConfig({ ADMISSION_MAX_TURNS_STARTING: "7", ADMISSION_MAX_TURNS_RUNNING: "8", ADMISSION_MAX_OPEN_STREAMS: "9", ADMISSION_MAX_QUEUED_COMMANDS: "10" }).admission)
       .toEqual({ maxTurnsStarting: 7, maxTurnsRunning: 8, maxOpenStreams: 9, maxQueuedCommands: 10 })
   })
