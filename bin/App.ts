@@ -58,6 +58,7 @@ import { signerLayer } from "../streams/Checkpoints.ts"
 import { secretsLayer } from "../src/platform/Secrets.ts"
 import { AssistantSettings } from "../src/assistant/Settings.ts"
 import * as FairShares from "../src/platform/FairShares.ts"
+import * as NodeAdmission from "../src/platform/Admission.ts"
 import { fileContentsLayer } from "../src/assistant/Files.ts"
 import * as AuditLog from "../src/audit/AuditLog.ts"
 import { Lockout } from "../src/identity/Lockout.ts"
@@ -148,10 +149,15 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     NodeMetrics.layer
   ).pipe(Layer.provideMerge(db))
   // the audit writer appends through the actor host's partition writers (the hash chain's one writer)
-  const host = Layer.mergeAll(AuditLog.layer({ windowMs: config.auditWindowMs, timeoutMs: config.commandTimeoutMs }), LogSignals.layer).pipe(
+  const host = Layer.mergeAll(
+    AuditLog.layer({ windowMs: config.auditWindowMs, timeoutMs: config.commandTimeoutMs }),
+    LogSignals.layer,
+    NodeAdmission.layer(config.admission)
+  ).pipe(
     Layer.provideMerge(ActorHost.layer({
       commandTimeoutMs: config.commandTimeoutMs,
       cachedKeysPerPartition: config.cachedKeysPerPartition,
+      maxQueuedCommands: config.admission.maxQueuedCommands,
       // a node that lost its partition to a rebalance hears it at its next heartbeat (a third of the session timeout)
       fencedWriterGraceMs: config.kafkaSessionTimeoutMs / 2
     })),

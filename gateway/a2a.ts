@@ -27,6 +27,7 @@ import {
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
+import { Overloaded } from "../src/platform/Errors.ts"
 import { errorFields } from "../src/platform/Logging.ts"
 import type { Started } from "../src/platform/Relay.ts"
 import { TaskStreamEvent } from "../src/platform/Wire.ts"
@@ -75,7 +76,7 @@ const isObject = (value: unknown): value is Record<string, unknown> => typeof va
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
 const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
-  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; limit?: string; retryAfterSeconds?: number } | undefined
+  const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; limit?: string; bound?: string; retryAfterSeconds?: number } | undefined
   switch (error?._tag) {
     case "TaskNotFound":
       return { code: A2A_TASK_NOT_FOUND, message: "Task not found" }
@@ -83,6 +84,9 @@ const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
       return { code: A2A_TASK_NOT_CANCELABLE, message: "Task cannot be canceled: it has already ended" }
     case "RateLimited":
       return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", reason: error.limit, retryAfterSeconds: error.retryAfterSeconds } }
+    case "Overloaded":
+      // the node holds as many turns or streams as it may (docs/decisions.md, "Admission control")
+      return { code: JSONRPC_REFUSED, message: "engine_unavailable", data: { status: 503, code: "engine_unavailable", reason: error.bound, retryAfterSeconds: error.retryAfterSeconds } }
     case "AttachmentRefused": {
       // a file part that breaks a rule: A2A's own codes for a type and for a file by URI, bad params otherwise
       const data = { code: "attachment_refused", reason: error.reason }
@@ -101,6 +105,15 @@ const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
     return { code: JSONRPC_INVALID_PARAMS, message: `Invalid params: ${described.message}`, data: { reason: described.reason } }
   }
   return { code: JSONRPC_REFUSED, message: described.message, data: { status: described.status, code: described.code, reason: described.reason } }
+}
+
+/**
+ * The `Retry-After` of an answer that is a node's refusal for load (`Overloaded`): JSON-RPC says it
+ * in the error's data, HTTP clients and proxies read the header.
+ */
+const retryAfterOf = (answer: object | undefined): Record<string, string> | undefined => {
+  const data = (answer as { error?: { data?: { status?: number; retryAfterSeconds?: number } } } | undefined)?.error?.data
+  return data?.status === 503 && data.retryAfterSeconds !== undefined ? { "retry-after": String(data.retryAfterSeconds) } : undefined
 }
 
 /** A request object checked against JSON-RPC 2.0; an error when it is not a valid request. */
@@ -181,6 +194,11 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
   const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, method: string, params: unknown): Promise<HttpReply | typeof Streaming> => {
     const exit = await call(principal, calls, method, params)
+    // a node full of turns or streams opens no stream: 503 with Retry-After, the JSON-RPC error as the body
+    if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded) {
+      const refused = failure(id, rpcErrorOf(exit.cause))
+      return { status: 503, headers: retryAfterOf(refused), json: refused }
+    }
     const sse = openSse(res)
     // a refusal is the stream's one event: streaming clients read every answer as SSE
     if (Exit.isFailure(exit)) {
@@ -237,7 +255,8 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       return stream(principal, calls, res, envelope.id, envelope.method, envelope.params)
     }
     const answered = await dispatch(principal, calls, body, false)
-    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: answered }, calls.written)
+    const retryAfter = retryAfterOf(answered)
+    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: answered, ...(retryAfter === undefined ? {} : { headers: retryAfter }) }, calls.written)
   }
   route(app, "post", "/a2a", handler, options.limits)
 }

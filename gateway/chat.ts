@@ -9,6 +9,7 @@ import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/assistant/Assistant.ts"
+import { checkTurnAdmission } from "../src/platform/Admission.ts"
 import { BadRequest } from "../src/platform/Errors.ts"
 import { ChatEvent, TurnResult } from "../src/platform/Wire.ts"
 import { replyForFailure } from "./errors.ts"
@@ -79,6 +80,11 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       }
     })
     if (orgSlug === undefined || workspaceSlug === undefined) return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
+    // a full node answers before it spends anything on the request (its credential, its body): a
+    // burst past the bound costs the node little, and what it runs stays quick (docs/decisions.md,
+    // "Admission control"); the place itself is taken behind the checkpoint, as the turn is prepared
+    const full = await options.run(checkTurnAdmission)
+    if (Exit.isFailure(full)) return replyForFailure(full.cause)
     const request = {
       authorization: req.headers.authorization,
       cookie: req.headers.cookie,

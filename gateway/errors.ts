@@ -20,6 +20,8 @@ interface Row {
   readonly message: (e: Tagged) => string
   /** Headers the answer carries beside the body. */
   readonly headers?: (e: Tagged) => Record<string, string>
+  /** A 5xx that is a refusal the node chose (load shed), not a failure: its request line carries no cause. */
+  readonly refusal?: true
 }
 
 const badRequest = (reason: string, message: (e: Tagged) => string): Row => ({ status: 400, code: "bad_request", reason, message })
@@ -45,8 +47,11 @@ const retryable: Row = unavailable(
         return "log_unavailable"
       case "ClusterError":
         return "cluster_unavailable"
+      case "HostUnavailable":
+        return e.reason === "overloaded" ? "queued_commands" : "owner_unreachable"
       default:
-        return "owner_unreachable"
+        // `Unavailable`: the owner out of reach, or full (`queued_commands`)
+        return e.reason ?? "owner_unreachable"
     }
   },
   (e) => {
@@ -83,6 +88,15 @@ const table: Readonly<Record<string, Row>> = {
     reason: "too_many_attempts",
     message: (e) => e.message,
     headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) })
+  },
+  // the node holds as many turns or streams as it may (docs/decisions.md, "Admission control"): spec 7.2's code, before any stream opens
+  Overloaded: {
+    status: 503,
+    code: "engine_unavailable",
+    reason: (e) => e.bound,
+    message: (e) => e.message,
+    headers: (e) => ({ "retry-after": String(e.retryAfterSeconds) }),
+    refusal: true
   },
   // beyond a rate or a fair share (docs/decisions.md, "Fair shares"); the chat routes answer spec 7.1's own body
   RateLimited: {
@@ -258,7 +272,7 @@ const describeRow = <E>(cause: Cause.Cause<E>, { error, row }: { readonly error:
   code: row.code,
   reason: typeof row.reason === "function" ? row.reason(error) : row.reason ?? error.reason,
   message: row.message(error),
-  ...(row.status >= 500 ? { failure: causeFields(cause) } : {})
+  ...(row.status >= 500 && row.refusal !== true ? { failure: causeFields(cause) } : {})
 })
 
 /** A failure the table does not know: 500 internal, and what it was for the log. */

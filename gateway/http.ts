@@ -228,10 +228,16 @@ interface RequestLine {
   readonly failure?: LoggedError | undefined
 }
 
-/** One line per request: at `error` for a 5xx, else `info`. The route is the pattern, never the URL. */
+/**
+ * One line per request: at `error` for a 5xx that failed, at `warn` for a 503 that says nothing
+ * failed (a node shedding load: it refused at once, and says when to retry), else `info`. The
+ * route is the pattern, never the URL.
+ */
 const writeRequestLine = (log: NodeLog, line: RequestLine): void => {
-  const failed = line.status >= 500
-  if (!failed && LogLevel.lessThan(LogLevel.Info, log.level)) return
+  const shed = line.status === 503 && line.failure === undefined
+  const failed = line.status >= 500 && !shed
+  const level = failed ? LogLevel.Error : shed ? LogLevel.Warning : LogLevel.Info
+  if (LogLevel.lessThan(level, log.level)) return
   const fields = {
     requestId: line.requestId,
     method: line.method,
@@ -244,8 +250,7 @@ const writeRequestLine = (log: NodeLog, line: RequestLine): void => {
     stream: line.stream,
     error: line.failure
   }
-  if (failed) log.error("request", fields)
-  else log.info("request", fields)
+  log.write(level, "request", fields)
 }
 
 /** Counts and logs a request route() answered before making its exchange. */

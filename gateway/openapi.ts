@@ -115,7 +115,12 @@ const RESPONSES = {
     content: json({ type: "object", required: ["error"], properties: { error: { const: "rate_limited" } } })
   },
   Unavailable: errorResponse(
-    "`unavailable`: storage, the log or the read models did not answer in time (`reason` `read_model_behind`, `owner_unreachable`, `database_unavailable`, `log_unavailable`, ...); retry."
+    "`unavailable`: storage, the log or the read models did not answer in time (`reason` `read_model_behind`, `owner_unreachable`, `database_unavailable`, `log_unavailable`, ...), or the node holds as many commands as it queues (`queued_commands`); retry after `Retry-After` seconds.",
+    RETRY_AFTER
+  ),
+  ChatUnavailable: errorResponse(
+    "`engine_unavailable`: the node starts, runs or serves as many turns or streams as it may (`reason` `turns_starting`, `turns_running`, `open_streams`), answered before any stream opens; or `unavailable` as on other routes. Retry after `Retry-After` seconds.",
+    RETRY_AFTER
   ),
   Error: errorResponse("Any other failure, in the same shape (`internal` on 500, `bad_gateway` on 502, ...).")
 } as const
@@ -133,7 +138,8 @@ const STATUS_OF: Readonly<Record<Exclude<ResponseName, "Error">, string>> = {
   UnprocessableContent: "422",
   RateLimited: "429",
   ChatRateLimited: "429",
-  Unavailable: "503"
+  Unavailable: "503",
+  ChatUnavailable: "503"
 }
 
 /** The error answers of an operation, by name, and `default` for the rest. */
@@ -422,7 +428,7 @@ const handDescribed = (registry: Registry, schemas: SchemaComponents): Paths => 
 /** The chat routes (gateway/chat.ts) invoke `ask_assistant`, and frame the turn it starts. */
 const chatOperations = (ask: AnyCapability, schemas: SchemaComponents) => {
   const derived = capabilityOperation(ask, schemas, { positions: false })
-  const chatErrors = errors("BadRequest", "Unauthorized", "PaymentRequired", "Forbidden", "NotFound", "Conflict", "PayloadTooLarge", "UnprocessableContent", "ChatRateLimited", "Unavailable")
+  const chatErrors = errors("BadRequest", "Unauthorized", "PaymentRequired", "Forbidden", "NotFound", "Conflict", "PayloadTooLarge", "UnprocessableContent", "ChatRateLimited", "ChatUnavailable")
   const askInput = objectSchemaOf(AskRequest)
   return {
     stream: {

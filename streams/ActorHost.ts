@@ -33,6 +33,7 @@ import { NodeMetrics } from "./Metrics.ts"
 import type { Positions } from "./ReadFence.ts"
 import { makeAppendHere } from "./host/Appender.ts"
 import { makeAuditCheckpoints } from "./host/AuditCheckpoints.ts"
+import { makeGate } from "./Admission.ts"
 import { registerGauges } from "./host/Gauges.ts"
 import type { Accepted, HostUnavailable } from "./host/Outcome.ts"
 import { makeOwnership } from "./host/Ownership.ts"
@@ -82,6 +83,12 @@ export interface ActorHostOptions {
    * it opens again: longer than a heartbeat of the cluster (by default half Kafka's 10 s session).
    */
   readonly fencedWriterGraceMs?: number
+  /**
+   * Commands this node's partition workers hold at once (queued or being decided); one more is
+   * refused at once, retryably (`HostUnavailable` `overloaded`), rather than held past the command
+   * timeout. Unset: unbounded.
+   */
+  readonly maxQueuedCommands?: number
 }
 
 export const make = (options: ActorHostOptions) =>
@@ -103,7 +110,8 @@ export const make = (options: ActorHostOptions) =>
     const { owned } = partitions
     const audit = makeAuditCheckpoints(signer, partitions, runtime)
     if (signer !== undefined) yield* Effect.forkScoped(audit.ticker)
-    const { decideHere } = makePartitionWorker({ db, kinds, metrics, runtime, partitions, counted: audit.counted, acked, commandTimeoutMs })
+    const queued = options.maxQueuedCommands === undefined ? undefined : makeGate("queued_commands", options.maxQueuedCommands)
+    const { decideHere } = makePartitionWorker({ db, kinds, metrics, runtime, partitions, counted: audit.counted, acked, commandTimeoutMs, queued })
     const appendHere = makeAppendHere({ log, runtime, partitions, counted: audit.counted, acked, commandTimeoutMs })
     const router = makeRouter({ partitionCount: log.partitions, cluster, kinds, runtime, decideHere, appendHere, acked, commandTimeoutMs })
 
@@ -124,7 +132,7 @@ export const make = (options: ActorHostOptions) =>
         partitions.reproject()
       })
     )
-    registerGauges(metrics, db, log, owned, runtime)
+    registerGauges(metrics, db, log, owned, runtime, queued)
 
     const unprojected = (): Positions => {
       const behind = new Map<number, number>()

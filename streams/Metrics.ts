@@ -9,7 +9,7 @@
  * state lives (`ActorHost.ts`, `TurnRegistry.ts`), so it costs nothing between scrapes.
  */
 import { Context, Layer } from "effect"
-import { collectDefaultMetrics, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client"
+import { collectDefaultMetrics, Counter, exponentialBuckets, Gauge, Histogram, Registry } from "prom-client"
 
 /** Seconds, from half a millisecond (a cached command) to half a minute (a command timing out). */
 export const LATENCY_BUCKETS: ReadonlyArray<number> = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
@@ -30,6 +30,8 @@ export interface NodeMetricsService {
   readonly auditBatchRecords: Histogram
   /** A2A tasks started on this node whose turn has not ended. */
   readonly a2aTasksInFlight: Gauge
+  /** Requests and commands this node refused at once because a bound of what it holds was reached, by bound (streams/Admission.ts). */
+  readonly admissionRefusals: Counter<"bound">
 }
 
 export class NodeMetrics extends Context.Tag("svc/streams/NodeMetrics")<NodeMetrics, NodeMetricsService>() {}
@@ -87,6 +89,12 @@ export const make = (): NodeMetricsService => {
     a2aTasksInFlight: new Gauge({
       name: "svc_a2a_tasks_in_flight",
       help: "A2A tasks started on this node whose turn has not ended",
+      registers
+    }),
+    admissionRefusals: new Counter({
+      name: "svc_admission_refusals_total",
+      help: "Requests and commands refused at once (503, Retry-After) because this node held as much as a bound allows, by bound",
+      labelNames: ["bound"],
       registers
     })
   }

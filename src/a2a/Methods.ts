@@ -96,7 +96,9 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
     const agentSlug = yield* agentSlugOf(message.metadata)
     const turn = yield* prepareTurn(invocation, { content, conversationId: conversationRef, turnId: randomUUID() }, newConversation, agentSlug)
     // the turn's checks first, as for a chat request's attachments; then its files are stored as attachments of it
-    const files = uploads.length === 0 ? [] : yield* uploadFiles(uploaderOf(invocation), uploads, invocation.newId, invocation.meta)
+    const files = uploads.length === 0
+      ? []
+      : yield* uploadFiles(uploaderOf(invocation), uploads, invocation.newId, invocation.meta).pipe(Effect.onError(() => Effect.sync(turn.place.ended)))
     return {
       task: {
         taskId: invocation.newId("a2a"),

@@ -274,8 +274,14 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
     const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
-    // the turn's share of its key and workspace, before anything is recorded; given back as the turn ends
-    const release = yield* takeTurnShare(invocation)
+    // the turn's place in the node (taken as it was prepared) and share of its key and workspace,
+    // before anything is recorded; given back as the turn ends, or now if it does not start
+    const { place } = task.turn
+    const share = yield* takeTurnShare(invocation).pipe(Effect.onError(() => Effect.sync(place.ended)))
+    const release = () => {
+      share()
+      place.ended()
+    }
     const submittedTask = yield* submit(task, release)
     listener.submitted?.(taskView(submittedTask))
     const report = yield* reportInOrder(taskId, meta)
@@ -323,8 +329,11 @@ export const followTask = (workspaceId: string, taskId: string, onChange: (updat
  */
 export const streamTask = (invocation: Invocation, accepted: { readonly task: NewTask } | { readonly taskId: string }) =>
   Effect.gen(function* () {
-    // a stream share of the caller's key and workspace until the last update
-    const relay = yield* followedRelay<TaskStreamEvent, void>(invocation)
+    // a place among the node's streams and a stream share of the caller's key and workspace until
+    // the last update; refused, a new task's turn gives its place back
+    const relay = yield* followedRelay<TaskStreamEvent, void>(invocation).pipe(
+      Effect.onError(() => Effect.sync(() => ("task" in accepted ? accepted.task.turn.place.ended() : undefined)))
+    )
     if ("task" in accepted) {
       yield* startTask(accepted.task, { submitted: relay.event, event: relay.event, settled: () => relay.done() }).pipe(
         Effect.onError(() => Effect.sync(() => relay.done()))

@@ -13,6 +13,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { slugsOf } from "../identity/Auth.ts"
 import { type AnyCapability, Capabilities, implement, type Invocation, type InvokeRequest } from "../checkpoint/Capability.ts"
 import { invoke } from "../checkpoint/Checkpoint.ts"
+import { admitTurn, type TurnPlace } from "../platform/Admission.ts"
 import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
@@ -83,7 +84,7 @@ const takeTurnRate = (invocation: Invocation) =>
 
 /**
  * Every check of spec 7.1 a turn passes before it may start, in one place for the chat routes and
- * A2A: the kill switch, a person behind the caller, the rate (the key's, or the workspace's), the model, the spend
+ * A2A: the kill switch, room in the node, a person behind the caller, the rate (the key's, or the workspace's), the model, the spend
  * limits, the attachments. `newConversationPublicId` names the conversation a first turn creates.
  * `agentSlug` names the workspace agent the turn runs as (404 `agent_not_found` when there is none):
  * its instructions join the system prompt, its tier applies when the request names no tier, and
@@ -93,6 +94,15 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
     if (settings.killSwitch) return yield* new Forbidden({ reason: "kill_switch", message: "the operator has stopped the assistant" })
+    // the turn's place in the node, before its reads and its workspace's rate: a full node refuses
+    // at once, and the turns being prepared count (a check that took nothing would let a burst
+    // through to the reads, to be refused only once it had cost them)
+    const place = yield* admitTurn
+    return yield* checkTurn(invocation, input, newConversationPublicId, agentSlug, place).pipe(Effect.onError(() => Effect.sync(place.ended)))
+  })
+
+const checkTurn = (invocation: Invocation, input: TurnRequest, newConversationPublicId: string | null, agentSlug: string | undefined, place: TurnPlace) =>
+  Effect.gen(function* () {
     const userId = yield* personOf(invocation)
     const orgId = invocation.orgId!
     const workspaceId = invocation.workspaceId!
@@ -119,7 +129,8 @@ export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConve
       model,
       tools: agentTools === null ? allowed : allowed.filter((tool) => agentTools.includes(tool.capability.name)),
       registry,
-      agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions }
+      agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions },
+      place
     }
     return prepared
   })

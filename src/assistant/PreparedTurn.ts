@@ -3,6 +3,7 @@
  * module, so the turn and the agent's tools both read it without importing each other.
  */
 import type { Invocation, Registry } from "../checkpoint/Capability.ts"
+import type { TurnPlace } from "../platform/Admission.ts"
 import type { Goal } from "./Goal.ts"
 import type { ResolvedModel } from "./models/resolve.ts"
 import type { AgentTool } from "./Tools.ts"
@@ -27,4 +28,9 @@ export interface PreparedTurn {
   readonly registry: Registry
   /** The workspace agent the turn runs as; null: the built-in workspace assistant. */
   readonly agent: { readonly name: string; readonly instructions: string } | null
+  /**
+   * The turn's place in the node (src/platform/Admission.ts), taken before its checks: whoever
+   * holds the turn gives it back, as the turn ends or as what would start it fails.
+   */
+  readonly place: TurnPlace
 }

@@ -12,7 +12,7 @@ import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
-import type { RateLimited } from "../platform/Errors.ts"
+import type { Overloaded, RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord, TurnResult } from "../platform/Wire.ts"
 import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
@@ -55,9 +55,15 @@ const systemPrompt = (turn: PreparedTurn, summary: string | null): string =>
 /** What an effect failed with: its error, else its defect. */
 const errorOf = (cause: Cause.Cause<unknown>): unknown => Option.getOrElse(Cause.failureOption(cause), () => Cause.squash(cause))
 
-/** The turn: runs to its end and tells the sink; never fails (a failure is the sink's `done`). */
+/**
+ * The turn: runs to its end and tells the sink; never fails (a failure is the sink's `done`). It
+ * gives back its places in the node (`turn.place`, src/platform/Admission.ts): among the starting turns
+ * once its run is recorded or refused, among the running ones as it ends, before its caller hears
+ * the end (a caller's next turn finds the place free).
+ */
 export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
   Effect.gen(function* () {
+    const { place } = turn
     let ended = false
     const once: TurnSink = {
       event: (event) => {
@@ -66,30 +72,43 @@ export const executeTurn = (turn: PreparedTurn, sink: TurnSink) =>
       done: (outcome) => {
         if (ended) return
         ended = true
+        place.ended()
         sink.done(outcome)
       }
     }
-    yield* turnProcess(turn, once).pipe(
+    yield* turnProcess(turn, once, place.started).pipe(
       Effect.catchAllCause((cause) =>
         // storage failed outside the model loop (loading the history, say): the stream still ends as 7.2 says
         Effect.logError("assistant: turn failed", cause).pipe(
           Effect.zipRight(Effect.sync(() => once.done({ failure: failure("engine_unavailable", "the assistant engine could not reach its storage; retry") })))
         )
       ),
+      // however the turn ended, its places are given back (once: a second release does nothing)
+      Effect.ensuring(Effect.sync(place.ended)),
       // only the turn's abort signal stops it, not the end of the fiber that started it
       Effect.uninterruptible
     )
   })
 
 /**
- * Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). It holds a turn
- * share and a stream share of its key and workspace until it ends; without one it does not start
- * (429, src/platform/FairShares.ts).
+ * Starts the turn, which runs to its end whether or not anyone listens (spec 3.2). It holds its
+ * place in the node (taken as it was prepared), a place among the node's streams, and a turn share
+ * and a stream share of its key and workspace, until it ends; without one it does not start (503
+ * `engine_unavailable`, src/platform/Admission.ts; 429, src/platform/FairShares.ts), gives its
+ * place back, and records nothing.
  */
-export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, RateLimited, any> =>
+export const startTurn = (turn: PreparedTurn): Effect.Effect<StartedTurn, RateLimited | Overloaded, any> =>
   Effect.gen(function* () {
-    const release = yield* takeTurnShare(turn.invocation)
-    const relay = yield* followedRelay<ChatEvent, TurnOutcome>(turn.invocation).pipe(Effect.onError(() => Effect.sync(release)))
+    const { place } = turn
+    const release = yield* takeTurnShare(turn.invocation).pipe(Effect.onError(() => Effect.sync(place.ended)))
+    const relay = yield* followedRelay<ChatEvent, TurnOutcome>(turn.invocation).pipe(
+      Effect.onError(() =>
+        Effect.sync(() => {
+          release()
+          place.ended()
+        })
+      )
+    )
     yield* startInBackground(executeTurn(turn, relay).pipe(Effect.ensuring(Effect.sync(release))))
     return relay
   })
@@ -315,8 +334,8 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
     sink.done({ result })
   })
 
-/** The turn, step by step: its conversation, its history, its recorded start, its rounds, its end. */
-const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
+/** The turn, step by step: its conversation, its history, its recorded start (then `started`), its rounds, its end. */
+const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
   Effect.gen(function* () {
     const registry = yield* TurnRegistry
     const clock = yield* Effect.clock
@@ -332,6 +351,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink) =>
       : yield* loadHistory(conversation.conversationId, VERBATIM_MESSAGES - 1)
     const summary = history.summary?.text ?? null
     const run = yield* recordStart(turn, conversation, summary, sink)
+    started()
     if (run === undefined) return
 
     const signal = run.live.abort.signal

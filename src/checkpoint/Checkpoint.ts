@@ -18,7 +18,7 @@ import { AccessCache } from "./AccessCache.ts"
 import { newPublicId } from "../identity/ApiKeyToken.ts"
 import { AuditLog } from "../audit/AuditLog.ts"
 import { actorOf, authenticate } from "../identity/Auth.ts"
-import { BadRequest, badInputTags, NotFound, Unavailable } from "../platform/Errors.ts"
+import { BadRequest, badInputTags, NotFound, shedTags, Unavailable } from "../platform/Errors.ts"
 import { bindIdempotencyKey, requestDigest } from "./IdempotencyKeys.ts"
 import { MAX_JSON_DEPTH, tooDeepMessage } from "../platform/JsonDepth.ts"
 import { checkEntitlement } from "../packs/Entitlement.ts"
@@ -108,7 +108,7 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
     }
     if (Either.isLeft(outcome)) {
       const tag = (outcome.left as { readonly _tag?: string })._tag ?? "Error"
-      if (!badInputTags.has(tag)) yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, tag)
+      if (!badInputTags.has(tag) && !shedTags.has(tag)) yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, tag)
       return yield* Effect.fail(outcome.left)
     }
     yield* recordInvocation(invocation, started, yield* Clock.currentTimeMillis, undefined)

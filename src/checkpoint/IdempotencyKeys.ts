@@ -12,7 +12,7 @@ import { Claim, claimId } from "../../actors/claim/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { CurrentReadFence } from "../../streams/ReadFence.ts"
-import { IdempotencyKeyReused, Unavailable } from "../platform/Errors.ts"
+import { IdempotencyKeyReused, unavailableOf } from "../platform/Errors.ts"
 
 /** Binds the key's seed to the request's digest, or fails with `IdempotencyKeyReused` when the
  * key was first sent with another request. Writes nothing when the request is the same again. */
@@ -30,7 +30,7 @@ export const bindIdempotencyKey = (seed: string, digest: string, meta: CommandMe
     Effect.catchTags({
       NameTaken: () =>
         new IdempotencyKeyReused({ message: "this Idempotency-Key was first sent with another request (another body or place); send a new key for a new request" }),
-      HostUnavailable: (e) => new Unavailable({ message: e.message })
+      HostUnavailable: unavailableOf
     }),
     // the binding is no write of the call's own, so its reads need not wait to see it
     Effect.locally(CurrentReadFence, undefined)

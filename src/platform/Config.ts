@@ -63,6 +63,8 @@ export interface AppConfig {
   readonly assistant: AssistantConfig
   /** What one key or workspace may hold of a process (src/platform/FairShares.ts). */
   readonly fairShares: FairSharesConfig
+  /** What the whole node may hold at once (src/platform/Admission.ts, streams/Admission.ts). */
+  readonly admission: AdmissionConfig
   /** The master key of plugin secrets (32 bytes, from base64); unset: no secret can be stored. */
   readonly authTokenEncryptionKey: Buffer | undefined
   /** Outbound email of notifications: an SMTP URL (`smtp://user:pass@host:port`, `smtps://...`); unset: no email. */
@@ -102,6 +104,22 @@ export interface FairSharesConfig {
   readonly turnsPerWorkspace: number
   /** Enabled automations with a schedule trigger in one workspace. */
   readonly enabledSchedulesPerWorkspace: number
+}
+
+/**
+ * Admission control (docs/decisions.md, "Admission control"): what one node holds at once, whoever
+ * asks. Past a bound the node answers at once with 503 and `Retry-After`, before any stream opens:
+ * `engine_unavailable` for turns and streams, `unavailable` for commands.
+ */
+export interface AdmissionConfig {
+  /** Assistant turns (chat and A2A) admitted and not yet recorded as started. */
+  readonly maxTurnsStarting: number
+  /** Assistant turns admitted and not yet ended. */
+  readonly maxTurnsRunning: number
+  /** Streams callers follow: chat turns (stream and ask), A2A message/stream and tasks/resubscribe. */
+  readonly maxOpenStreams: number
+  /** Commands this node's partition workers hold (queued or being decided), over every partition. */
+  readonly maxQueuedCommands: number
 }
 
 /** The assistant's operator settings (spec 2.2, 7.1, 8). */
@@ -277,6 +295,12 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       turnsPerKey: int(env.TURNS_PER_KEY, 32, "TURNS_PER_KEY"),
       turnsPerWorkspace: int(env.TURNS_PER_WORKSPACE, 128, "TURNS_PER_WORKSPACE"),
       enabledSchedulesPerWorkspace: int(env.ENABLED_SCHEDULES_PER_WORKSPACE, 100, "ENABLED_SCHEDULES_PER_WORKSPACE")
+    },
+    admission: {
+      maxTurnsStarting: int(env.ADMISSION_MAX_TURNS_STARTING, 200, "ADMISSION_MAX_TURNS_STARTING"),
+      maxTurnsRunning: int(env.ADMISSION_MAX_TURNS_RUNNING, 2_000, "ADMISSION_MAX_TURNS_RUNNING"),
+      maxOpenStreams: int(env.ADMISSION_MAX_OPEN_STREAMS, 3_000, "ADMISSION_MAX_OPEN_STREAMS"),
+      maxQueuedCommands: int(env.ADMISSION_MAX_QUEUED_COMMANDS, 8_192, "ADMISSION_MAX_QUEUED_COMMANDS")
     },
     authTokenEncryptionKey: aes256Key(env.AUTH_TOKEN_ENCRYPTION_KEY, "AUTH_TOKEN_ENCRYPTION_KEY"),
     mail: { smtpUrl: smtpUrl(env.SMTP_URL), from: env.MAIL_FROM || "svc <notifications@localhost>" },

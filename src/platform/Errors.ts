@@ -70,10 +70,48 @@ export class RateLimited extends Schema.TaggedError<RateLimited>()("RateLimited"
   }
 }
 
-/** Retryable: the owner of the data could not be reached in time. */
+/**
+ * The node holds as many turns or streams as it may (docs/decisions.md, "Admission control"):
+ * refused at once, before anything is recorded or any stream opens, with 503 `engine_unavailable`
+ * and `Retry-After`; `bound` names what was full.
+ */
+export class Overloaded extends Schema.TaggedError<Overloaded>()("Overloaded", {
+  bound: Schema.Literal("turns_starting", "turns_running", "open_streams"),
+  retryAfterSeconds: Schema.Int
+}) {
+  override get message() {
+    const retry = `retry in ${this.retryAfterSeconds} s`
+    switch (this.bound) {
+      case "turns_starting":
+        return `this node is starting as many assistant turns as it may at once; ${retry}`
+      case "turns_running":
+        return `this node runs as many assistant turns as it may at once; ${retry}`
+      case "open_streams":
+        return `this node serves as many streams as it may at once; ${retry}`
+    }
+  }
+}
+
+/**
+ * Retryable: the owner of the data could not be reached in time, or (`reason` `queued_commands`)
+ * it held as many commands as it queues and refused this one at once (docs/decisions.md,
+ * "Admission control").
+ */
 export class Unavailable extends Schema.TaggedError<Unavailable>()("Unavailable", {
-  message: Schema.String
+  message: Schema.String,
+  reason: Schema.optional(Schema.Literal("queued_commands"))
 }) {}
+
+/** An actor host's refusal as the checkpoint answers it: `Unavailable`, naming the bound when the owner was full. */
+export const unavailableOf = (e: { readonly reason: string; readonly message: string }) =>
+  new Unavailable(e.reason === "overloaded" ? { message: e.message, reason: "queued_commands" } : { message: e.message })
+
+/**
+ * Refusals for load (docs/decisions.md, "Admission control"): the node took nothing, so they write
+ * nothing, not even an audit record; their answer waits on no append of the log, which is what a
+ * node shedding load must not do. They are counted (`svc_admission_refusals_total`) instead.
+ */
+export const shedTags: ReadonlySet<string> = new Set(["Overloaded"])
 
 /**
  * Rejections that mean the input was bad: they change nothing and write nothing, not even an

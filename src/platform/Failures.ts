@@ -14,7 +14,7 @@
  */
 import { type Cause, Context, Effect } from "effect"
 import { HostUnavailable } from "../../streams/ActorHost.ts"
-import { Unavailable } from "./Errors.ts"
+import { unavailableOf } from "./Errors.ts"
 import type { LoggedError } from "./Logging.ts"
 
 /** The tags of the retryable failures: `DbError` and `LogError` (streams), `ClusterError` (the
@@ -29,7 +29,7 @@ export const isRetryable = (error: unknown): boolean => RETRYABLE.has(tagOf(erro
 
 /** An owner out of reach, as the checkpoint answers and audits it: `Unavailable` (retryable). */
 export const orOwnerUnreachable = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  effect.pipe(Effect.mapError((e) => (e instanceof HostUnavailable ? new Unavailable({ message: e.message }) : e)))
+  effect.pipe(Effect.mapError((e) => (e instanceof HostUnavailable ? unavailableOf(e) : e)))
 
 export interface FailureDescription {
   readonly status: number

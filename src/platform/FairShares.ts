@@ -10,6 +10,7 @@
 import { Context, Effect, Layer } from "effect"
 import type { Invocation } from "../checkpoint/Capability.ts"
 import type { FairSharesConfig } from "./Config.ts"
+import { admitStream } from "./Admission.ts"
 import { RateLimited } from "./Errors.ts"
 import { Relay } from "./Relay.ts"
 
@@ -82,11 +83,20 @@ export const makeFairShares = (limits: FairSharesConfig): FairSharesService => {
 export const layer = (limits: FairSharesConfig) => Layer.succeed(FairShares, makeFairShares(limits))
 
 /**
- * A relay a caller follows (a chat turn's events, an A2A task's updates), holding a stream share of
- * its key and workspace from now until its last update.
+ * A relay a caller follows (a chat turn's events, an A2A task's updates), holding a place among the
+ * node's streams (`Overloaded` when there is none) and a stream share of its key and workspace,
+ * from now until its last update.
  */
 export const followedRelay = <E, O>(invocation: Invocation) =>
-  Effect.flatMap(FairShares, (shares) => Effect.map(shares.take("stream", holderOf(invocation)), (release) => new Relay<E, O>(release)))
+  Effect.gen(function* () {
+    const shares = yield* FairShares
+    const place = yield* admitStream
+    const share = yield* shares.take("stream", holderOf(invocation)).pipe(Effect.onError(() => Effect.sync(place)))
+    return new Relay<E, O>(() => {
+      share()
+      place()
+    })
+  })
 
 /** Takes a turn share of the invocation's key and workspace; the turn gives it back as it ends. */
 export const takeTurnShare = (invocation: Invocation) => Effect.flatMap(FairShares, (shares) => shares.take("turn", holderOf(invocation)))

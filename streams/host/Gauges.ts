@@ -5,6 +5,7 @@
  */
 import { Effect, Option, Runtime } from "effect"
 import { Counter, Gauge } from "prom-client"
+import type { Gate } from "../Admission.ts"
 import type { DbService } from "../Db.ts"
 import type { EventLog, EventLogService } from "../EventLog.ts"
 import type { NodeMetricsService } from "../Metrics.ts"
@@ -18,7 +19,8 @@ export const registerGauges = (
   db: DbService,
   log: EventLogService,
   owned: ReadonlyMap<number, Ownership>,
-  runtime: Runtime.Runtime<EventLog>
+  runtime: Runtime.Runtime<EventLog>,
+  queued: Gate | undefined
 ) => {
   const run = Runtime.runPromise(runtime)
   const registers = [metrics.registry]
@@ -49,6 +51,16 @@ export const registerGauges = (
       let ready = 0
       for (const ownership of owned.values()) if (ownership.caughtUp) ready++
       this.set(ready)
+    }
+  })
+  new Gauge({
+    name: "svc_commands_held",
+    help: "Commands this node's partition workers hold (queued or being decided), over every partition",
+    registers,
+    collect() {
+      let held = 0
+      for (const ownership of owned.values()) held += ownership.queue.length
+      this.set(queued?.held() ?? held)
     }
   })
   new Gauge({

@@ -16,9 +16,12 @@ export interface Accepted<S, E> {
   readonly position: Position | undefined
 }
 
-/** Retryable: the owner could not be reached or changed under the command. */
+/**
+ * Retryable: the owner could not be reached or changed under the command, or (`overloaded`) held
+ * as many commands as it queues and refused this one at once (streams/Admission.ts).
+ */
 export class HostUnavailable extends Data.TaggedError("HostUnavailable")<{
-  readonly reason: "not_owner" | "timeout" | "ownership_lost" | "failure"
+  readonly reason: "not_owner" | "timeout" | "ownership_lost" | "failure" | "overloaded"
   readonly message: string
 }> {}
 
@@ -77,6 +80,13 @@ export const AppendedRecords = Schema.Array(Schema.Struct({
 export const notOwner = (): Outcome => ({ ok: false, unavailable: "not_owner", message: "this node does not own the partition" })
 
 export const failure = (message: string): Outcome => ({ ok: false, unavailable: "failure", message })
+
+/** The owner queues as many commands as it may: refused at once, not held until the command timeout. */
+export const overloaded = (limit: number): Outcome => ({
+  ok: false,
+  unavailable: "overloaded",
+  message: `the node deciding this command has ${limit} commands queued, as many as it takes; retry shortly`
+})
 
 export const accepted = <S, E, Err>(outcome: Outcome): Effect.Effect<Accepted<S, E>, Err | HostUnavailable> => {
   if (outcome.ok) {

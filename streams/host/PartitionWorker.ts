@@ -12,7 +12,8 @@ import type { NodeMetricsService } from "../Metrics.ts"
 import { decodeState, rememberCommand, type StoredActor } from "../Projector.ts"
 import { addPosition } from "../ReadFence.ts"
 import { boundedAppend } from "./Appender.ts"
-import { failure, type Job, notOwner, type Outcome } from "./Outcome.ts"
+import type { Gate, Release } from "../Admission.ts"
+import { failure, type Job, notOwner, type Outcome, overloaded } from "./Outcome.ts"
 import { type CachedActor, type Ownership, type Partitions, stalledOutcome } from "./Ownership.ts"
 
 /** Commands one batch decides and appends together. */
@@ -28,6 +29,8 @@ export interface WorkerEnv {
   /** The highest offset this node acknowledged, per partition. */
   readonly acked: Map<number, number>
   readonly commandTimeoutMs: number
+  /** The commands this node's workers hold at once, queued or being decided, over every partition; undefined: unbounded. */
+  readonly queued: Gate | undefined
 }
 
 export const makePartitionWorker = (env: WorkerEnv) => {
@@ -159,6 +162,8 @@ export const makePartitionWorker = (env: WorkerEnv) => {
     const ownership = partitions.owned.get(partition)
     if (ownership === undefined) return undefined
     return Effect.async<Outcome>((resume) => {
+      const release = placeFor(env.queued, metrics)
+      if (typeof release !== "function") return resume(Effect.succeed(release))
       const enqueued = performance.now()
       const latency = commandSeconds.get(kind.kind)
       enqueue(ownership, {
@@ -167,6 +172,7 @@ export const makePartitionWorker = (env: WorkerEnv) => {
         command,
         meta,
         settle: (outcome) => {
+          release()
           latency?.observe((performance.now() - enqueued) / 1000)
           resume(Effect.succeed(outcome))
         }
@@ -175,6 +181,20 @@ export const makePartitionWorker = (env: WorkerEnv) => {
   }
 
   return { decideHere }
+}
+
+const noRelease = () => {}
+
+/**
+ * A place among the commands this node holds, taken before a command is queued and given back as
+ * it is answered; past the bound, the refusal (counted) as the command's outcome.
+ */
+const placeFor = (queued: Gate | undefined, metrics: NodeMetricsService): Release | Outcome => {
+  if (queued === undefined) return noRelease
+  const release = queued.tryAcquire()
+  if (release !== undefined) return release
+  metrics.admissionRefusals.inc({ bound: "queued_commands" })
+  return overloaded(queued.limit)
 }
 
 /** One command against one key's state: the outcome, and the key's next state if it caused events. */

@@ -99,6 +99,9 @@ describe("GET /openapi.json", () => {
     expect(paths["/healthz"].get.security).toEqual([])
     expect(Object.keys(paths[`${PLACE}/chat/stream`].post.responses["200"].content)).toEqual(["text/event-stream"])
     expect(paths[`${PLACE}/chat/stream`].post.responses["429"].content["application/json"].schema.properties.error).toEqual({ const: "rate_limited" })
+    // a node full of turns refuses before any stream opens (docs/decisions.md, "Admission control")
+    expect(paths[`${PLACE}/chat/stream`].post.responses["503"].description).toMatch(/engine_unavailable/)
+    expect(paths[`${PLACE}/chat/stream`].post.responses["503"].headers["Retry-After"]).toBeDefined()
     const ask = paths[`${PLACE}/assistant/ask`].post
     expect(Object.keys(ask.requestBody.content["application/json"].schema.properties)).not.toContain("tier")
     expect(ask.responses["200"].content["application/json"].schema.required).toContain("conversationPublicId")

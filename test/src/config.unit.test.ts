@@ -74,3 +74,17 @@ describe("KEY_RATE_LIMIT_PER_MINUTE and KEY_RATE_LIMIT_SLICE", () => {
     expect(() => loadConfig({ KEY_RATE_LIMIT_SLICE: "1.5" })).toThrow(/KEY_RATE_LIMIT_SLICE/)
   })
 })
+
+describe("ADMISSION_*", () => {
+  it("bounds what a node holds by default, and each bound is set apart", () => {
+    expect(loadConfig({}).admission).toEqual({ maxTurnsStarting: 200, maxTurnsRunning: 2_000, maxOpenStreams: 3_000, maxQueuedCommands: 8_192 })
+    expect(loadConfig({ ADMISSION_MAX_TURNS_STARTING: "7", ADMISSION_MAX_TURNS_RUNNING: "8", ADMISSION_MAX_OPEN_STREAMS: "9", ADMISSION_MAX_QUEUED_COMMANDS: "10" }).admission)
+      .toEqual({ maxTurnsStarting: 7, maxTurnsRunning: 8, maxOpenStreams: 9, maxQueuedCommands: 10 })
+  })
+
+  it("refuses a bound that is not a positive integer", () => {
+    for (const name of ["ADMISSION_MAX_TURNS_STARTING", "ADMISSION_MAX_TURNS_RUNNING", "ADMISSION_MAX_OPEN_STREAMS", "ADMISSION_MAX_QUEUED_COMMANDS"]) {
+      for (const value of ["0", "-3", "1.5", "many"]) expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(new RegExp(name))
+    }
+  })
+})

@@ -1,0 +1,47 @@
+/**
+ * Admission: what a node holds at once is bounded (docs/decisions.md, "Admission control"). A
+ * gate counts the places taken under one bound; a place is taken at once or refused at once, and
+ * given back exactly once, however often its release is called. Synchronous and allocation-light:
+ * it sits on the hot path of every turn, stream and command.
+ *
+ * The actor host bounds the commands queued on its partition workers (`queued_commands`); the
+ * assistant bounds its turns and the streams callers follow (src/platform/Admission.ts).
+ */
+
+/** What a node bounds: turns being started (until their run is recorded), turns running, streams followed, commands queued. */
+export type AdmissionBound = "turns_starting" | "turns_running" | "open_streams" | "queued_commands"
+
+export const ADMISSION_BOUNDS: ReadonlyArray<AdmissionBound> = ["turns_starting", "turns_running", "open_streams", "queued_commands"]
+
+/** Gives a taken place back; later calls do nothing. */
+export type Release = () => void
+
+export interface Gate {
+  readonly bound: AdmissionBound
+  /** Places under this bound; positive. */
+  readonly limit: number
+  /** Places taken now. */
+  readonly held: () => number
+  /** Takes a place, or undefined when every place is taken. */
+  readonly tryAcquire: () => Release | undefined
+}
+
+export const makeGate = (bound: AdmissionBound, limit: number): Gate => {
+  if (!Number.isInteger(limit) || limit <= 0) throw new Error(`the bound ${bound} must be a positive integer, got ${limit}`)
+  let held = 0
+  return {
+    bound,
+    limit,
+    held: () => held,
+    tryAcquire: () => {
+      if (held >= limit) return undefined
+      held++
+      let released = false
+      return () => {
+        if (released) return
+        released = true
+        held--
+      }
+    }
+  }
+}
