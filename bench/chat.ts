@@ -31,6 +31,9 @@ import v8 from "node:v8"
 import vm from "node:vm"
 import uWS from "uWebSockets.js"
 import { ascending, ask, type Bench, cpuMsPer, kindIs, machine, offlineAnswer, platformLabel, portOf, post, progressOf, quantile, row, runBench, serveCeiling, settle, startNode, table, type Target, tally } from "./harness.ts"
+import { chatTurn, countWork, workTable } from "./counting.ts"
+/** Operations whose work is counted, one at a time, before the windows. */
+const WORK_OPERATIONS = Number(process.env.BENCH_WORK_OPERATIONS ?? 30)
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 200)
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16)
@@ -327,6 +330,8 @@ const fdLimit = async () => {
 const bench = async (context: Bench) => {
   const node = await startNode(context, { unlimitedChat: true })
   const { orgSlug, workspaceSlug, workspaceKey } = node.bootstrap
+  // the work one turn costs the node, counted first (`counting.ts`)
+  const work = await countWork(node, "chat turn", chatTurn(node), WORK_OPERATIONS)
   const pathname = `/v1/${encodeURIComponent(orgSlug)}/${encodeURIComponent(workspaceSlug)}/chat/stream`
 
   const ceiling = context.fork("ceiling")
@@ -445,6 +450,10 @@ const bench = async (context: Bench) => {
 
   console.log([
     `${machine(node.log.mode)}; open files limit ${await fdLimit()}; offline model.`,
+    "",
+    "The work one turn costs the platform, one at a time:",
+    "",
+    ...workTable([work]),
     "",
     `Latency, content \`${HELLO}\`, a new conversation per turn (ms from the request's start; CPU: the serving process's, all threads):`,
     "",
