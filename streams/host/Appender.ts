@@ -45,7 +45,10 @@ export const makeAppendHere = ({ log, runtime, partitions, counted, acked, comma
       if (!ready || !partitions.isOwned(ownership) || writer === undefined) return notOwner() as AppendReply
       const appended = await run(Effect.either(boundedAppend(writer.writer, records, commandTimeoutMs)))
       if (Either.isRight(appended)) {
-        addPosition(acked, { partition, offset: appended.right[appended.right.length - 1] })
+        const last = appended.right[appended.right.length - 1]
+        addPosition(acked, { partition, offset: last })
+        // records no actor decides change no cached state: the cache holds everything up to them too
+        if (last > ownership.knownThrough) ownership.knownThrough = last
         counted(ownership, records.length)
         return { ok: true, offsets: appended.right }
       }

@@ -26,6 +26,13 @@ export interface Ownership {
   /** Resolves true once the writer is open and the projection has caught up with the log, false if the partition is lost first. */
   ready: Promise<boolean>
   caughtUp: boolean
+  /**
+   * The highest offset of the partition that the cached states hold everything up to: the log's
+   * end when the partition last caught up, then each append through this node's writer (the
+   * cache takes an append's states before it is acknowledged). -1 before the first catch-up. A
+   * read that must see a position past it reads the read model instead (`ActorHost.peek`).
+   */
+  knownThrough: number
   readonly scope: Scope.CloseableScope
   /** The partition's writer, in a scope of its own within `scope`, reopened after a failed append. */
   writer: { readonly writer: PartitionWriter; readonly scope: Scope.CloseableScope } | undefined
@@ -95,6 +102,8 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
         const end = (yield* log.endOffsets([ownership.partition])).get(ownership.partition) ?? 0
         const caughtUp = end === 0 || (yield* Effect.promise(() => ownership.projection.wait(end - 1)))
         if (caughtUp && isOwned(ownership)) {
+          // the cache was empty (gained) or cleared (resync): what it loads from now on is projected through end - 1
+          ownership.knownThrough = Math.max(ownership.knownThrough, end - 1)
           ownership.caughtUp = true
           readyChanged()
         }
@@ -146,6 +155,7 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
       partition,
       ready: Promise.resolve(false),
       caughtUp: false,
+      knownThrough: -1,
       scope: Effect.runSync(Scope.make()),
       writer: undefined,
       cache: new Map(),

@@ -141,6 +141,8 @@ export const makePartitionWorker = (env: WorkerEnv) => {
       if (actor.seq === records[i].seq) working.set(key, { ...actor, position: offsets[i] })
     }
     for (const [key, actor] of working) remember(ownership, key, actor)
+    // in the same tick as the cache takes the batch's states, before any command is answered
+    if (last > ownership.knownThrough) ownership.knownThrough = last
     for (const { job, outcome, lastRecord } of decided) {
       if (!outcome.ok) {
         job.settle(outcome)
