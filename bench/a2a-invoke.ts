@@ -12,7 +12,7 @@
 import { Effect, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
-import type { InvokeRequest } from "../src/checkpoint/Capability.ts"
+import type { InvokeRequest, Principal } from "../src/checkpoint/Capability.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import { type Bench, runBench, startNode } from "./harness.ts"
 
@@ -30,7 +30,7 @@ const bench = async (context: Bench) => {
   })).json()) as { result: { id: string; status: { state: string } } }
   if (sent.result.status.state !== "completed") throw new Error(`the first task is ${sent.result.status.state}`)
   const run = Runtime.runPromise(node.runtime)
-  const principal = await run(authenticate({ authorization: `Bearer ${key}` }))
+  const principal = await run(authenticate({ authorization: `Bearer ${key}` }) as Effect.Effect<Principal, unknown>)
   const call = (surface: InvokeRequest<never>["surface"], capability: string, input: unknown) => () =>
     run(invoke({ authorization: undefined, principal, surface, capability, path: null, input: Effect.succeed(input) }) as Effect.Effect<unknown, unknown>)
   const windows = {
