@@ -13,6 +13,9 @@
  * log's end before deciding anything there; on losing it the host stops deciding at once and
  * forgets its cached states.
  *
+ * A read of one key may answer from this node's cached state instead of a read model (`peek`):
+ * only on the owner, caught up, and only when the cache holds every position the read must see.
+ *
  * Records that no actor decides (audit records, telemetry batches, keys `svc issue-key` writes)
  * are appended through the same writer (`append`): a partition's hash chain (docs/audit.md) needs
  * one writer, and on Kafka that is the owner's fenced writer, which holds the chain's head.
