@@ -170,8 +170,15 @@ describe("two hosts that both believe they own every partition (a stale owner)",
       // b caches the key at seq 1; a then writes seq 2 behind b's back
       yield* sendRetrying(b.host, "k", 1, "b-1")
       const aWrote = yield* sendRetrying(a.host, "k", 2, "a-1")
-      // a read on b that must see a's write is not answered from b's stale cache
+      // a read on b that must see a's write is not answered from b's stale cache, even once b has
+      // appended past a's write (another key's: the embedded log fences per key only)
       expect(b.host.peek(CounterActor, "k", positionsOf([aWrote]))).toBeUndefined()
+      const partitionOfK = partitionFor(keyOf(CounterActor, "k"), PARTITIONS)
+      const other = Array.from({ length: 100 }, (_, i) => `k-${i}`).find((id) => partitionFor(keyOf(CounterActor, id), PARTITIONS) === partitionOfK)!
+      const bLater = yield* sendRetrying(b.host, other, 1, "b-other")
+      expect(bLater.position!.offset).toBeGreaterThan(aWrote.position!.offset)
+      expect(b.host.peek(CounterActor, "k", positionsOf([aWrote]))).toBeUndefined()
+      expect(b.host.peek(CounterActor, "k")).toEqual({ total: 1 })
       // b decides from its stale cache: its seq 2 loses to a's and must not be acknowledged
       const lost = yield* b.host.send(CounterActor, "k", new Add({ amount: 4 }), meta("b-2")).pipe(Effect.flip)
       expect(lost).toMatchObject({ _tag: "HostUnavailable", reason: "ownership_lost" })
