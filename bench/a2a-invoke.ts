@@ -6,8 +6,9 @@
  * `system.ping` (the checkpoint and nothing else, on the `mcp` surface) and of `a2a.tasks.get` of
  * that task (on the `a2a` surface), both as the bootstrap workspace key, BENCH_CONCURRENCY (16)
  * calls in flight, BENCH_CALLS (3,000) calls per window after 300 of warm-up. Calls per second and
- * this process's CPU time per call (all its threads; a real Postgres's is not counted). Both
- * windows pay the invocation's audit record, its append and its projection.
+ * this process's CPU time per call (all its threads; a real Postgres's is not counted), and how
+ * many statements read the task's row (`a2a_tasks`; counted through postgres.js's `debug` hook).
+ * Both windows pay the invocation's audit record, its append and its projection.
  */
 import { Effect, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
@@ -43,8 +44,14 @@ const bench = async (context: Bench) => {
   const task = (await windows["a2a.tasks.get"]()) as { id?: string }
   if (pong.pong !== true || task.id !== sent.result.id) throw new Error(`unexpected answers ${JSON.stringify(pong)} ${JSON.stringify(task)}`)
 
+  let rowReads = 0
+  ;(node.db.sql.options as { debug?: unknown }).debug = (_connection: number, query: string) => {
+    if (/^\s*select\b[\s\S]*\ba2a_tasks\b/i.test(query)) rowReads++
+  }
+
   const measure = async (once: () => Promise<unknown>) => {
     for (let i = 0; i < 300; i++) await once()
+    rowReads = 0
     const cpu = process.cpuUsage()
     const started = performance.now()
     let begun = 0
@@ -56,17 +63,17 @@ const bench = async (context: Bench) => {
     }))
     const seconds = (performance.now() - started) / 1000
     const used = process.cpuUsage(cpu)
-    return { rate: CALLS / seconds, cpuMs: (used.user + used.system) / 1000 / CALLS }
+    return { rate: CALLS / seconds, cpuMs: (used.user + used.system) / 1000 / CALLS, rowReads }
   }
 
   const rows: Array<string> = []
   for (let round = 1; round <= ROUNDS; round++) {
     for (const [name, once] of Object.entries(windows)) {
-      const { rate, cpuMs } = await measure(once)
-      rows.push(`| ${round} | \`${name}\` | ${Math.round(rate).toLocaleString("en")} | ${cpuMs.toFixed(3)} |`)
+      const { rate, cpuMs, rowReads: reads } = await measure(once)
+      rows.push(`| ${round} | \`${name}\` | ${Math.round(rate).toLocaleString("en")} | ${cpuMs.toFixed(3)} | ${reads} |`)
     }
   }
-  console.log([`${CONCURRENCY} in flight, ${CALLS} calls per window:`, "", "| round | capability | calls/s | CPU ms per call |", "|---:|---|---:|---:|", ...rows].join("\n"))
+  console.log([`${CONCURRENCY} in flight, ${CALLS} calls per window:`, "", "| round | capability | calls/s | CPU ms per call | task row reads |", "|---:|---|---:|---:|---:|", ...rows].join("\n"))
 }
 
 runBench(import.meta.url, { bench, load: async () => undefined })
