@@ -7,7 +7,8 @@
  *    id, so every request is a new task: a whole assistant turn in a new conversation, answered
  *    once the task has settled (the default, blocking). Each answer must be the Task, `completed`.
  * 2. `tasks/get` of one existing task (the completed task of a `message/send` made before the
- *    loads): a read through the checkpoint (`invoke` → `readTask`: the owner's cached state, else `findTask` → `taskView`).
+ *    loads): a read through the checkpoint (`invoke` → `readTask`, the owner's cached state or
+ *    else `findTask` → `taskView`).
  *
  * The same requests, byte for byte, go to three other servers, each a child process on loopback
  * (this file again, with the server's name as argument):
