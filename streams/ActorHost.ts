@@ -13,6 +13,9 @@
  * log's end before deciding anything there; on losing it the host stops deciding at once and
  * forgets its cached states.
  *
+ * A read of one key may answer from this node's cached state instead of a read model (`peek`):
+ * only on the owner, caught up, and only when the cache holds every position the read must see.
+ *
  * Records that no actor decides (audit records, telemetry batches, keys `svc issue-key` writes)
  * are appended through the same writer (`append`): a partition's hash chain (docs/audit.md) needs
  * one writer, and on Kafka that is the owner's fenced writer, which holds the chain's head.
@@ -23,14 +26,15 @@
  * `AuditCheckpoints.ts` (signed checkpoints), `Waiters.ts` and `RemoteProjections.ts` (waits for
  * projected positions, settled as the projection moves), `Gauges.ts`, `Outcome.ts`.
  */
-import { Context, Effect, Layer, Option, type Stream } from "effect"
-import type { ActorKind, CommandMeta, KindRegistry } from "../actors/kernel.ts"
+import { Context, Effect, FiberRef, Layer, Option, type Stream } from "effect"
+import { type ActorKind, type CommandMeta, type KindRegistry, keyOf } from "../actors/kernel.ts"
 import { Db } from "./Db.ts"
 import { Cluster, type ClusterError } from "./Cluster.ts"
 import { AuditSigner } from "./Checkpoints.ts"
 import { EventLog, type EventRecord, type LogError } from "./EventLog.ts"
 import { NodeMetrics } from "./Metrics.ts"
-import type { Positions } from "./ReadFence.ts"
+import { CurrentReadFence, type Positions } from "./ReadFence.ts"
+import { partitionFor } from "./partitioner.ts"
 import { makeAppendHere } from "./host/Appender.ts"
 import { makeAuditCheckpoints } from "./host/AuditCheckpoints.ts"
 import { makeGate } from "./Admission.ts"
@@ -51,6 +55,14 @@ export interface ActorHostService {
     command: C,
     meta: CommandMeta
   ) => Effect.Effect<Accepted<S, E>, Err | HostUnavailable>
+  /**
+   * The state of `id` as this node holds it in memory, without a command and without I/O: the
+   * state as of the last append acknowledged for it, which is what a read after any acknowledged
+   * write must see. Only when this node owns the key's partition, the partition is caught up and
+   * not stalled, its cache holds every position of that partition in `mustSee` (a read-your-writes
+   * fence), and the key's state is cached; otherwise undefined, and the read model answers.
+   */
+  readonly peek: <S>(kind: Pick<ActorKind<S, never, never, never>, "kind" | "initialState">, id: string, mustSee?: Positions) => S | undefined
   /** Partitions this node owns, those of them caught up and deciding, and how many keys it caches. */
   readonly ownership: () => { readonly owned: ReadonlyArray<number>; readonly ready: ReadonlyArray<number>; readonly cachedKeys: number }
   /** The partitions caught up and deciding (`ownership().ready`): as they stand, then at each change. */
@@ -157,9 +169,20 @@ export const make = (options: ActorHostOptions) =>
       return (await Promise.all(waits)).every(Boolean)
     }
 
+    const peek: ActorHostService["peek"] = <S>(kind: Pick<ActorKind<S, never, never, never>, "kind" | "initialState">, id: string, mustSee?: Positions) => {
+      const key = keyOf(kind, id)
+      const partition = partitionFor(key, log.partitions)
+      const ownership = owned.get(partition)
+      if (ownership === undefined || !ownership.caughtUp || ownership.stalled !== undefined) return undefined
+      const wanted = mustSee?.get(partition)
+      if (wanted !== undefined && wanted > ownership.knownThrough) return undefined
+      return ownership.cache.get(key)?.state as S | undefined
+    }
+
     return {
       nodeId: cluster.nodeId,
       send: router.send,
+      peek,
       ownership: () => ({
         owned: [...owned.keys()].sort((a, b) => a - b),
         ready: partitions.ready(),
@@ -172,6 +195,14 @@ export const make = (options: ActorHostOptions) =>
       append: router.append
     } satisfies ActorHostService
   })
+
+/**
+ * `peek` under the current invocation's read fence: the cached state of `id` only when it holds
+ * every write the invocation must see (its positions, those it wrote included); undefined: read
+ * the read model, which waits for them.
+ */
+export const peekFenced = <S>(kind: Pick<ActorKind<S, never, never, never>, "kind" | "initialState">, id: string): Effect.Effect<S | undefined, never, ActorHost> =>
+  Effect.flatMap(ActorHost, (host) => Effect.map(FiberRef.get(CurrentReadFence), (fence) => host.peek(kind, id, fence?.positions)))
 
 export const layer = (options: ActorHostOptions): Layer.Layer<ActorHost, ClusterError, Db | EventLog | Cluster | ActorKinds | NodeMetrics> =>
   Layer.scoped(ActorHost, make(options))

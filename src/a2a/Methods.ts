@@ -15,7 +15,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { AgentSlug } from "../../actors/agent/events.ts"
 import { AGENT_SLUG_METADATA, extendedAgentCard } from "./Card.ts"
 import type { MessageSendParams } from "./Protocol.ts"
-import { findTask, taskView } from "./Queries.ts"
+import { readTask, taskView } from "./Queries.ts"
 import { contentOf, keptParts, uploadsOf } from "./Parts.ts"
 import { contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask } from "./Tasks.ts"
 import { findConversation } from "../assistant/Queries.ts"
@@ -46,7 +46,7 @@ const agentSlugOf = (metadata: Readonly<Record<string, unknown>> | undefined) =>
 
 /** The caller's person's task; another person's, of this workspace or another, is -32001 as an unknown one. */
 const ownTask = (invocation: Invocation, taskId: string) =>
-  ownRecord(invocation, findTask(invocation.workspaceId!, taskId), () => new TaskNotFound({ taskId }))
+  ownRecord(invocation, readTask(invocation.workspaceId!, taskId), () => new TaskNotFound({ taskId }))
 
 /** A message accepted: a new task to run, or the answer that resumes a waiting one. */
 type AcceptedMessage = { readonly task: NewTask } | { readonly taskId: string }
@@ -139,7 +139,7 @@ export const cancelTask = implement(Api.cancelTask, (invocation, params) =>
     // a malformed id, or another person's or workspace's task, is not found, like an unknown one
     yield* ownTask(invocation, params.id)
     yield* host.send(A2aTaskActor, params.id, new CancelTask({ taskId: params.id, workspaceId }), invocation.meta)
-    const task = (yield* findTask(workspaceId, params.id))!
+    const task = (yield* readTask(workspaceId, params.id))!
     // stop its turn, wherever it runs (a task cancelled before its run started is stopped by its own process)
     const conversation = yield* findConversation(workspaceId, task.conversationId)
     if (conversation !== undefined && task.runId !== null) {

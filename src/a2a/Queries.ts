@@ -1,10 +1,14 @@
 /**
  * The a2a wing's SQL: its read model of A2A tasks (migration 0011, projected by the a2atask actor),
  * and the A2A v0.3 `Task` a row is returned as. A malformed task id is simply not found, never a SQL error;
- * a task is found within its workspace only.
+ * a task is found within its workspace only. `readTask` answers from the task actor's state instead
+ * when this node owns it and holds every write the call must see; the row and the state have the
+ * same fields, so one function (`taskView`) makes the wire Task of either.
  */
 import { Effect } from "effect"
+import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { type A2aMessage, type Artifact, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
+import { type ActorHost, peekFenced } from "../../streams/ActorHost.ts"
 import { Db, type DbError, queryFirst } from "../../streams/Db.ts"
 import type { Task } from "../platform/Wire.ts"
 
@@ -61,6 +65,20 @@ export const findTask = (workspaceId: string, taskId: string): Effect.Effect<Tas
       updatedAt: (row.updated_at as Date).toISOString()
     }))
   })
+
+/**
+ * A task of the workspace: its actor's state when this node owns the task's partition and its
+ * cache holds the task and every write the call must see (`ActorHost.peek`): no statement;
+ * otherwise its row, in one statement, once the read model holds those writes (`findTask`).
+ */
+export const readTask = (workspaceId: string, taskId: string): Effect.Effect<TaskRecord | undefined, DbError, Db | ActorHost> => {
+  if (!TASK_ID.test(taskId)) return Effect.succeed(undefined)
+  return Effect.flatMap(peekFenced(A2aTaskActor, taskId), (cached): Effect.Effect<TaskRecord | undefined, DbError, Db> => {
+    if (cached === undefined) return findTask(workspaceId, taskId)
+    // cached and absent: never submitted (the cache is loaded from the projected state, then kept by the appends)
+    return Effect.succeed(cached._tag === "Task" && cached.workspaceId === workspaceId ? cached : undefined)
+  })
+}
 
 /** The task as A2A returns it; `historyLength` keeps the last N messages of its history (0: none;
  * absent: all). */

@@ -22,7 +22,7 @@ export const boundedAppend = (writer: PartitionWriter, records: ReadonlyArray<Ev
 export interface AppenderEnv {
   readonly log: EventLogService
   readonly runtime: Runtime.Runtime<EventLog>
-  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync">
+  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync" | "appended">
   readonly counted: (ownership: Ownership, events: number) => void
   /** The highest offset this node acknowledged, per partition. */
   readonly acked: Map<number, number>
@@ -46,6 +46,8 @@ export const makeAppendHere = ({ log, runtime, partitions, counted, acked, comma
       const appended = await run(Effect.either(boundedAppend(writer.writer, records, commandTimeoutMs)))
       if (Either.isRight(appended)) {
         addPosition(acked, { partition, offset: appended.right[appended.right.length - 1] })
+        // records no actor decides change no cached state: the cache holds everything up to them too
+        partitions.appended(ownership, appended.right)
         counted(ownership, records.length)
         return { ok: true, offsets: appended.right }
       }

@@ -26,6 +26,16 @@ export interface Ownership {
   /** Resolves true once the writer is open and the projection has caught up with the log, false if the partition is lost first. */
   ready: Promise<boolean>
   caughtUp: boolean
+  /**
+   * The highest offset of the partition that the cached states hold everything up to: the log's
+   * end when the partition last caught up, then raised by appends through this node's writer
+   * (`appended`; the cache takes an append's states before it is acknowledged). -1 before the
+   * first catch-up. A read that must see a position past it reads the read model instead
+   * (`ActorHost.peek`).
+   */
+  knownThrough: number
+  /** Embedded log: this node's appends past `knownThrough + 1` (first offset -> last), joined to it once the gap before them is this node's too. */
+  readonly appendedAhead: Map<number, number>
   readonly scope: Scope.CloseableScope
   /** The partition's writer, in a scope of its own within `scope`, reopened after a failed append. */
   writer: { readonly writer: PartitionWriter; readonly scope: Scope.CloseableScope } | undefined
@@ -95,6 +105,9 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
         const end = (yield* log.endOffsets([ownership.partition])).get(ownership.partition) ?? 0
         const caughtUp = end === 0 || (yield* Effect.promise(() => ownership.projection.wait(end - 1)))
         if (caughtUp && isOwned(ownership)) {
+          // the cache was empty (gained) or cleared (resync): what it loads from now on is projected through end - 1
+          ownership.knownThrough = Math.max(ownership.knownThrough, end - 1)
+          ownership.appendedAhead.clear()
           ownership.caughtUp = true
           readyChanged()
         }
@@ -146,6 +159,8 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
       partition,
       ready: Promise.resolve(false),
       caughtUp: false,
+      knownThrough: -1,
+      appendedAhead: new Map(),
       scope: Effect.runSync(Scope.make()),
       writer: undefined,
       cache: new Map(),
@@ -199,7 +214,34 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
     }
   }
 
-  return { owned, isOwned, ready, readyChanges, gain, lose, reproject, resync, stall, evict }
+  /**
+   * After an append through this node's writer, once the cache holds its states: the cache holds
+   * everything up to its last offset when nobody else can have written to the partition since
+   * what it knew. On Kafka the writer is fenced by any newer one, so an append that succeeds says
+   * so. The embedded log fences per key only (a second process believing it owns the partition
+   * appends too), so there the cache is known through an append only once every offset before it
+   * is this node's too (appends answered out of order wait in `appendedAhead`); after a gap another
+   * process wrote, it stays known only as far as before, and reads past it go to the read models.
+   */
+  const appended = (ownership: Ownership, offsets: ReadonlyArray<number>) => {
+    const first = offsets[0]
+    const last = offsets[offsets.length - 1]
+    if (first === undefined || last === undefined || last <= ownership.knownThrough) return
+    if (log.mode !== "embedded") {
+      ownership.knownThrough = last
+      return
+    }
+    const ahead = ownership.appendedAhead
+    ahead.set(first, last)
+    for (let joined = ahead.get(ownership.knownThrough + 1); joined !== undefined; joined = ahead.get(ownership.knownThrough + 1)) {
+      ahead.delete(ownership.knownThrough + 1)
+      ownership.knownThrough = joined
+    }
+    // a gap that is not this node's never closes: what waits behind it is forgotten, not kept forever
+    if (ahead.size > 1_024) ahead.clear()
+  }
+
+  return { owned, isOwned, ready, readyChanges, gain, lose, reproject, resync, stall, evict, appended }
 }
 
 /**

@@ -24,7 +24,7 @@ export interface WorkerEnv {
   readonly kinds: KindRegistry
   readonly metrics: NodeMetricsService
   readonly runtime: Runtime.Runtime<EventLog>
-  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync" | "evict">
+  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync" | "evict" | "appended">
   readonly counted: (ownership: Ownership, events: number) => void
   /** The highest offset this node acknowledged, per partition. */
   readonly acked: Map<number, number>
@@ -144,6 +144,8 @@ export const makePartitionWorker = (env: WorkerEnv) => {
       if (actor.seq === records[i].seq) working.set(key, { ...actor, position: offsets[i] })
     }
     for (const [key, actor] of working) remember(ownership, key, actor)
+    // in the same tick as the cache takes the batch's states, before any command is answered
+    partitions.appended(ownership, offsets)
     for (const { job, outcome, lastRecord } of decided) {
       if (!outcome.ok) {
         job.settle(outcome)

@@ -115,6 +115,28 @@ const suite = (name: string, backend: Backend) => describe(`ActorHost on the ${n
       yield* Scope.close(scope, Exit.void)
     }))
 
+  it.live("peeks at a cached state without a command: only when it holds every position the read must see", () =>
+    Effect.gen(function* () {
+      const schema = uniqueName("t")
+      const { host, scope } = yield* start(backend, schema)
+      // nothing cached for a key no command reached: the read model answers
+      expect(host.peek(CounterActor, "never")).toBeUndefined()
+      const first = yield* host.send(CounterActor, "p", new Add({ amount: 3 }), meta())
+      // as acknowledged, before the projection holds it
+      expect(host.peek(CounterActor, "p")).toEqual({ total: 3 })
+      const { partition, offset } = first.position!
+      expect(host.peek(CounterActor, "p", new Map([[partition, offset]]))).toEqual({ total: 3 })
+      // a position past what this node appended or caught up with: not from memory
+      expect(host.peek(CounterActor, "p", new Map([[partition, offset + 1_000]]))).toBeUndefined()
+      // other partitions' positions say nothing of this key
+      expect(host.peek(CounterActor, "p", new Map([[(partition + 1) % PARTITIONS, offset + 1_000]]))).toEqual({ total: 3 })
+      const second = yield* host.send(CounterActor, "p", new Add({ amount: 1 }), meta())
+      expect(host.peek(CounterActor, "p", new Map([[partition, second.position!.offset]]))).toEqual({ total: 4 })
+      yield* Scope.close(scope, Exit.void)
+      // a partition no longer owned: nothing from memory
+      expect(host.peek(CounterActor, "p")).toBeUndefined()
+    }))
+
   it.live("a restarted host rehydrates from the read model and goes on where the log ends", () =>
     Effect.gen(function* () {
       const schema = uniqueName("t")
@@ -147,7 +169,16 @@ describe("two hosts that both believe they own every partition (a stale owner)",
       const b = yield* start(embedded, schema)
       // b caches the key at seq 1; a then writes seq 2 behind b's back
       yield* sendRetrying(b.host, "k", 1, "b-1")
-      yield* sendRetrying(a.host, "k", 2, "a-1")
+      const aWrote = yield* sendRetrying(a.host, "k", 2, "a-1")
+      // a read on b that must see a's write is not answered from b's stale cache, even once b has
+      // appended past a's write (another key's: the embedded log fences per key only)
+      expect(b.host.peek(CounterActor, "k", positionsOf([aWrote]))).toBeUndefined()
+      const partitionOfK = partitionFor(keyOf(CounterActor, "k"), PARTITIONS)
+      const other = Array.from({ length: 100 }, (_, i) => `k-${i}`).find((id) => partitionFor(keyOf(CounterActor, id), PARTITIONS) === partitionOfK)!
+      const bLater = yield* sendRetrying(b.host, other, 1, "b-other")
+      expect(bLater.position!.offset).toBeGreaterThan(aWrote.position!.offset)
+      expect(b.host.peek(CounterActor, "k", positionsOf([aWrote]))).toBeUndefined()
+      expect(b.host.peek(CounterActor, "k")).toEqual({ total: 1 })
       // b decides from its stale cache: its seq 2 loses to a's and must not be acknowledged
       const lost = yield* b.host.send(CounterActor, "k", new Add({ amount: 4 }), meta("b-2")).pipe(Effect.flip)
       expect(lost).toMatchObject({ _tag: "HostUnavailable", reason: "ownership_lost" })
