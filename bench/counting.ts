@@ -110,6 +110,8 @@ export interface Work {
   readonly requestStatements: number
   readonly projectionStatements: number
   readonly sharedPool: boolean
+  /** Whether the node counted its statements (`dbStatementCounts`, which costs it CPU). */
+  readonly statementsCounted: boolean
   readonly cpuMs: number
   /** The operations' median time to their answer's end, in ms. */
   readonly p50Ms: number
@@ -155,6 +157,7 @@ export const countWork = async (node: BenchNode, what: string, operation: Operat
     requestStatements: (after.requestStatements - before.requestStatements) / n,
     projectionStatements: (after.projectionStatements - before.projectionStatements) / n,
     sharedPool: node.db.projection === node.db,
+    statementsCounted: node.db.statements !== undefined,
     cpuMs: (after.cpuMs - before.cpuMs) / n,
     p50Ms: quantile(ascending(latencies), 0.5)
   }
@@ -185,8 +188,8 @@ export const workRow = (work: Work) =>
     `${figure(sum([...work.events.values()].map((e) => e.count)))} (${listed(work.events, (e) => e.count)})`,
     int(sum([...work.events.values()].map((e) => e.bytes))),
     figure(work.audit),
-    work.sharedPool ? `${figure(work.requestStatements + work.projectionStatements)} (one pool)` : figure(work.requestStatements),
-    work.sharedPool ? "(shared)" : figure(work.projectionStatements),
+    !work.statementsCounted ? "not counted" : work.sharedPool ? `${figure(work.requestStatements + work.projectionStatements)} (one pool)` : figure(work.requestStatements),
+    !work.statementsCounted ? "(see bench:work)" : work.sharedPool ? "(shared)" : figure(work.projectionStatements),
     work.cpuMs.toFixed(2),
     ms(work.p50Ms)
   ])

@@ -125,7 +125,7 @@ export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSession
 
 /** Everything a node runs, given the Postgres URL to use. */
 export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number, projectionPoolSize: number) => {
-  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize, projectionMax: projectionPoolSize, node: config.nodeId })
+  const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize, projectionMax: projectionPoolSize, countStatements: config.dbStatementCounts, node: config.nodeId })
   const base = Layer.mergeAll(
     logLayer(config),
     clusterLayer(config),

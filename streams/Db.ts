@@ -19,8 +19,8 @@ export class DbError extends Data.TaggedError("DbError")<{
 
 export interface DbService {
   readonly sql: postgres.Sql
-  /** Statements this pool has sent since it opened: what an operation costs, counted (`svc_db_statements_total`). */
-  readonly statements: () => number
+  /** Statements this pool has sent since it opened, when counted (`DbOptions.countStatements`). */
+  readonly statements: (() => number) | undefined
   /**
    * The pool the projection runs on (the log's tail and the batches it folds): a pool of its own
    * where the database takes more than one connection, so a batch never queues a request's
@@ -43,6 +43,11 @@ export interface DbOptions {
   readonly max?: number
   /** The projection's own pool size; 0 (embedded PGlite) shares the pool above. */
   readonly projectionMax?: number
+  /**
+   * Count each pool's statements. postgres.js hears them through its `debug` hook, and with the
+   * hook set it records a stack trace for every statement it makes: a cost, so counting is asked for.
+   */
+  readonly countStatements?: boolean
   /** The node's id: its connections are `svc <node>` in `pg_stat_activity`, so an operator sees whose they are. */
   readonly node?: string
 }
@@ -98,7 +103,7 @@ export const migrate = (sql: postgres.Sql, schema: string) =>
   })
 
 /** A pool as a service; `projection`: the projection's pool, this one unless given. */
-export const service = (sql: postgres.Sql, schema: string, statements: () => number = () => 0, projection?: DbService): DbService => {
+export const service = (sql: postgres.Sql, schema: string, statements?: () => number, projection?: DbService): DbService => {
   checkSchemaName(schema)
   const db: DbService = {
     sql,
@@ -119,11 +124,12 @@ export const tapStatements = (tap: ((text: string) => void) | undefined) => {
   statementTap = tap
 }
 
-/** A pool counting its statements, closed with the scope. */
+/** A pool, counting its statements if asked to, closed with the scope. */
 const counted = (options: DbOptions) =>
   Effect.map(
     Effect.acquireRelease(
       Effect.sync(() => {
+        if (options.countStatements !== true) return { sql: connect(options), statements: undefined }
         let sent = 0
         const sql = connect(options, (text) => {
           sent++

@@ -33,8 +33,13 @@ export const rewriteSummaryIfDue = (model: ResolvedModel, finished: Signal<RunFi
   Effect.gen(function* () {
     const host = yield* ActorHost
     const { conversationId, runId } = finished.event
+    const runEnd = new Map([[finished.position.partition, finished.position.offset]])
+    // on the conversation's owner, its state tells at once whether the history has outgrown what
+    // a turn sends word for word; mostly it has not, and nothing is waited for or read
+    const held = host.peek(ConversationActor, conversationId, runEnd)
+    if (held?._tag === "Active" && held.messageCount <= VERBATIM_MESSAGES - 1) return
     // the history must hold the run's own messages
-    yield* Effect.promise(() => host.awaitProjected(new Map([[finished.position.partition, finished.position.offset]]), SUMMARY_READ_TIMEOUT_MS))
+    yield* Effect.promise(() => host.awaitProjected(runEnd, SUMMARY_READ_TIMEOUT_MS))
     // the next turn reads the last 49 messages and its own: everything before those is the summary's
     const history = yield* loadHistory(conversationId, VERBATIM_MESSAGES - 1)
     if (history.older === 0) return

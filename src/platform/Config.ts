@@ -42,6 +42,11 @@ export interface AppConfig {
   readonly cachedKeysPerPartition: number
   /** How long the first audit record of a batch waits for others before the append. */
   readonly auditWindowMs: number
+  /**
+   * Count the statements each Postgres pool sends (`svc_db_statements_total`). Off by default: the
+   * driver then records a stack trace for every statement, which costs CPU (the work bench turns it on).
+   */
+  readonly dbStatementCounts: boolean
   /** Base64 of 32 bytes sealing stored secrets (TOTP, SSO client secrets); unset: `<data dir>/secret.key`. */
   readonly secretKey: string | undefined
   /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
@@ -251,6 +256,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS"),
     cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION"),
     auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
+    dbStatementCounts: env.DB_STATEMENT_COUNTS === "true",
     secretKey: env.SECRET_KEY || undefined,
     secureCookies: env.SECURE_COOKIES !== "false",
     lockout: {

@@ -24,17 +24,20 @@ export const registerGauges = (
 ) => {
   const run = Runtime.runPromise(runtime)
   const registers = [metrics.registry]
-  new Counter({
-    name: "svc_db_statements_total",
-    help: "Statements sent to Postgres, by pool: requests (and everything else the node does), and the projection's where it has its own",
-    labelNames: ["pool"],
-    registers,
-    collect() {
-      this.reset()
-      this.inc({ pool: "requests" }, db.statements())
-      if (db.projection !== db) this.inc({ pool: "projection" }, db.projection.statements())
-    }
-  })
+  const { statements } = db
+  if (statements !== undefined) {
+    new Counter({
+      name: "svc_db_statements_total",
+      help: "Statements sent to Postgres, by pool: requests (and everything else the node does), and the projection's where it has its own",
+      labelNames: ["pool"],
+      registers,
+      collect() {
+        this.reset()
+        this.inc({ pool: "requests" }, statements())
+        if (db.projection !== db) this.inc({ pool: "projection" }, db.projection.statements?.() ?? 0)
+      }
+    })
+  }
   new Gauge({
     name: "svc_partitions_owned",
     help: "Log partitions this node owns",
