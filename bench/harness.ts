@@ -91,9 +91,10 @@ export const runBench = (moduleUrl: string, roles: Roles) => {
 /**
  * One node in this process, in `bench`'s scope and data directory: embedded PGlite unless
  * DATABASE_URL is set (else a schema of its own), the embedded log unless KAFKA_BROKERS is set
- * (else topics of its own), LOG_PARTITIONS partitions; with `unlimitedChat`, the chat rate limit
- * and the fair shares of streams and turns raised out of the way (the limiter would refuse all but
- * 120 turns a minute of the one workspace, and its one key may hold 32 streams at once).
+ * (else topics of its own), LOG_PARTITIONS partitions; with `unlimitedChat`, the chat rate limit,
+ * the fair shares of streams and turns, and the node's admission bounds raised out of the way (the
+ * limiter would refuse all but 120 turns a minute of the one workspace, its one key may hold 32
+ * streams at once, and the node starts 200 turns at a time).
  */
 export const startNode = async (bench: Bench, { unlimitedChat = false, overrides = {} }: { unlimitedChat?: boolean; overrides?: Partial<AppConfig> } = {}) => {
   const { loadConfig } = await import("../src/platform/Config.ts")
@@ -117,7 +118,9 @@ export const startNode = async (bench: Bench, { unlimitedChat = false, overrides
       ? {
           // the key budget stays in the way at its default slice (an actor command each 100 sends): its cost is part of what is measured
           assistant: { ...base.assistant, chatRateLimitPerMinute: 1_000_000_000, keyRateLimitPerMinute: 1_000_000_000 },
-          fairShares: { ...base.fairShares, streamsPerKey: 1_000_000_000, streamsPerWorkspace: 1_000_000_000, turnsPerKey: 1_000_000_000, turnsPerWorkspace: 1_000_000_000 }
+          fairShares: { ...base.fairShares, streamsPerKey: 1_000_000_000, streamsPerWorkspace: 1_000_000_000, turnsPerKey: 1_000_000_000, turnsPerWorkspace: 1_000_000_000 },
+          // the benches measure what the node holds when it takes everything; admission has its own tests
+          admission: { maxTurnsStarting: 1_000_000_000, maxTurnsRunning: 1_000_000_000, maxOpenStreams: 1_000_000_000, maxQueuedCommands: 1_000_000_000 }
         }
       : {}),
     ...overrides
