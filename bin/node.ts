@@ -43,8 +43,9 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     const databaseUrl = config.databaseUrl ?? (yield* startEmbeddedPostgres(config.dataDir)).url
     // PGlite has one backend: one connection keeps transactions whole
     const poolSize = config.databaseUrl === undefined ? 1 : 10
-    // the projection folds one batch at a time, and tails the embedded log between batches
-    const projectionPoolSize = config.databaseUrl === undefined ? 0 : 2
+    // the projection folds one batch at a time; the embedded log's three readers (the projection's,
+    // the automations reactor's, the run signals') tail on this pool too, and must not queue its batches
+    const projectionPoolSize = config.databaseUrl === undefined ? 0 : 4
     // the agent's calls have no request line of their own: a 5xx among them gets a line here
     const describeAgentFailure = <E>(cause: Cause.Cause<E>) => {
       const described = describeFailure(cause)
