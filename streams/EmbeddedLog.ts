@@ -245,32 +245,30 @@ const makeAppender = (
   })
 
 /**
- * The subscriber: reads every partition it follows that may have news in one statement (up to
- * `batchSize` events of each), then hands them out a partition's chunk at a time; woken by this
- * log's appends, and polling every `pollMs` for appends made elsewhere.
+ * The subscriber: reads the partitions it follows in turns, a chunk at a time; woken by this
+ * log's appends, and polling every `pollMs` for appends made elsewhere. A poll asks the heads of
+ * every partition it follows in one statement, and reads only those that moved (a quiet node's
+ * three readers polled 12 partitions each, 4 times a second, one statement each).
  */
 const makeSubscribe = (
-  { sql, events, channel }: Tables,
+  { sql, events, heads, channel }: Tables,
   appended: EventEmitter,
   pollMs: number,
   batchSize: number
 ): EventLogService["subscribe"] => {
-  const read = (partitions: ReadonlyArray<number>, from: ReadonlyArray<number>) =>
+  const read = (partition: number, from: number) =>
     sql<EventRow[]>`
-      select e.partition, e."offset", e.key, e.seq, e.first_seq, e.type, e.payload, e.at, e.command_id, e.actor, e.prev_hash, e.hash
-      from unnest(${partitions as number[]}::int[], ${from as number[]}::bigint[]) as c(partition, next)
-      cross join lateral (
-        select * from ${events} where partition = c.partition and "offset" >= c.next order by "offset" limit ${batchSize}
-      ) e
-      order by e.partition, e."offset"`
+      select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash
+      from ${events} where partition = ${partition} and "offset" >= ${from}
+      order by "offset" limit ${batchSize}`
 
   return (from) =>
     Stream.unwrapScoped(
       Effect.gen(function* () {
         const cursor = new Map(from)
-        const dirty = new Set(cursor.keys())
-        /** Chunks read and not yet handed out. */
-        const ready: Array<LogChunk> = []
+        const order = [...cursor.keys()]
+        const dirty = new Set(order)
+        let next = 0
         let wake: (() => void) | undefined
         const onAppend = (partition: number) => {
           if (!cursor.has(partition)) return
@@ -281,41 +279,38 @@ const makeSubscribe = (
           Effect.sync(() => appended.on(channel, onAppend)),
           () => Effect.sync(() => appended.off(channel, onAppend))
         )
+        /** Waits for a wake or the poll; on the poll, marks the partitions whose head moved past the cursor. */
         const quiet = () =>
-          new Promise<void>((resolve) => {
-            const timer = setTimeout(() => {
-              for (const p of cursor.keys()) dirty.add(p)
-              resolve()
-            }, pollMs)
+          new Promise<boolean>((resolve) => {
+            const timer = setTimeout(() => resolve(true), pollMs)
             wake = () => {
               clearTimeout(timer)
-              resolve()
+              resolve(false)
             }
-          }).finally(() => (wake = undefined))
-
-        const readDirty = async () => {
-          const partitions = [...dirty]
-          // cleared before reading, so an append that lands during the read is not missed
-          dirty.clear()
-          const rows = await read(partitions, partitions.map((p) => cursor.get(p)!))
-          for (let start = 0; start < rows.length; ) {
-            const partition = rows[start].partition
-            let end = start
-            while (end < rows.length && rows[end].partition === partition) end++
-            if (end - start === batchSize) dirty.add(partition)
-            const next = rows[end - 1].offset + 1
-            cursor.set(partition, next)
-            ready.push({ partition, events: rows.slice(start, end).map(toLogged), next })
-            start = end
-          }
-        }
+          }).then(async (polled) => {
+            wake = undefined
+            if (!polled) return
+            const moved = await sql<Array<{ partition: number; next_offset: number }>>`
+              select partition, next_offset from ${heads} where partition = any(${order as number[]}::int[])`
+            for (const { partition, next_offset } of moved) if (next_offset > cursor.get(partition)!) dirty.add(partition)
+          })
 
         const nextChunk = async (): Promise<LogChunk> => {
           for (;;) {
-            const chunk = ready.shift()
-            if (chunk !== undefined) return chunk
-            if (dirty.size > 0) await readDirty()
-            else await quiet()
+            for (let i = 0; i < order.length; i++) {
+              const partition = order[(next + i) % order.length]
+              if (!dirty.has(partition)) continue
+              // cleared before reading, so an append that lands during the read is not missed
+              dirty.delete(partition)
+              const rows = await read(partition, cursor.get(partition)!)
+              if (rows.length === batchSize) dirty.add(partition)
+              if (rows.length === 0) continue
+              next = (next + i + 1) % order.length
+              const after = rows[rows.length - 1].offset + 1
+              cursor.set(partition, after)
+              return { partition, events: rows.map(toLogged), next: after }
+            }
+            await quiet()
           }
         }
         return Stream.repeatEffect(Effect.tryPromise({ try: nextChunk, catch: fail("subscribe") }))
