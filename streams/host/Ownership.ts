@@ -214,34 +214,36 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
     }
   }
 
-  /**
-   * After an append through this node's writer, once the cache holds its states: the cache holds
-   * everything up to its last offset when nobody else can have written to the partition since
-   * what it knew. On Kafka the writer is fenced by any newer one, so an append that succeeds says
-   * so. The embedded log fences per key only (a second process believing it owns the partition
-   * appends too), so there the cache is known through an append only once every offset before it
-   * is this node's too (appends answered out of order wait in `appendedAhead`); after a gap another
-   * process wrote, it stays known only as far as before, and reads past it go to the read models.
-   */
-  const appended = (ownership: Ownership, offsets: ReadonlyArray<number>) => {
-    const first = offsets[0]
-    const last = offsets[offsets.length - 1]
-    if (first === undefined || last === undefined || last <= ownership.knownThrough) return
-    if (log.mode !== "embedded") {
-      ownership.knownThrough = last
-      return
-    }
-    const ahead = ownership.appendedAhead
-    ahead.set(first, last)
-    for (let joined = ahead.get(ownership.knownThrough + 1); joined !== undefined; joined = ahead.get(ownership.knownThrough + 1)) {
-      ahead.delete(ownership.knownThrough + 1)
-      ownership.knownThrough = joined
-    }
-    // a gap that is not this node's never closes: what waits behind it is forgotten, not kept forever
-    if (ahead.size > 1_024) ahead.clear()
-  }
+  const appended = (ownership: Ownership, offsets: ReadonlyArray<number>) => noteAppended(ownership, offsets, log.mode)
 
   return { owned, isOwned, ready, readyChanges, gain, lose, reproject, resync, stall, evict, appended }
+}
+
+/**
+ * After an append through this node's writer, once the cache holds its states: the cache holds
+ * everything up to its last offset when nobody else can have written to the partition since
+ * what it knew. On Kafka the writer is fenced by any newer one, so an append that succeeds says
+ * so. The embedded log fences per key only (a second process believing it owns the partition
+ * appends too), so there the cache is known through an append only once every offset before it
+ * is this node's too (appends answered out of order wait in `appendedAhead`); after a gap another
+ * process wrote, it stays known only as far as before, and reads past it go to the read models.
+ */
+const noteAppended = (ownership: Ownership, offsets: ReadonlyArray<number>, mode: EventLogService["mode"]) => {
+  const first = offsets[0]
+  const last = offsets[offsets.length - 1]
+  if (first === undefined || last === undefined || last <= ownership.knownThrough) return
+  if (mode !== "embedded") {
+    ownership.knownThrough = last
+    return
+  }
+  const ahead = ownership.appendedAhead
+  ahead.set(first, last)
+  for (let joined = ahead.get(ownership.knownThrough + 1); joined !== undefined; joined = ahead.get(ownership.knownThrough + 1)) {
+    ahead.delete(ownership.knownThrough + 1)
+    ownership.knownThrough = joined
+  }
+  // a gap that is not this node's never closes: what waits behind it is forgotten, not kept forever
+  if (ahead.size > 1_024) ahead.clear()
 }
 
 /**

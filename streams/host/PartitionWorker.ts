@@ -33,6 +33,23 @@ export interface WorkerEnv {
   readonly queued: Gate | undefined
 }
 
+/** Loads the states of the keys the batch needs that are not cached (all projected: see `evict`). */
+const loadMissing = async (env: WorkerEnv, ownership: Ownership, jobs: ReadonlyArray<Job>) => {
+  const kindOf = new Map<string, AnyActorKind>()
+  for (const job of jobs) if (!ownership.cache.has(job.key)) kindOf.set(job.key, job.kind)
+  if (kindOf.size === 0) return
+  // the driver's failure, not a fiber's pretty-printed cause: it becomes the caller's answer
+  const stored = await Runtime.runPromise(env.runtime)(Effect.either(loadActors(env.db, [...kindOf.keys()]))).then((loaded) =>
+    Either.isRight(loaded) ? loaded.right : Promise.reject(new Error(loaded.left.message))
+  )
+  for (const [key, kind] of kindOf) {
+    const found = stored.get(key)
+    ownership.cache.set(key, found === undefined
+      ? { seq: 0, state: kind.initialState, recentCommands: [], position: undefined }
+      : { ...found, state: decodeState(kind, found.state), position: undefined })
+  }
+}
+
 export const makePartitionWorker = (env: WorkerEnv) => {
   const { partitions, metrics } = env
   const run = Runtime.runPromise(env.runtime)
@@ -59,27 +76,10 @@ export const makePartitionWorker = (env: WorkerEnv) => {
     }
   }
 
-  /** Loads the states of the keys the batch needs that are not cached (all projected: see `evict`). */
-  const loadMissing = async (ownership: Ownership, jobs: ReadonlyArray<Job>) => {
-    const kindOf = new Map<string, AnyActorKind>()
-    for (const job of jobs) if (!ownership.cache.has(job.key)) kindOf.set(job.key, job.kind)
-    if (kindOf.size === 0) return
-    // the driver's failure, not a fiber's pretty-printed cause: it becomes the caller's answer
-    const stored = await run(Effect.either(loadActors(env.db, [...kindOf.keys()]))).then((loaded) =>
-      Either.isRight(loaded) ? loaded.right : Promise.reject(new Error(loaded.left.message))
-    )
-    for (const [key, kind] of kindOf) {
-      const found = stored.get(key)
-      ownership.cache.set(key, found === undefined
-        ? { seq: 0, state: kind.initialState, recentCommands: [], position: undefined }
-        : { ...found, state: decodeState(kind, found.state), position: undefined })
-    }
-  }
-
   const decideBatch = async (ownership: Ownership, jobs: ReadonlyArray<Job>) => {
     metrics.batchCommands.observe(jobs.length)
     try {
-      await loadMissing(ownership, jobs)
+      await loadMissing(env, ownership, jobs)
     } catch (error) {
       for (const job of jobs) job.settle(failure(`loading actor state failed: ${(error as Error).message}`))
       return
