@@ -224,8 +224,9 @@ export const a2aGet = async (node: BenchNode): Promise<Operation> => {
 export const chatTurn = (node: BenchNode): Operation => () =>
   postForText(target(node, `${place(node)}/chat/stream`), JSON.stringify({ content: "hello" }), TIMEOUT_MS, ok((text) => text.includes("event: done")))
 
-const LABEL = { label: "Ticket", properties: { title: { type: "string", required: true }, priority: { type: "enum", values: ["low", "high"] } } }
-const NODE = JSON.stringify({ label: "Ticket", properties: { title: "Printer on fire", priority: "high" } })
+/** The label the creates are of, and a create's body (the CRUD bench sends the same). */
+export const LABEL = { label: "Ticket", properties: { title: { type: "string", required: true }, priority: { type: "enum", values: ["low", "high"] } } }
+export const NODE = JSON.stringify({ label: "Ticket", properties: { title: "Printer on fire", priority: "high" } })
 
 export const nodeCreate = async (node: BenchNode): Promise<Operation> => {
   const defined = await postForText(target(node, `${place(node)}/schema/define_label`), JSON.stringify(LABEL), TIMEOUT_MS, (status, text) =>

@@ -57,18 +57,13 @@ import {
   windowCells,
   windowSettings
 } from "./harness.ts"
-import { countWork, nodeCreate, workTable } from "./counting.ts"
+import { countWork, LABEL, NODE as BODY, nodeCreate, workTable } from "./counting.ts"
 /** Operations whose work is counted, one at a time, before the windows. */
 const WORK_OPERATIONS = Number(process.env.BENCH_WORK_OPERATIONS ?? 30)
 
 const { seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, concurrency: CONCURRENCY, requestTimeoutMs: REQUEST_TIMEOUT_MS } = windowSettings(16)
 const POOL_SIZE = 10
 
-const LABEL = {
-  label: "Ticket",
-  properties: { title: { type: "string", required: true }, priority: { type: "enum", values: ["low", "high"] } }
-}
-const BODY = JSON.stringify({ label: "Ticket", properties: { title: "Printer on fire", priority: "high" } })
 
 const sha256 = (text: string) => createHash("sha256").update(text, "utf8").digest()
 
