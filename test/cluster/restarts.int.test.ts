@@ -33,6 +33,8 @@ const AFTER_RETURN_MS = 12_000
 const POSTGRES_BOUND_MS = 5_000
 const BROKER_BOUND_MS = 10_000
 const BACKOFF_MS = 50
+/** Requests sent while the dependency is away, apart from the clients: the refusals the run must hold. */
+const PROBE_EVERY_MS = 250
 /**
  * A request in flight when a dependency goes may wait for its idempotency record, its command and
  * its audit record in turn, each bounded by the node's command timeout (15 s), before its 503.
@@ -66,28 +68,27 @@ const createLoad = (baseUrl: () => string, key: string, org: string, ws: string)
   const acked = new Map<string, Set<string>>()
   let over = false
   let abandoned = false
-  const create = async (idempotencyKey: string, n: number) => {
-    while (!abandoned) {
-      const at = Date.now()
-      const response = await fetch(`${baseUrl()}/v1/${org}/${ws}/node/create`, {
-        method: "POST",
-        headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey },
-        body: JSON.stringify({ label: "Item", properties: { n } }),
-        signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
-      }).catch(() => undefined)
-      if (response === undefined) {
-        answers.push({ at, status: 0 })
-        await sleep(BACKOFF_MS)
-        continue
-      }
-      const body = (await response.json().catch(() => undefined)) as { error?: { code?: string }; nodeId?: string } | undefined
-      answers.push({ at, status: response.status, code: body?.error?.code, retryAfter: response.headers.get("retry-after") })
-      if (response.status === 200) {
-        acked.set(idempotencyKey, (acked.get(idempotencyKey) ?? new Set()).add(body!.nodeId!))
-        return
-      }
-      await sleep(BACKOFF_MS)
+  /** One request; whether it was acknowledged. */
+  const attempt = async (idempotencyKey: string, n: number) => {
+    const at = Date.now()
+    const response = await fetch(`${baseUrl()}/v1/${org}/${ws}/node/create`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${key}`, "idempotency-key": idempotencyKey },
+      body: JSON.stringify({ label: "Item", properties: { n } }),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS)
+    }).catch(() => undefined)
+    if (response === undefined) {
+      answers.push({ at, status: 0 })
+      return false
     }
+    const body = (await response.json().catch(() => undefined)) as { error?: { code?: string }; nodeId?: string } | undefined
+    answers.push({ at, status: response.status, code: body?.error?.code, retryAfter: response.headers.get("retry-after") })
+    if (response.status !== 200) return false
+    acked.set(idempotencyKey, (acked.get(idempotencyKey) ?? new Set()).add(body!.nodeId!))
+    return true
+  }
+  const create = async (idempotencyKey: string, n: number) => {
+    while (!abandoned && !(await attempt(idempotencyKey, n))) await sleep(BACKOFF_MS)
   }
   const clients = Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
     for (let i = 0; !over; i++) await create(`c${client}-${i}`, i)
@@ -95,6 +96,15 @@ const createLoad = (baseUrl: () => string, key: string, org: string, ws: string)
   return {
     answers,
     acked,
+    /** Requests sent now and then until `over`, each without waiting for the clients' (which may all be held by the outage). */
+    probe: async (every: number, over: () => boolean) => {
+      const sent: Array<Promise<boolean>> = []
+      for (let i = 0; !over(); i++) {
+        sent.push(attempt(`probe-${i}`, i))
+        await sleep(every)
+      }
+      await Promise.all(sent)
+    },
     stop: async (abandon = false) => {
       over = true
       abandoned = abandon
@@ -144,11 +154,12 @@ const loadThroughOutage = async (proc: ClusterProcess, key: string, org: string,
   await sleep(BEFORE_FAULT_MS)
   const down = Date.now()
   dependency.stop()
+  const probes = load.probe(PROBE_EVERY_MS, () => Date.now() - down > DOWN_MS - PROBE_EVERY_MS)
   await sleep(DOWN_MS)
   dependency.start()
   const back = Date.now()
   await sleep(AFTER_RETURN_MS)
-  await load.stop()
+  await Promise.all([probes, load.stop()])
   expect(proc.child.exitCode).toBe(null)
   expect(proc.child.pid).toBe(pid)
   return { ...load, down, back }
