@@ -47,15 +47,18 @@ const program = Effect.gen(function* () {
     workspace: data.workspaceSlug,
     owner: data.ownerEmail
   })
-  yield* Effect.raceFirst(stopSignal, fault)
+  const stopped = yield* Effect.raceFirst(stopSignal, fault)
+  log.info("draining", { signal: stopped, timeoutMs: config.drainTimeoutMs })
+  const drained = yield* Effect.promise(() => node.drain(config.drainTimeoutMs))
+  log.info("stopping", drained ? {} : { unfinished: "requests or turns were still running at the drain's bound; their turns end engine_unavailable" })
 })
 
-/** SIGINT (Ctrl-C) or SIGTERM: the node stops, closing what it started, and exits 0. */
-const stopSignal = Effect.async<void>((resume) => {
-  const stop = (signal: NodeJS.Signals) => {
-    log.info("stopping", { signal })
-    resume(Effect.void)
-  }
+/**
+ * SIGINT (Ctrl-C) or SIGTERM: the node drains (new requests refused, those taken answered, within
+ * DRAIN_TIMEOUT_MS), stops, closing what it started, and exits 0.
+ */
+const stopSignal = Effect.async<NodeJS.Signals>((resume) => {
+  const stop = (signal: NodeJS.Signals) => resume(Effect.succeed(signal))
   process.once("SIGINT", stop)
   process.once("SIGTERM", stop)
 })

@@ -6,7 +6,9 @@
 import { type Cause, type Clock, Effect, Layer, Runtime } from "effect"
 import { describeFailure } from "../gateway/errors.ts"
 import { serveMetrics } from "../gateway/metricsListener.ts"
+import { Readiness } from "../gateway/readiness.ts"
 import { startGateway } from "../gateway/server.ts"
+import { TurnRegistry } from "../src/assistant/TurnRegistry.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
 import { exposition, LATENCY_BUCKETS, NodeMetrics } from "../streams/Metrics.ts"
@@ -25,6 +27,26 @@ import type { Registry } from "prom-client"
 const BOOTSTRAP_PROJECTION_TIMEOUT_MS = 30_000
 /** How long a stopping node waits for its read models to fold what it acknowledged. */
 const STOP_PROJECTION_TIMEOUT_MS = 10_000
+/**
+ * A draining node stops listening only once no request was refused for this long: a load balancer
+ * still sending has not yet seen its readiness go false, and its requests are answered (503) rather
+ * than find nothing listening.
+ */
+const DRAIN_QUIET_MS = 1_000
+/** Turns still running at the drain's bound are stopped; how long they may take to record their end. */
+const DRAIN_TURN_STOP_MS = 5_000
+/**
+ * Once a draining node's requests are answered and its turns ended, how long its streams may take
+ * to write their last events; a stream with no turn behind it (an A2A resubscribe) is ended then.
+ */
+const DRAIN_STREAMS_GRACE_MS = 2_000
+const DRAIN_POLL_MS = 20
+
+/** Waits until `done`, or until `deadline` (epoch ms); whether it was done. */
+const waitUntil = async (done: () => boolean, deadline: number) => {
+  while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS))
+  return done()
+}
 
 
 /** The node's registry as the gateway's metrics port. */
@@ -86,6 +108,26 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     // on stop, once the gateway no longer listens (finalizers run last first): the read models fold
     // what the node acknowledged, so that they hold the log as it ends, as a replay would
     yield* Effect.addFinalizer(() => Effect.promise(() => host.awaitProjected(host.unprojected(), STOP_PROJECTION_TIMEOUT_MS)))
+    const readiness = new Readiness()
+    const turns = context.unsafeMap.get(TurnRegistry.key) as TurnRegistry["Type"]
+    /**
+     * The first part of a graceful stop, before the node's scope closes: refuse new requests and
+     * turns, then wait (up to `timeoutMs`) for the requests and turns taken, and for the load
+     * balancer to stop sending. Turns still running then are stopped, and record their end (failed
+     * `engine_unavailable`) while the node still runs. Whether all ended within the bound.
+     */
+    const drain = async (timeoutMs: number) => {
+      readiness.drain()
+      turns.drain()
+      const deadline = Date.now() + timeoutMs
+      const ended = await waitUntil(() => readiness.requests === 0 && turns.running() === 0 && readiness.quietFor >= DRAIN_QUIET_MS, deadline)
+      if (!ended) {
+        turns.stopAll()
+        await waitUntil(() => turns.running() === 0, Date.now() + DRAIN_TURN_STOP_MS)
+      }
+      await waitUntil(() => readiness.streams === 0, Date.now() + DRAIN_STREAMS_GRACE_MS)
+      return ended
+    }
     const gateway = yield* Effect.acquireRelease(
       Effect.promise(() =>
         startGateway({
@@ -101,11 +143,12 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
           log: nodeLog,
           maxAttachmentBytes: config.assistant.maxAttachmentBytes,
           run: (effect) => Runtime.runPromiseExit(runtime)(effect as Effect.Effect<any, any, never>),
-          health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() })
+          health: () => ({ status: "ok", nodeId: host.nodeId, log: { mode: log.mode, partitions: log.partitions }, partitions: host.ownership() }),
+          readiness
         })
       ),
       (gateway) => Effect.sync(gateway.close)
     )
-    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, db, metrics, runtime, bootstrap: data, bootstrapped: created }
+    return { port: gateway.port, metricsPort: metricsListener?.port, host, log, db, metrics, runtime, bootstrap: data, bootstrapped: created, drain }
   }).pipe(withNodeLog(nodeLog))
 }

@@ -12,6 +12,7 @@ import { textNestsTooDeep, tooDeepMessage } from "../src/platform/JsonDepth.ts"
 import { errorFields, type LoggedError, type NodeLog } from "../src/platform/Logging.ts"
 import { type Cors, OriginRefused, type ResponseHeaders } from "./cors.ts"
 import type { HttpMetrics } from "./metrics.ts"
+import { type Readiness, SERVED_WHILE_DRAINING } from "./readiness.ts"
 
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 
@@ -169,6 +170,12 @@ const writeTooLarge = (res: uWS.HttpResponse, requestId: string, routeHeaders: R
   return writeResponse(res, 413, requestId, routeHeaders, undefined, JSON_TYPE, body, true)
 }
 
+/** A draining node's refusal; the connection closes, so that the client's next request goes elsewhere. */
+const writeDraining = (res: uWS.HttpResponse, requestId: string, routeHeaders: ResponseHeaders | undefined): number => {
+  const reply = jsonError(503, "unavailable", "this node is stopping; retry, and another node will answer", "draining")
+  return writeResponse(res, 503, requestId, routeHeaders, { "retry-after": "1" }, JSON_TYPE, JSON.stringify(reply.json), true)
+}
+
 const writeCrossSiteRefused = (res: uWS.HttpResponse, requestId: string): number => {
   const reply = jsonError(403, "forbidden", "a page of another site may not make this request; use the app at this address, or a key from a server", "cross_site_request")
   return writeResponse(res, 403, requestId, undefined, undefined, JSON_TYPE, JSON.stringify(reply.json), true)
@@ -306,7 +313,8 @@ class Exchange implements HttpRequest {
     readonly observers: RequestObservers | undefined,
     /** performance.now() on arrival. */
     readonly started: number,
-    readonly requestId: string
+    readonly requestId: string,
+    readonly readiness: Readiness | undefined
   ) {
     this.#body = hasBody ? undefined : EMPTY
   }
@@ -414,7 +422,8 @@ class Exchange implements HttpRequest {
     this.committed = true
     let bytes = 0
     this.res.cork(() => {
-      bytes = writeResponse(this.res, status, this.requestId, this.routeHeaders, headers, contentType, body, false)
+      // a draining node closes the connections it answers on: a client's next request goes elsewhere
+      bytes = writeResponse(this.res, status, this.requestId, this.routeHeaders, headers, contentType, body, this.readiness?.draining === true)
     })
     this.#answered(status, bytes, failure)
   }
@@ -423,6 +432,7 @@ class Exchange implements HttpRequest {
 const isOwnFailure = (cause: unknown): boolean => cause instanceof PayloadTooLarge || cause instanceof RequestAborted
 
 const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
+  ex.readiness?.requestStarted()
   try {
     const reply = await handler(ex, ex.res)
     if (reply === Streaming) return
@@ -435,15 +445,18 @@ const serve = async (ex: Exchange, handler: Handler): Promise<void> => {
     // A body failure was already answered (413) or has nobody to answer; anything else is a bug,
     // stated on the 500's line
     if (!isOwnFailure(cause)) ex.send(500, undefined, JSON_TYPE, INTERNAL_BODY, errorFields(cause))
+  } finally {
+    ex.readiness?.requestEnded()
   }
 }
 
 const countParams = (pattern: string): number => pattern.split("/").filter((segment) => segment.startsWith(":")).length
 
-/** What serveCors() and observeRequests() set on an app, for its routes: held by the app itself. */
+/** What serveCors(), observeRequests() and serveWhileReady() set on an app, for its routes: held by the app itself. */
 interface AppRouting {
   cors?: Cors
   observers?: RequestObservers
+  readiness?: Readiness
 }
 
 const routing: unique symbol = Symbol("gateway.routing")
@@ -456,6 +469,14 @@ const routingOf = (app: uWS.TemplatedApp): AppRouting => {
 /** Makes route() count every request of `app` in the metrics and write a line for it in the log. Call it before any route(). */
 export const observeRequests = (app: uWS.TemplatedApp, observers: RequestObservers): void => {
   routingOf(app).observers = observers
+}
+
+/**
+ * Makes route() count the requests and streams of `app` in `readiness`, and refuse new ones while
+ * it drains (but its liveness and readiness routes). Call it before any route().
+ */
+export const serveWhileReady = (app: uWS.TemplatedApp, readiness: Readiness): void => {
+  routingOf(app).readiness = readiness
 }
 
 /**
@@ -486,7 +507,8 @@ export const route = (
 ): void => {
   const paramCount = countParams(pattern)
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
-  const { cors, observers } = routingOf(app)
+  const { cors, observers, readiness } = routingOf(app)
+  const refusedWhileDraining = !SERVED_WHILE_DRAINING.has(pattern)
   app[method](pattern, (res, req) => {
     const started = performance.now()
     const headers = readHeaders(req)
@@ -499,6 +521,11 @@ export const route = (
     }
     if (routeHeaders === undefined && crossSite(req.getMethod().toUpperCase(), headers)) {
       answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 403, started, writeCrossSiteRefused(res, requestId))
+      return
+    }
+    if (readiness?.draining === true && refusedWhileDraining) {
+      readiness.refused()
+      answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 503, started, writeDraining(res, requestId, routeHeaders))
       return
     }
     const declared = headers["content-length"]
@@ -527,7 +554,8 @@ export const route = (
       pattern,
       observers,
       started,
-      requestId
+      requestId,
+      readiness
     )
     res[EXCHANGE] = ex
     res.onAborted(() => ex.abort())
@@ -572,8 +600,10 @@ export const takeOverStream = (res: uWS.HttpResponse, onAbort: () => void): Stre
   const metrics = ex.observers?.metrics
   const route = ex.route
   metrics?.streamOpened(route)
+  ex.readiness?.streamOpened()
   return (how, bytes, failure) => {
     metrics?.streamClosed(route)
+    ex.readiness?.streamClosed()
     ex.logLine(200, bytes, how, failure)
   }
 }

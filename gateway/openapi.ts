@@ -115,7 +115,7 @@ const RESPONSES = {
     content: json({ type: "object", required: ["error"], properties: { error: { const: "rate_limited" } } })
   },
   Unavailable: errorResponse(
-    "`unavailable`: storage, the log or the read models did not answer in time (`reason` `read_model_behind`, `owner_unreachable`, `database_unavailable`, `log_unavailable`, ...), or the node holds as many commands as it queues (`queued_commands`); retry after `Retry-After` seconds.",
+    "`unavailable`: storage, the log or the read models did not answer in time (`reason` `read_model_behind`, `owner_unreachable`, `database_unavailable`, `log_unavailable`, ...), the node holds as many commands as it queues (`queued_commands`), or it is stopping (`draining`: the connection is closed, and another node answers the retry); retry after `Retry-After` seconds.",
     RETRY_AFTER
   ),
   ChatUnavailable: errorResponse(
@@ -246,6 +246,17 @@ const discoveryRoutes = (): Paths => ({
             partitions: object({ owned: { type: "array", items: int }, ready: { type: "array", items: int }, cachedKeys: int })
           }))
         }
+      }
+    }
+  },
+  "/readyz": {
+    get: {
+      operationId: "readyz",
+      summary: "Whether this node takes requests: false once it was told to stop and drains the requests and turns it took.",
+      security: PUBLIC,
+      responses: {
+        "200": { description: "The node takes requests.", content: json(object({ status: { const: "ready" }, nodeId: str })) },
+        "503": ref("responses", "Unavailable")
       }
     }
   },

@@ -6,6 +6,7 @@ import type { Effect, Exit } from "effect"
 import type { Registry } from "../src/checkpoint/Capability.ts"
 import type { NodeLog } from "../src/platform/Logging.ts"
 import type { MetricsPort } from "../src/platform/Metrics.ts"
+import type { Readiness } from "./readiness.ts"
 
 export interface Health {
   readonly status: "ok"
@@ -23,6 +24,8 @@ export interface GatewayOptions {
   /** Runs an effect against the application's services. */
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
   readonly health: () => Health
+  /** Whether the node takes new requests (false once it drains), and those it is answering. */
+  readonly readiness: Readiness
   readonly registry: Registry
   /** Largest attachment the upload route accepts (its body limit is ten of them). */
   readonly maxAttachmentBytes: number

@@ -22,7 +22,7 @@ import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { ssoRoutes } from "./sso.ts"
 import { pluginOAuthRoutes } from "./pluginOAuth.ts"
 import { uploadRoutes } from "./upload.ts"
-import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge, route, serveCors, Streaming } from "./http.ts"
+import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge, route, serveCors, serveWhileReady, Streaming } from "./http.ts"
 
 
 /**
@@ -57,6 +57,7 @@ export interface Gateway {
 export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   const app = uWS.App()
   observeRequests(app, { metrics: new HttpMetrics(options.metrics), log: options.log })
+  serveWhileReady(app, options.readiness)
   // the node's own pages send its origin too (on a POST), and are no foreign origin
   const ownOrigin = new URL(options.baseUrl).origin
   serveCors(
@@ -73,7 +74,14 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
     return written === undefined ? reply : withPositions(reply, written)
   }
 
+  // liveness: answered while the process runs, draining included
   route(app, "get", "/healthz", async () => ({ status: 200, json: options.health() }))
+  // readiness: whether a load balancer should send this node requests
+  route(app, "get", "/readyz", async () =>
+    options.readiness.draining
+      ? { ...jsonError(503, "unavailable", "this node is stopping; send requests to another", "draining"), headers: { "retry-after": "1" } }
+      : { status: 200, json: { status: "ready", nodeId: options.health().nodeId } }
+  )
   // built on the first request, then kept for this server's life (the registry is fixed at start)
   let openApi: ReturnType<typeof openApiDocument> | undefined
   route(app, "get", "/openapi.json", async () => ({ status: 200, json: (openApi ??= openApiDocument(options.registry)) }))

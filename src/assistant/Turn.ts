@@ -257,7 +257,10 @@ const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, str
       const error = errorOf(cause)
       if (error instanceof TurnFailed) return Effect.succeed(error.failure)
       if (signal.aborted || error instanceof TurnAborted) {
-        return Effect.succeed(run.live.stopReason !== "cancel" ? failure("engine_aborted", "the turn was cancelled by the engine before it answered") : undefined)
+        const reason = run.live.stopReason
+        // a node that stopped is an engine down, for this turn: the caller retries on another
+        if (reason === "shutdown") return Effect.succeed(failure("engine_unavailable", "the node running the turn stopped before it answered; retry"))
+        return Effect.succeed(reason !== "cancel" ? failure("engine_aborted", "the turn was cancelled by the engine before it answered") : undefined)
       }
       return Effect.succeed(describeTurnError(error, turn.model.paidBy))
     })

@@ -49,6 +49,10 @@ export interface TurnRegistryService {
   readonly accepting: () => boolean
   /** Refuse new turns from now on; running turns go on (the first step of a graceful shutdown). */
   readonly drain: () => void
+  /** Turns running in this process. */
+  readonly running: () => number
+  /** Stops every turn running here, as a node that stops must: each ends `engine_unavailable`. */
+  readonly stopAll: () => void
   /** Registers the turn before its run is recorded: a stop requested through any node reaches it from then on. */
   readonly register: (turn: LiveTurn) => () => void
   /** Stops a local turn now; false when it does not run here. */
@@ -181,6 +185,11 @@ export const layer = Layer.scoped(
       turn.abort.abort()
     }
 
+    const stopAll = () => {
+      accepting = false
+      for (const turn of live.values()) stopTurn(turn, "shutdown")
+    }
+
     yield* Effect.forkScoped(
       Effect.repeat(
         sweep(host, live).pipe(Effect.catchAllCause((cause) => Effect.logError("assistant: question sweep failed", cause))),
@@ -190,8 +199,7 @@ export const layer = Layer.scoped(
 
     yield* Effect.addFinalizer(() =>
       Effect.gen(function* () {
-        accepting = false
-        for (const turn of live.values()) stopTurn(turn, "shutdown")
+        stopAll()
         idle = yield* Deferred.make<void>()
         checkIdle()
         // a finalizer is uninterruptible: the wait must be made interruptible for the bound to cut it
@@ -204,6 +212,8 @@ export const layer = Layer.scoped(
       drain: () => {
         accepting = false
       },
+      running: () => live.size,
+      stopAll,
       register: (turn) => {
         const listening = signals.listen(
           ConversationActor,

@@ -38,6 +38,11 @@ export interface AppConfig {
   readonly maxBodyBytes: number
   /** How long a command waits for its owner's reply before 503. */
   readonly commandTimeoutMs: number
+  /**
+   * How long a node told to stop (SIGTERM, SIGINT) goes on answering the requests and finishing
+   * the turns it took, refusing new ones, before it stops the rest.
+   */
+  readonly drainTimeoutMs: number
   /** Actor states each owned partition keeps in memory; idle ones beyond reload from Postgres. */
   readonly cachedKeysPerPartition: number
   /** How long the first audit record of a batch waits for others before the append. */
@@ -254,6 +259,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     kafkaSessionTimeoutMs: int(env.KAFKA_SESSION_TIMEOUT_MS, 10_000, "KAFKA_SESSION_TIMEOUT_MS"),
     maxBodyBytes: int(env.MAX_BODY_BYTES, 1_048_576, "MAX_BODY_BYTES"),
     commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS"),
+    drainTimeoutMs: int(env.DRAIN_TIMEOUT_MS, 30_000, "DRAIN_TIMEOUT_MS"),
     cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION"),
     auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
     dbStatementCounts: env.DB_STATEMENT_COUNTS === "true",

@@ -2,7 +2,7 @@
  * The assistant engine across process lifetimes and its own failure rows of spec 7.2: an approval
  * resolved after a restart still runs; a question's timer and a dead process's run are closed by
  * the next process; a draining process refuses turns (`engine_unavailable`); a shutdown mid-turn
- * ends it with `engine_aborted`; a turn id still running cannot be recorded again
+ * ends it with `engine_unavailable` (the engine went down under it); a turn id still running cannot be recorded again
  * (`assistant_run_not_recorded`); the code graph tool's service missing ends the turn
  * (`codegraph_unavailable`).
  */
@@ -112,7 +112,7 @@ describe("engine failures after the stream opened", () => {
     expect(await rows(node, "runs")).toHaveLength(0)
   })
 
-  it("a shutdown in the middle of a turn ends it with engine_aborted, recorded on its run", async () => {
+  it("a shutdown in the middle of a turn ends it with engine_unavailable, recorded on its run", async () => {
     const node = await startTestNode()
     const events: Array<any> = []
     const streaming = streamChat(node, { content: "/slow 200\n/long 300" }, { onEvent: (e) => events.push(e) })
@@ -121,11 +121,11 @@ describe("engine failures after the stream opened", () => {
     const stopping = node.stop()
     const turn = await streaming
     await stopping
-    expectStreamFailure(turn, "engine_aborted")
+    expectStreamFailure(turn, "engine_unavailable")
     const restarted = await start({ dataDir: node.config.dataDir, dbSchema: node.config.dbSchema })
     const [run] = await restarted.db.sql`select status, error from ${restarted.db.sql(`${restarted.db.schema}.runs`)} where run_id = ${runId}`
     expect(run.status).toBe("failed")
-    expect(run.error).toMatchObject({ code: "engine_aborted" })
+    expect(run.error).toMatchObject({ code: "engine_unavailable" })
   })
 
   it("a turn id still running in the conversation cannot be recorded again: assistant_run_not_recorded", async () => {
