@@ -8,6 +8,7 @@ import { Effect, Exit, Schema } from "effect"
 import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
+import { authenticate } from "../src/identity/Auth.ts"
 import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/assistant/Assistant.ts"
 import { checkTurnAdmission } from "../src/platform/Admission.ts"
 import { BadRequest } from "../src/platform/Errors.ts"
@@ -80,14 +81,18 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       }
     })
     if (orgSlug === undefined || workspaceSlug === undefined) return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
-    // a full node answers before it spends anything on the request (its credential, its body): a
-    // burst past the bound costs the node little, and what it runs stays quick (docs/decisions.md,
+    // the caller is known first (a2a.ts does the same), so one without a valid credential is told
+    // 401 whatever the node's load
+    const authenticated = await options.run(authenticate({ authorization: req.headers.authorization, cookie: req.headers.cookie }))
+    if (Exit.isFailure(authenticated)) return replyForFailure(authenticated.cause)
+    // then a full node answers before it spends more on the request (its body, its reads): a burst
+    // past the bound costs the node little, and what it runs stays quick (docs/decisions.md,
     // "Admission control"); the place itself is taken behind the checkpoint, as the turn is prepared
     const full = await options.run(checkTurnAdmission)
     if (Exit.isFailure(full)) return replyForFailure(full.cause)
     const request = {
-      authorization: req.headers.authorization,
-      cookie: req.headers.cookie,
+      authorization: undefined,
+      principal: authenticated.value,
       surface: "api" as const,
       capability: "ask_assistant",
       path: { orgSlug, workspaceSlug },

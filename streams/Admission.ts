@@ -11,8 +11,6 @@
 /** What a node bounds: turns being started (until their run is recorded), turns running, streams followed, commands queued. */
 export type AdmissionBound = "turns_starting" | "turns_running" | "open_streams" | "queued_commands"
 
-export const ADMISSION_BOUNDS: ReadonlyArray<AdmissionBound> = ["turns_starting", "turns_running", "open_streams", "queued_commands"]
-
 /** Gives a taken place back; later calls do nothing. */
 export type Release = () => void
 

@@ -12,7 +12,7 @@ import { randomUUID } from "node:crypto"
 import { KeyBudgetActor } from "../../actors/keybudget/actor.ts"
 import { type BudgetPolicy, TakeSlice } from "../../actors/keybudget/protocol.ts"
 import { ActorHost, type ActorHostService } from "../../streams/ActorHost.ts"
-import { RateLimited, Unavailable } from "../platform/Errors.ts"
+import { RateLimited, retryAfterSeconds, Unavailable } from "../platform/Errors.ts"
 import { AssistantSettings } from "./Settings.ts"
 
 export interface KeyRateLimiterService {
@@ -37,7 +37,7 @@ interface Lease {
 }
 
 const refusal = (until: number, nowMs: number) =>
-  new RateLimited({ retryAfterSeconds: Math.max(1, Math.ceil((until - nowMs) / 1000)), limit: "key_requests" })
+  new RateLimited({ retryAfterSeconds: retryAfterSeconds(until - nowMs), limit: "key_requests" })
 
 export const makeKeyRateLimiter = (host: ActorHostService, limits: { readonly perMinute: number; readonly slice: number }): KeyRateLimiterService => {
   const policy: BudgetPolicy = { perWindow: limits.perMinute, windowMs: MINUTE_MS, slice: Math.min(limits.slice, limits.perMinute) }

@@ -6,6 +6,7 @@
  * (docs/decisions.md): a cluster of n nodes lets a workspace through up to n times the rate.
  */
 import { Context, Effect, Layer } from "effect"
+import { retryAfterSeconds } from "../platform/Errors.ts"
 import { AssistantSettings } from "./Settings.ts"
 
 export type Take = { readonly ok: true } | { readonly ok: false; readonly retryAfterSeconds: number }
@@ -48,7 +49,7 @@ export const makeChatRateLimiter = (perMinute: number): ChatRateLimiterService =
         return { ok: true }
       }
       // the refill is not recorded: a refused request costs nothing
-      return { ok: false, retryAfterSeconds: Math.max(1, Math.ceil(((1 - tokens) * msPerToken) / 1000)) }
+      return { ok: false, retryAfterSeconds: retryAfterSeconds((1 - tokens) * msPerToken) }
     },
     size: () => buckets.size
   }

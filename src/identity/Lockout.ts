@@ -19,6 +19,7 @@ import { lockedAt } from "../../actors/guard/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import type { LockoutConfig } from "../platform/Config.ts"
+import { retryAfterSeconds } from "../platform/Errors.ts"
 import { orOwnerUnreachable } from "../platform/Failures.ts"
 import { guardLockEnds } from "./Queries.ts"
 
@@ -77,7 +78,7 @@ const guardsOf = (guesses: Guesses): ReadonlyArray<Guard> => [
 
 const refusal = (lockedUntil: ReadonlyArray<string>, now: number) => {
   const until = Math.max(...lockedUntil.map(Date.parse))
-  return new TooManyAttempts({ retryAfterSeconds: Math.max(1, Math.ceil((until - now) / 1000)) })
+  return new TooManyAttempts({ retryAfterSeconds: retryAfterSeconds(until - now) })
 }
 
 /**

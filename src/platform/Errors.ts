@@ -41,6 +41,12 @@ export class SecretShownOnce extends Schema.TaggedError<SecretShownOnce>()("Secr
 }) {}
 
 /**
+ * The `Retry-After` of a refusal that lasts `waitMs` more milliseconds: whole seconds, rounded up,
+ * and at least one (a wait about to end is still a wait).
+ */
+export const retryAfterSeconds = (waitMs: number): number => Math.max(1, Math.ceil(waitMs / 1000))
+
+/**
  * Beyond a rate or a fair share (docs/decisions.md, "Fair shares"): 429 `rate_limited` with
  * `Retry-After`; on the chat routes the body is `{error: "rate_limited"}` (spec 7.1).
  */

@@ -157,6 +157,11 @@ describe("admission of turns", () => {
     const asked = await postJson(node, "assistant/ask", { content: "one too many" })
     expect(asked.status).toBe(503)
     expect(asked.body.error).toMatchObject({ code: "engine_unavailable", reason: "turns_running" })
+    // a caller without a valid credential is told so, full node or not
+    for (const key of [null, "aky_not_a_key"]) {
+      const unauthenticated = await postJson(node, "chat/stream", { content: "one too many" }, { key })
+      expect(unauthenticated.status).toBe(401)
+    }
 
     for (const { turnId, streamed } of held) {
       expect((await postJson(node, "assistant/turn/cancel", { turnId })).body).toEqual({ found: true })
