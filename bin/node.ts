@@ -35,6 +35,8 @@ const STOP_PROJECTION_TIMEOUT_MS = 10_000
 const DRAIN_QUIET_MS = 1_000
 /** Turns still running at the drain's bound are stopped; how long they may take to record their end. */
 const DRAIN_TURN_STOP_MS = 5_000
+/** How long the commands and appends a draining node took may take to finish before its writers close. */
+const DRAIN_HAND_OVER_MS = 5_000
 /**
  * Once a draining node's requests are answered and its turns ended, how long its streams may take
  * to write their last events; a stream with no turn behind it (an A2A resubscribe) is ended then.
@@ -126,6 +128,9 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
         await waitUntil(() => turns.running() === 0, Date.now() + DRAIN_TURN_STOP_MS)
       }
       await waitUntil(() => readiness.streams === 0, Date.now() + DRAIN_STREAMS_GRACE_MS)
+      // on Kafka its partitions go to the other nodes once it leaves the group, as the scope closes;
+      // the embedded log has no other node to take them
+      if (log.mode !== "embedded") await host.handOver(DRAIN_HAND_OVER_MS)
       return ended
     }
     const gateway = yield* Effect.acquireRelease(

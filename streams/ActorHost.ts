@@ -80,6 +80,11 @@ export interface ActorHostService {
    * the command timeout.
    */
   readonly append: (partition: number, records: ReadonlyArray<EventRecord>) => Effect.Effect<ReadonlyArray<number>, LogError>
+  /**
+   * Before a planned leave: take no more commands or appends (their senders retry on the next
+   * owner) and finish those taken, within `timeoutMs`. Whether all finished.
+   */
+  readonly handOver: (timeoutMs: number) => Promise<boolean>
 }
 
 export class ActorHost extends Context.Tag("svc/streams/ActorHost")<ActorHost, ActorHostService>() {}
@@ -102,6 +107,8 @@ export interface ActorHostOptions {
    */
   readonly maxQueuedCommands?: number
 }
+
+const HAND_OVER_POLL_MS = 10
 
 export const make = (options: ActorHostOptions) =>
   Effect.gen(function* () {
@@ -141,6 +148,7 @@ export const make = (options: ActorHostOptions) =>
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         ;[...owned.keys()].forEach(partitions.lose)
+        partitions.forgetLost()
         partitions.reproject()
       })
     )
@@ -192,7 +200,13 @@ export const make = (options: ActorHostOptions) =>
       unprojected,
       awaitProjected,
       caughtUp: () => Promise.all([...owned.values()].map((o) => o.ready)).then((ready) => ready.every(Boolean)),
-      append: router.append
+      append: router.append,
+      handOver: async (timeoutMs) => {
+        partitions.handOver()
+        const deadline = Date.now() + timeoutMs
+        while (!partitions.idle() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, HAND_OVER_POLL_MS))
+        return partitions.idle()
+      }
     } satisfies ActorHostService
   })
 

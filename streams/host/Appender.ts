@@ -22,7 +22,7 @@ export const boundedAppend = (writer: PartitionWriter, records: ReadonlyArray<Ev
 export interface AppenderEnv {
   readonly log: EventLogService
   readonly runtime: Runtime.Runtime<EventLog>
-  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync" | "appended">
+  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync" | "appended" | "handingOver">
   readonly counted: (ownership: Ownership, events: number) => void
   /** The highest offset this node acknowledged, per partition. */
   readonly acked: Map<number, number>
@@ -38,8 +38,9 @@ export const makeAppendHere = ({ log, runtime, partitions, counted, acked, comma
   const run = Runtime.runPromise(runtime)
   return (partition: number, records: ReadonlyArray<EventRecord>): Promise<AppendReply> | undefined => {
     const ownership = partitions.owned.get(partition)
-    if (ownership === undefined) return undefined
+    if (ownership === undefined || partitions.handingOver()) return undefined
     if (ownership.stalled !== undefined) return Promise.resolve(stalledOutcome(ownership) as AppendReply)
+    ownership.appending++
     return ownership.ready.then(async (ready): Promise<AppendReply> => {
       const writer = ownership.writer
       if (!ready || !partitions.isOwned(ownership) || writer === undefined) return notOwner() as AppendReply
@@ -57,6 +58,8 @@ export const makeAppendHere = ({ log, runtime, partitions, counted, acked, comma
       if (error._tag === "LogFenced" && log.mode === "embedded") return { ok: false, unavailable: "failure", message: error.message }
       if (partitions.isOwned(ownership) && ownership.writer === writer) partitions.resync(ownership, error._tag !== "LogFenced")
       return { ok: false, unavailable: error._tag === "LogFenced" ? "ownership_lost" : "failure", message: error.message }
+    }).finally(() => {
+      ownership.appending--
     })
   }
 }

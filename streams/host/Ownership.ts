@@ -42,6 +42,8 @@ export interface Ownership {
   readonly cache: Map<string, CachedActor>
   readonly queue: Array<Job>
   working: boolean
+  /** Raw appends through this node's writer not yet answered. */
+  appending: number
   /** Next offset the projection has applied, and who waits for it. */
   readonly projection: OffsetWaiters
   /**
@@ -155,6 +157,8 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
 
   const gain = (partition: number) => {
     if (owned.has(partition)) return
+    stopLingering(partition)
+    projectorStale = true
     const ownership: Ownership = {
       partition,
       ready: Promise.resolve(false),
@@ -166,6 +170,7 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
       cache: new Map(),
       queue: [],
       working: false,
+      appending: 0,
       projection: new OffsetWaiters(),
       stalled: undefined,
       uncheckpointed: 0,
@@ -179,9 +184,13 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
     const ownership = owned.get(partition)
     if (ownership === undefined) return
     owned.delete(partition)
+    linger(partition)
     ownership.caughtUp = false
     readyChanged()
-    fork(Scope.close(ownership.scope, Exit.void))
+    // what the worker is deciding, and the raw appends under way, finish before the writer closes:
+    // each commits, or is refused by the new owner's fence (a known outcome, retried there), where
+    // closing the writer under them would leave their outcome unknown
+    void untilIdle(ownership).then(() => fork(Scope.close(ownership.scope, Exit.void)))
     ownership.projection.settleAll(false)
     // queued commands are answered by the worker, which finds the partition gone
     if (!ownership.working) for (const job of ownership.queue.splice(0)) job.settle(notOwner())
@@ -194,9 +203,33 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
    * set changes.
    */
   let projector: { readonly partitions: string; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> } | undefined
+  /** A partition was gained since the runner started: a new runner tells its waiters where it stands. */
+  let projectorStale = false
+  /**
+   * Partitions lost within the last LOST_PROJECTION_GRACE_MS, still projected here. A rebalance
+   * takes every partition from every node before it hands them out again (kafkajs's eager
+   * protocol); what a node acknowledged just before must still reach the read models meanwhile,
+   * or reads that must see it wait out the rebalance. Two runners of a partition are safe: the
+   * later finds the checkpoint moved and skips.
+   */
+  const lingering = new Map<number, ReturnType<typeof setTimeout>>()
+  const linger = (partition: number) => {
+    stopLingering(partition)
+    lingering.set(partition, setTimeout(() => {
+      lingering.delete(partition)
+      reproject()
+    }, LOST_PROJECTION_GRACE_MS).unref())
+  }
+  const stopLingering = (partition: number) => {
+    clearTimeout(lingering.get(partition))
+    lingering.delete(partition)
+  }
+  /** The node stops: lost partitions are not projected any longer. */
+  const forgetLost = () => [...lingering.keys()].forEach(stopLingering)
   const reproject = () => {
-    const partitions = [...owned.keys()].sort((a, b) => a - b)
-    if (projector?.partitions === partitions.join(",")) return
+    const partitions = [...new Set([...owned.keys(), ...lingering.keys()])].sort((a, b) => a - b)
+    if (projector?.partitions === partitions.join(",") && !projectorStale) return
+    projectorStale = false
     if (projector !== undefined) fork(Fiber.interrupt(projector.fiber))
     projector = partitions.length === 0 ? undefined : {
       partitions: partitions.join(","),
@@ -216,7 +249,20 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
 
   const appended = (ownership: Ownership, offsets: ReadonlyArray<number>) => noteAppended(ownership, offsets, log.mode)
 
-  return { owned, isOwned, ready, readyChanges, gain, lose, reproject, resync, stall, evict, appended }
+  /**
+   * A node about to leave the cluster on purpose hands its partitions over: from now on it takes no
+   * new command or append (each is answered as by a node that does not own the partition, and its
+   * sender retries on the next owner), while what it already took is decided and appended. Once
+   * that is done (`idle`), closing its writers cuts off nothing, so no caller is told "outcome
+   * unknown" for a handover the cluster planned.
+   */
+  let handingOver = false
+  const handOver = () => {
+    handingOver = true
+  }
+  const idle = () => [...owned.values()].every((o) => !o.working && o.queue.length === 0 && o.appending === 0)
+
+  return { owned, isOwned, ready, readyChanges, gain, lose, forgetLost, reproject, resync, stall, evict, appended, handOver, handingOver: () => handingOver, idle }
 }
 
 /**
@@ -244,6 +290,18 @@ const noteAppended = (ownership: Ownership, offsets: ReadonlyArray<number>, mode
   }
   // a gap that is not this node's never closes: what waits behind it is forgotten, not kept forever
   if (ahead.size > 1_024) ahead.clear()
+}
+
+/** How long a lost partition is still projected here (a rebalance hands partitions out again within it). */
+const LOST_PROJECTION_GRACE_MS = 10_000
+/** How long a lost partition's work under way may take before its writer closes anyway. */
+const LOST_WORK_GRACE_MS = 15_000
+const LOST_WORK_POLL_MS = 10
+
+/** Resolves once the partition's worker and raw appends are idle (at once if they are), or after the grace. */
+const untilIdle = async (ownership: Ownership) => {
+  const deadline = Date.now() + LOST_WORK_GRACE_MS
+  while ((ownership.working || ownership.appending > 0) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, LOST_WORK_POLL_MS))
 }
 
 /**

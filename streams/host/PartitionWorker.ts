@@ -24,7 +24,7 @@ export interface WorkerEnv {
   readonly kinds: KindRegistry
   readonly metrics: NodeMetricsService
   readonly runtime: Runtime.Runtime<EventLog>
-  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync" | "evict" | "appended">
+  readonly partitions: Pick<Partitions, "owned" | "isOwned" | "resync" | "evict" | "appended" | "handingOver">
   readonly counted: (ownership: Ownership, events: number) => void
   /** The highest offset this node acknowledged, per partition. */
   readonly acked: Map<number, number>
@@ -162,7 +162,7 @@ export const makePartitionWorker = (env: WorkerEnv) => {
   /** Queues a command on its partition's worker; undefined when this node does not own it. */
   const decideHere = (partition: number, kind: AnyActorKind, key: string, command: { readonly _tag: string }, meta: CommandMeta) => {
     const ownership = partitions.owned.get(partition)
-    if (ownership === undefined) return undefined
+    if (ownership === undefined || partitions.handingOver()) return undefined
     return Effect.async<Outcome>((resume) => {
       const release = placeFor(env.queued, metrics)
       if (typeof release !== "function") return resume(Effect.succeed(release))
