@@ -158,7 +158,7 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
   const gain = (partition: number) => {
     if (owned.has(partition)) return
     stopLingering(partition)
-    projectorStale = true
+    gained()
     const ownership: Ownership = {
       partition,
       ready: Promise.resolve(false),
@@ -196,12 +196,70 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
     if (!ownership.working) for (const job of ownership.queue.splice(0)) job.settle(notOwner())
   }
 
+  const { reproject, linger, stopLingering, forgetLost, gained } = makeProjectionRunner({ db, kinds, fork, owned, onProjected, evict, stall })
+
+  const appended = (ownership: Ownership, offsets: ReadonlyArray<number>) => noteAppended(ownership, offsets, log.mode)
+
   /**
-   * One projection runner folds every owned partition: what arrives together from several
-   * partitions goes in one transaction, where a runner per partition would pay a transaction's
-   * fixed cost (about ten statements) for each partition's few events. Restarted when the owned
-   * set changes.
+   * A node about to leave the cluster on purpose hands its partitions over: from now on it takes no
+   * new command or append (each is answered as by a node that does not own the partition, and its
+   * sender retries on the next owner), while what it already took is decided and appended. Once
+   * that is done (`idle`), closing its writers cuts off nothing, so no caller is told "outcome
+   * unknown" for a handover the cluster planned.
    */
+  let handingOver = false
+  const handOver = () => {
+    handingOver = true
+  }
+  const idle = () => [...owned.values()].every((o) => !o.working && o.queue.length === 0 && o.appending === 0)
+
+  return { owned, isOwned, ready, readyChanges, gain, lose, forgetLost, reproject, resync, stall, evict, appended, handOver, handingOver: () => handingOver, idle }
+}
+
+/**
+ * After an append through this node's writer, once the cache holds its states: the cache holds
+ * everything up to its last offset when nobody else can have written to the partition since
+ * what it knew. On Kafka the writer is fenced by any newer one, so an append that succeeds says
+ * so. The embedded log fences per key only (a second process believing it owns the partition
+ * appends too), so there the cache is known through an append only once every offset before it
+ * is this node's too (appends answered out of order wait in `appendedAhead`); after a gap another
+ * process wrote, it stays known only as far as before, and reads past it go to the read models.
+ */
+const noteAppended = (ownership: Ownership, offsets: ReadonlyArray<number>, mode: EventLogService["mode"]) => {
+  const first = offsets[0]
+  const last = offsets[offsets.length - 1]
+  if (first === undefined || last === undefined || last <= ownership.knownThrough) return
+  if (mode !== "embedded") {
+    ownership.knownThrough = last
+    return
+  }
+  const ahead = ownership.appendedAhead
+  ahead.set(first, last)
+  for (let joined = ahead.get(ownership.knownThrough + 1); joined !== undefined; joined = ahead.get(ownership.knownThrough + 1)) {
+    ahead.delete(ownership.knownThrough + 1)
+    ownership.knownThrough = joined
+  }
+  // a gap that is not this node's never closes: what waits behind it is forgotten, not kept forever
+  if (ahead.size > 1_024) ahead.clear()
+}
+
+interface ProjectionRunnerEnv {
+  readonly db: DbService
+  readonly kinds: KindRegistry
+  readonly fork: (effect: Effect.Effect<unknown, unknown, EventLog>) => Fiber.RuntimeFiber<unknown, unknown>
+  readonly owned: ReadonlyMap<number, Ownership>
+  readonly onProjected: (partition: number, next: number) => void
+  readonly evict: (ownership: Ownership) => void
+  readonly stall: (ownership: Ownership, why: string) => void
+}
+
+/**
+ * One projection runner folds every owned partition: what arrives together from several
+ * partitions goes in one transaction, where a runner per partition would pay a transaction's
+ * fixed cost (about ten statements) for each partition's few events. Restarted when the set it
+ * projects changes, or a partition was gained.
+ */
+const makeProjectionRunner = ({ db, kinds, fork, owned, onProjected, evict, stall }: ProjectionRunnerEnv) => {
   let projector: { readonly partitions: string; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> } | undefined
   /** A partition was gained since the runner started: a new runner tells its waiters where it stands. */
   let projectorStale = false
@@ -247,49 +305,7 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
     }
   }
 
-  const appended = (ownership: Ownership, offsets: ReadonlyArray<number>) => noteAppended(ownership, offsets, log.mode)
-
-  /**
-   * A node about to leave the cluster on purpose hands its partitions over: from now on it takes no
-   * new command or append (each is answered as by a node that does not own the partition, and its
-   * sender retries on the next owner), while what it already took is decided and appended. Once
-   * that is done (`idle`), closing its writers cuts off nothing, so no caller is told "outcome
-   * unknown" for a handover the cluster planned.
-   */
-  let handingOver = false
-  const handOver = () => {
-    handingOver = true
-  }
-  const idle = () => [...owned.values()].every((o) => !o.working && o.queue.length === 0 && o.appending === 0)
-
-  return { owned, isOwned, ready, readyChanges, gain, lose, forgetLost, reproject, resync, stall, evict, appended, handOver, handingOver: () => handingOver, idle }
-}
-
-/**
- * After an append through this node's writer, once the cache holds its states: the cache holds
- * everything up to its last offset when nobody else can have written to the partition since
- * what it knew. On Kafka the writer is fenced by any newer one, so an append that succeeds says
- * so. The embedded log fences per key only (a second process believing it owns the partition
- * appends too), so there the cache is known through an append only once every offset before it
- * is this node's too (appends answered out of order wait in `appendedAhead`); after a gap another
- * process wrote, it stays known only as far as before, and reads past it go to the read models.
- */
-const noteAppended = (ownership: Ownership, offsets: ReadonlyArray<number>, mode: EventLogService["mode"]) => {
-  const first = offsets[0]
-  const last = offsets[offsets.length - 1]
-  if (first === undefined || last === undefined || last <= ownership.knownThrough) return
-  if (mode !== "embedded") {
-    ownership.knownThrough = last
-    return
-  }
-  const ahead = ownership.appendedAhead
-  ahead.set(first, last)
-  for (let joined = ahead.get(ownership.knownThrough + 1); joined !== undefined; joined = ahead.get(ownership.knownThrough + 1)) {
-    ahead.delete(ownership.knownThrough + 1)
-    ownership.knownThrough = joined
-  }
-  // a gap that is not this node's never closes: what waits behind it is forgotten, not kept forever
-  if (ahead.size > 1_024) ahead.clear()
+  return { reproject, linger, stopLingering, forgetLost, gained: () => { projectorStale = true } }
 }
 
 /** How long a lost partition is still projected here (a rebalance hands partitions out again within it). */
