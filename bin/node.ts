@@ -110,7 +110,7 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     // on stop, once the gateway no longer listens (finalizers run last first): the read models fold
     // what the node acknowledged, so that they hold the log as it ends, as a replay would
     yield* Effect.addFinalizer(() => Effect.promise(() => host.awaitProjected(host.unprojected(), STOP_PROJECTION_TIMEOUT_MS)))
-    const readiness = new Readiness()
+    const readiness = new Readiness(metrics.registry)
     const turns = context.unsafeMap.get(TurnRegistry.key) as TurnRegistry["Type"]
     /**
      * The first part of a graceful stop, before the node's scope closes: refuse new requests and

@@ -125,7 +125,7 @@ export const make = (options: ActorHostOptions) =>
     /** Partitions projected elsewhere, or here before they caught up: told by the projectors, never polled. */
     const remote = yield* RemoteProjections.make(db, { listen: log.mode !== "embedded" })
 
-    const partitions = makeOwnership({ db: db.projection, log, kinds, runtime, options, onProjected: remote.notice })
+    const partitions = makeOwnership({ db: db.projection, log, kinds, runtime, options, onProjected: remote.notice, pauses: metrics.rebalancePauseSeconds })
     const { owned } = partitions
     const audit = makeAuditCheckpoints(signer, partitions, runtime)
     if (signer !== undefined) yield* Effect.forkScoped(audit.ticker)
@@ -136,10 +136,12 @@ export const make = (options: ActorHostOptions) =>
 
     yield* cluster.join({
       onAssigned: (assigned) => {
+        metrics.rebalances.inc({ change: "assigned" })
         assigned.forEach(partitions.gain)
         partitions.reproject()
       },
       onRevoked: (revoked) => {
+        metrics.rebalances.inc({ change: "revoked" })
         revoked.forEach(partitions.lose)
         partitions.reproject()
       },

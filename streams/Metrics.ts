@@ -32,6 +32,10 @@ export interface NodeMetricsService {
   readonly a2aTasksInFlight: Gauge
   /** Requests and commands this node refused at once because a bound of what it holds was reached, by bound (streams/Admission.ts). */
   readonly admissionRefusals: Counter<"bound">
+  /** Changes of this node's partitions the cluster reported (`ClusterHandlers`), by change. */
+  readonly rebalances: Counter<"change">
+  /** Per partition gained: from the cluster's assignment until this node decides there. */
+  readonly rebalancePauseSeconds: Histogram
 }
 
 export class NodeMetrics extends Context.Tag("svc/streams/NodeMetrics")<NodeMetrics, NodeMetricsService>() {}
@@ -95,6 +99,18 @@ export const make = (): NodeMetricsService => {
       name: "svc_admission_refusals_total",
       help: "Requests and commands refused at once (503, Retry-After) because this node held as much as a bound allows, by bound",
       labelNames: ["bound"],
+      registers
+    }),
+    rebalances: new Counter({
+      name: "svc_rebalances_total",
+      help: "Changes of this node's partitions the cluster reported, by change (assigned, revoked): one per change, however many partitions it moved",
+      labelNames: ["change"],
+      registers
+    }),
+    rebalancePauseSeconds: new Histogram({
+      name: "svc_rebalance_pause_seconds",
+      help: "Per partition assigned to this node: from the assignment until its writer is open (the previous owner fenced) and its read models hold the log's end, when commands for it are decided again here. The time the group took between the previous owner's revocation and this assignment is not in it",
+      buckets: [...LATENCY_BUCKETS],
       registers
     })
   }

@@ -8,6 +8,7 @@
  * as it changes (`readyChanges`), rather than asking.
  */
 import { Effect, ExecutionStrategy, Exit, Fiber, Runtime, Schedule, Scope, Stream } from "effect"
+import type { Histogram } from "prom-client"
 import type { KindRegistry } from "../../actors/kernel.ts"
 import type { DbService } from "../Db.ts"
 import type { EventLog, EventLogService, PartitionWriter } from "../EventLog.ts"
@@ -26,6 +27,8 @@ export interface Ownership {
   /** Resolves true once the writer is open and the projection has caught up with the log, false if the partition is lost first. */
   ready: Promise<boolean>
   caughtUp: boolean
+  /** performance.now() when the cluster assigned the partition, until it first caught up. */
+  assignedAt: number | undefined
   /**
    * The highest offset of the partition that the cached states hold everything up to: the log's
    * end when the partition last caught up, then raised by appends through this node's writer
@@ -69,6 +72,8 @@ export interface OwnershipEnv {
   readonly options: OwnershipOptions
   /** After each commit of this node's projection runner, for each partition it projects. */
   readonly onProjected: (partition: number, next: number) => void
+  /** Observes, per partition gained, the seconds from its assignment until it first caught up. */
+  readonly pauses: Histogram
 }
 
 export const stalledOutcome = (ownership: Ownership): Outcome =>
@@ -76,7 +81,7 @@ export const stalledOutcome = (ownership: Ownership): Outcome =>
 
 export type Partitions = ReturnType<typeof makeOwnership>
 
-export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }: OwnershipEnv) => {
+export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected, pauses }: OwnershipEnv) => {
   const run = Runtime.runPromise(runtime)
   const fork = Runtime.runFork(runtime)
   const owned = new Map<number, Ownership>()
@@ -111,6 +116,8 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
           ownership.knownThrough = Math.max(ownership.knownThrough, end - 1)
           ownership.appendedAhead.clear()
           ownership.caughtUp = true
+          if (ownership.assignedAt !== undefined) pauses.observe((performance.now() - ownership.assignedAt) / 1000)
+          ownership.assignedAt = undefined
           readyChanged()
         }
         ownership.stalled = undefined
@@ -163,6 +170,7 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected }:
       partition,
       ready: Promise.resolve(false),
       caughtUp: false,
+      assignedAt: performance.now(),
       knownThrough: -1,
       appendedAhead: new Map(),
       scope: Effect.runSync(Scope.make()),
