@@ -22,7 +22,7 @@ export const readProgress = (log: EventLogService, db: DbService) =>
     return partitions.map((partition): PartitionProgress => {
       const endOffset = ends.get(partition) ?? 0
       const at = projected.get(partition) ?? 0
-      return { partition, endOffset, projected: at, lag: Math.max(0, endOffset - at) }
+      return { partition, endOffset, projected: at, lag: endOffset - at }
     })
   })
 
