@@ -43,6 +43,8 @@ import { attachmentCapabilities } from "../src/assistant/Attachments.ts"
 import { mediaCapabilities } from "../src/media/Media.ts"
 import { auditCapabilities } from "../src/audit/Audit.ts"
 import { auditExportCapabilities } from "../src/audit/AuditExport.ts"
+import { clusterCapabilities } from "../src/cluster/Cluster.ts"
+import * as Throughput from "../src/cluster/Throughput.ts"
 import { billingCapabilities } from "../src/billing/Billing.ts"
 import { deviceCapabilities } from "../src/identity/Device.ts"
 import { identityCapabilities } from "../src/identity/Identity.ts"
@@ -99,7 +101,7 @@ import { conversationCapabilities } from "../src/assistant/Conversations.ts"
 
 export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...clusterCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
@@ -148,6 +150,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     AccessCache.layer,
     NodeMetrics.layer
   ).pipe(Layer.provideMerge(db))
+  const sampled = Throughput.layer(config.clusterSampleMs).pipe(Layer.provideMerge(base))
   // the audit writer appends through the actor host's partition writers (the hash chain's one writer)
   const host = Layer.mergeAll(
     AuditLog.layer({ windowMs: config.auditWindowMs, timeoutMs: config.commandTimeoutMs }),
@@ -161,7 +164,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
       // a node that lost its partition to a rebalance hears it at its next heartbeat (a third of the session timeout)
       fencedWriterGraceMs: config.kafkaSessionTimeoutMs / 2
     })),
-    Layer.provideMerge(base)
+    Layer.provideMerge(sampled)
   )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))

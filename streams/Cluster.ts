@@ -38,6 +38,12 @@ export interface ClusterHandlers {
   readonly onCommand: (partition: number, command: RemoteCommand) => Promise<RemoteReply>
 }
 
+/** A node of the cluster as the group sees it: its id and the partitions assigned to it. */
+export interface ClusterMember {
+  readonly nodeId: string
+  readonly partitions: ReadonlyArray<number>
+}
+
 export interface ClusterService {
   readonly nodeId: string
   /**
@@ -51,6 +57,11 @@ export interface ClusterService {
     command: RemoteCommand,
     timeoutMs: number
   ) => Effect.Effect<RemoteReply, ClusterError>
+  /**
+   * The nodes in the cluster now and their partitions, this one included once it has joined. A
+   * group that is rebalancing may list members without partitions.
+   */
+  readonly members: () => Effect.Effect<ReadonlyArray<ClusterMember>, ClusterError>
 }
 
 export class Cluster extends Context.Tag("svc/streams/Cluster")<Cluster, ClusterService>() {}

@@ -17,6 +17,7 @@ import {
   Cluster,
   ClusterError,
   type ClusterHandlers,
+  type ClusterMember,
   type ClusterService,
   type RemoteCommand,
   type RemoteReply
@@ -24,7 +25,7 @@ import {
 import { commandsTopicSpec, ensureTopics, makeClient, tail, topicsOf } from "./KafkaLog.ts"
 import { dependencyRetry } from "./Backoff.ts"
 
-const { Partitioners } = kafkajs
+const { AssignerProtocol, Partitioners } = kafkajs
 
 export interface KafkaClusterConfig {
   readonly brokers: ReadonlyArray<string>
@@ -405,6 +406,24 @@ const makeSend = (node: Node, producer: Producer, replies: ReplyChannel): Cluste
     )
   }
 
+/**
+ * The members of `<prefix>.hosts` as the group coordinator describes them: a node is named by its
+ * client id (`<prefix>.<nodeId>`), its partitions by its assignment of the commands topic.
+ */
+const describeMembers = (node: Node, admin: Admin): Effect.Effect<ReadonlyArray<ClusterMember>, ClusterError> =>
+  tryKafka("describe group", () => admin.describeGroups([`${node.prefix}.hosts`])).pipe(
+    Effect.map(({ groups }) =>
+      (groups[0]?.members ?? []).map((member) => {
+        const assigned = member.memberAssignment.length === 0 ? null : AssignerProtocol.MemberAssignment.decode(member.memberAssignment)
+        return {
+          nodeId: member.clientId.startsWith(`${node.prefix}.`) ? member.clientId.slice(node.prefix.length + 1) : member.clientId,
+          partitions: [...(assigned?.assignment[node.commands] ?? [])].sort((a, b) => a - b)
+        }
+      })
+    ),
+    Effect.withSpan("Cluster.members")
+  )
+
 export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, ClusterError, Scope.Scope> =>
   Effect.gen(function* () {
     const { prefix, partitions, nodeId } = config
@@ -434,7 +453,7 @@ export const make = (config: KafkaClusterConfig): Effect.Effect<ClusterService, 
     const join: ClusterService["join"] = (handlers) =>
       joinGroup(node, handlers, (payload, owns) => handleCommand(node, handlers, reply, payload, owns))
 
-    return { nodeId, join, send: makeSend(node, producer, replies) } satisfies ClusterService
+    return { nodeId, join, send: makeSend(node, producer, replies), members: () => describeMembers(node, admin) } satisfies ClusterService
   })
 
 export const layer = (config: KafkaClusterConfig): Layer.Layer<Cluster, ClusterError> =>

@@ -13,7 +13,8 @@ export const make = (nodeId: string, partitions: number): ClusterService => ({
       () => Effect.sync(() => handlers.onRevoked(allPartitions(partitions)))
     ),
   send: (partition) =>
-    Effect.fail(new ClusterError({ reason: "not_owner", message: `no node owns partition ${partition}` }))
+    Effect.fail(new ClusterError({ reason: "not_owner", message: `no node owns partition ${partition}` })),
+  members: () => Effect.succeed([{ nodeId, partitions: allPartitions(partitions) }])
 })
 
 export const layer = (nodeId: string, partitions: number) => Layer.succeed(Cluster, make(nodeId, partitions))

@@ -2,7 +2,7 @@
  * The app's routes. Workspace pages live under `/{org}/{ws}/...` so every page is a link a person
  * can share or follow from a notification (spec 6.3.5); `/sign-in` and `/device` stand alone.
  */
-import type { ComponentType } from "react"
+import { type ComponentType, lazy, Suspense } from "react"
 import type { Place } from "./api.ts"
 import { Layout } from "./Layout.tsx"
 import { matchPath, Redirect, useLocation } from "./router.tsx"
@@ -26,6 +26,14 @@ export interface PageProps {
   readonly params: Readonly<Record<string, string>>
 }
 
+// the chart library comes with the Cluster page only, not in every first load
+const LazyClusterPage = lazy(() => import("./pages/Cluster.tsx").then((module) => ({ default: module.ClusterPage })))
+const ClusterPage = (props: PageProps) => (
+  <Suspense fallback={<Loading what="the cluster page" />}>
+    <LazyClusterPage {...props} />
+  </Suspense>
+)
+
 /** Workspace pages, by the path after `/{org}/{ws}`. */
 const PAGES: ReadonlyArray<readonly [string, ComponentType<PageProps>]> = [
   ["/chat", ChatPage],
@@ -43,6 +51,7 @@ const PAGES: ReadonlyArray<readonly [string, ComponentType<PageProps>]> = [
   ["/settings/integrations/reauth/:listing", ReauthPage],
   ["/settings/security", SecurityPage],
   ["/audit", AuditPage],
+  ["/cluster", ClusterPage],
   ["/billing", BillingPage]
 ]
 

@@ -25,6 +25,7 @@ const NAV: ReadonlyArray<NavEntry> = [
   { path: "settings/integrations", label: "Integrations", needs: "plugin.org.list" },
   { path: "settings/keys", label: "API keys", needs: "api_key.list" },
   { path: "audit", label: "Audit log", needs: "audit.list" },
+  { path: "cluster", label: "Cluster", needs: "cluster.get" },
   { path: "billing", label: "Usage & billing", needs: "spend.get" },
   { path: "settings/security", label: "Security" }
 ]

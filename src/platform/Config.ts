@@ -47,6 +47,8 @@ export interface AppConfig {
   readonly cachedKeysPerPartition: number
   /** How long the first audit record of a batch waits for others before the append. */
   readonly auditWindowMs: number
+  /** How often the node samples the log's throughput and lag for `cluster.get`. */
+  readonly clusterSampleMs: number
   /**
    * Count the statements each Postgres pool sends (`svc_db_statements_total`). Off by default: the
    * driver then records a stack trace for every statement, which costs CPU (the work bench turns it on).
@@ -262,6 +264,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     drainTimeoutMs: int(env.DRAIN_TIMEOUT_MS, 30_000, "DRAIN_TIMEOUT_MS"),
     cachedKeysPerPartition: int(env.CACHED_KEYS_PER_PARTITION, 10_000, "CACHED_KEYS_PER_PARTITION"),
     auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
+    clusterSampleMs: int(env.CLUSTER_SAMPLE_MS, 5_000, "CLUSTER_SAMPLE_MS"),
     dbStatementCounts: env.DB_STATEMENT_COUNTS === "true",
     secretKey: env.SECRET_KEY || undefined,
     secureCookies: env.SECURE_COOKIES !== "false",

@@ -226,3 +226,46 @@ export type TaskArtifactUpdateEvent = typeof TaskArtifactUpdateEvent.Type
 /** What `message/stream` and `tasks/resubscribe` carry, one per response: the Task as submitted, then its updates. */
 export const TaskStreamEvent = Schema.Union(Task, TaskStatusUpdateEvent, TaskArtifactUpdateEvent).annotations(asBuilt)
 export type TaskStreamEvent = typeof TaskStreamEvent.Type
+
+// --- the cluster (cluster.get) ---
+
+export const ClusterNode = Schema.Struct({
+  nodeId: Schema.String,
+  /** Whether this is the node that answered. */
+  self: Schema.Boolean,
+  /** The node's build (the package version); null for another node, whose build the group does not tell. */
+  version: Schema.NullOr(Schema.String),
+  /** The partitions assigned to it. */
+  partitions: Schema.Array(Schema.Number),
+  /** Of those, the ones caught up and deciding; null for another node, which alone knows. */
+  ready: Schema.NullOr(Schema.Array(Schema.Number))
+})
+export type ClusterNode = typeof ClusterNode.Type
+
+export const PartitionProgress = Schema.Struct({
+  partition: Schema.Number,
+  /** The next offset the log will write. */
+  endOffset: Schema.Number,
+  /** The next offset the read models will project (their checkpoint). */
+  projected: Schema.Number,
+  /** Events written but not yet in the read models. */
+  lag: Schema.Number
+})
+export type PartitionProgress = typeof PartitionProgress.Type
+
+export const ThroughputSample = Schema.Struct({
+  at: Schema.String,
+  /** Events appended per second, cluster-wide, since the sample before. */
+  eventsPerSecond: Schema.Number,
+  /** Events written but not yet projected, summed over the partitions. */
+  lag: Schema.Number
+})
+export type ThroughputSample = typeof ThroughputSample.Type
+
+export const ClusterView = Schema.Struct({
+  nodes: Schema.Array(ClusterNode),
+  partitions: Schema.Array(PartitionProgress),
+  /** What the answering node sampled, oldest first. */
+  throughput: Schema.Array(ThroughputSample)
+})
+export type ClusterView = typeof ClusterView.Type

@@ -55,6 +55,7 @@ const PAGES = [
   "/acme/main/settings/keys",
   "/acme/main/settings/security",
   "/acme/main/audit",
+  "/acme/main/cluster",
   "/acme/main/billing",
   "/device"
 ]

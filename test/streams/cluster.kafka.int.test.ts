@@ -149,6 +149,13 @@ describe.skipIf(kafkaBrokers.length === 0)(
             return a.owned.size > 0 && b.owned.size > 0 && both.length === partitions && new Set(both).size === partitions
           })
           const [fromA, fromB] = [[...a.owned][0], [...b.owned][0]]
+          // either node learns both from the group, with the partitions assigned to each
+          const sorted = (ps: Iterable<number>) => [...ps].sort((x, y) => x - y)
+          const members = yield* b.cluster.members()
+          expect([...members].sort((x, y) => x.nodeId.localeCompare(y.nodeId))).toEqual([
+            { nodeId: "a", partitions: sorted(a.owned) },
+            { nodeId: "b", partitions: sorted(b.owned) }
+          ])
 
           const toB = command({ hello: "b" })
           expect(yield* a.cluster.send(fromB, toB, 10_000)).toEqual({ by: "b", commandId: toB.commandId })

@@ -1,0 +1,35 @@
+/**
+ * The cluster as the answering node sees it (`cluster.get`, Owner only): the group's members and
+ * their partitions, each partition's progress from the log to the read models, and the node's
+ * throughput samples (Throughput.ts).
+ */
+import { Effect } from "effect"
+import manifest from "../../package.json" with { type: "json" }
+import { ActorHost } from "../../streams/ActorHost.ts"
+import { Cluster } from "../../streams/Cluster.ts"
+import { Db } from "../../streams/Db.ts"
+import { EventLog } from "../../streams/EventLog.ts"
+import { type AnyCapability, implement } from "../checkpoint/Capability.ts"
+import type { ClusterNode } from "../platform/Wire.ts"
+import * as Api from "./Api.ts"
+import { readProgress, Throughput } from "./Throughput.ts"
+
+export const getCluster = implement(Api.getCluster, () =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const members = yield* (yield* Cluster).members()
+    const { owned, ready } = host.ownership()
+    // this node answers for itself from its host, which knows readiness, even mid-rebalance
+    const self: ClusterNode = { nodeId: host.nodeId, self: true, version: manifest.version, partitions: owned, ready }
+    const others = members
+      .filter((member) => member.nodeId !== host.nodeId)
+      .map((member): ClusterNode => ({ nodeId: member.nodeId, self: false, version: null, partitions: member.partitions, ready: null }))
+    return {
+      nodes: [self, ...others.sort((a, b) => a.nodeId.localeCompare(b.nodeId))],
+      partitions: yield* readProgress(yield* EventLog, yield* Db),
+      throughput: (yield* Throughput).history()
+    }
+  })
+)
+
+export const clusterCapabilities: ReadonlyArray<AnyCapability> = [getCluster]
