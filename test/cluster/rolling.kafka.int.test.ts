@@ -1,0 +1,121 @@
+/**
+ * A rolling restart and a scale-out as an operator makes them, on Kafka with real processes: nodes
+ * a and b on 12 partitions, 16 clients that do not retry, each request to a node the load balancer
+ * lists. Node c joins; then b and a in turn are delisted, get SIGTERM 200 ms later, exit, are
+ * started again and listed again.
+ *
+ * No request fails but for a read that waited out a rebalance past its bound (503 `unavailable`,
+ * `read_model_behind`, with Retry-After, counted: kafkajs rebalances eagerly, which takes every
+ * partition from every node for a moment); none is told its outcome is unknown, none gets a 500
+ * or loses its socket; each stopped node exits 0; every acknowledged create is readable once; and
+ * the three nodes share the partitions at the end.
+ */
+import { afterAll, describe, expect, it } from "vitest"
+import { type ClusterProcess, health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
+import { kafkaBrokers } from "../support/env.ts"
+import { call } from "../support/http.ts"
+
+const CLIENTS = 16
+const PARTITIONS = 12
+const DELIST_TO_SIGTERM_MS = 200
+
+interface Answer {
+  readonly status: number
+  readonly ms: number
+  readonly node: string
+  readonly reason?: string
+  readonly code?: string
+  readonly retryAfter?: string | null
+  readonly lost?: string
+  readonly nodeId?: string
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+describe.skipIf(kafkaBrokers.length === 0)("a rolling restart and a scale-out under load", () => {
+  let cluster: TwoProcessCluster | undefined
+  afterAll(() => cluster?.stop())
+
+  it("answers every request but reads that waited out a rebalance, loses no write, and ends with three nodes sharing the partitions", { timeout: 300_000 }, async () => {
+    cluster = await startTwoProcessCluster({ partitions: PARTITIONS, dirPrefix: "svc-rolling-" })
+    const { bootstrap } = cluster
+    const { workspaceKey: key, orgSlug: org, workspaceSlug: ws } = bootstrap
+    expect((await call(cluster.a.baseUrl, key, `/v1/${org}/${ws}/schema/define_label`, { label: "Item", properties: { n: { type: "number", required: true } } })).status).toBe(200)
+    // a client reads its writes through another node only with their position: these do not send it
+    for (const p of [cluster.a, cluster.b]) {
+      await until("the label on every node", async () => ((await call(p.baseUrl, key, `/v1/${org}/${ws}/schema/get`, { label: "Item" })).status === 200 ? true : undefined))
+    }
+
+    // the load balancer's list
+    const listed = new Map<string, ClusterProcess>([["node-a", cluster.a], ["node-b", cluster.b]])
+    const answers: Answer[] = []
+    let over = false
+    const clients = Promise.all(
+      Array.from({ length: CLIENTS }, async (_, client) => {
+        for (let i = 0; !over; i++) {
+          const nodes = [...listed.values()]
+          const target = nodes[(client + i) % nodes.length]
+          const sent = performance.now()
+          const response = await fetch(`${target.baseUrl}/v1/${org}/${ws}/node/create`, {
+            method: "POST",
+            headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+            body: JSON.stringify({ label: "Item", properties: { n: client * 100_000 + i } })
+          }).catch((error: Error & { cause?: { code?: string } }) => error)
+          const ms = performance.now() - sent
+          if (response instanceof Error) {
+            answers.push({ status: 0, ms, node: target.name, lost: response.cause?.code ?? response.message })
+            continue
+          }
+          const body = (await response.json()) as { error?: { code?: string; reason?: string }; nodeId?: string }
+          answers.push({ status: response.status, ms, node: target.name, code: body.error?.code, reason: body.error?.reason, retryAfter: response.headers.get("retry-after"), nodeId: body.nodeId })
+        }
+      })
+    )
+    const ready = async (p: ClusterProcess) => (await call(p.baseUrl, undefined, "/readyz")).status === 200
+
+    await sleep(2_000)
+    const c = await cluster.restart("node-c")
+    listed.set("node-c", c)
+    await sleep(2_000)
+    for (const name of ["node-b", "node-a"]) {
+      const leaving = listed.get(name)!
+      listed.delete(name)
+      await sleep(DELIST_TO_SIGTERM_MS)
+      const exited = new Promise<number | null>((resolve) => leaving.child.once("exit", resolve))
+      leaving.child.kill("SIGTERM")
+      expect(await exited).toBe(0)
+      const again = await cluster.restart(name)
+      await until(`${name} to be ready`, async () => ((await ready(again)) ? true : undefined))
+      listed.set(name, again)
+      await sleep(2_000)
+    }
+    over = true
+    await clients
+
+    const behind = answers.filter((x) => x.reason === "read_model_behind")
+    const slowest = Math.max(...answers.map((x) => x.ms))
+    console.log(`rolling restart: ${answers.length} requests, ${behind.length} read_model_behind, slowest ${Math.round(slowest)} ms`)
+    expect(answers.length).toBeGreaterThan(CLIENTS * 10)
+    expect(answers.filter((x) => x.status !== 200 && x.reason !== "read_model_behind")).toEqual([])
+    for (const x of behind) expect(x).toMatchObject({ status: 503, code: "unavailable", retryAfter: "1" })
+
+    // three nodes share the partitions
+    const shares = await until("three nodes to share the partitions", async () => {
+      const owned = await Promise.all([...listed.values()].map(async (p) => (await health(p)).partitions.ready.length))
+      return owned.every((n) => n > 0) && owned.reduce((a, b) => a + b, 0) === PARTITIONS ? owned : undefined
+    }, 60_000)
+    expect(shares).toHaveLength(3)
+
+    // every acknowledged create, once
+    const acked = answers.filter((x) => x.status === 200).map((x) => x.nodeId!).sort()
+    const found: string[] = []
+    for (let cursor: string | undefined; ;) {
+      const page = await call(listed.get("node-c")!.baseUrl, key, `/v1/${org}/${ws}/node/list`, { label: "Item", limit: 200, ...(cursor === undefined ? {} : { cursor }) })
+      expect(page.status).toBe(200)
+      found.push(...page.body.nodes.map((n: { nodeId: string }) => n.nodeId))
+      if (page.body.nextCursor === null) break
+      cursor = page.body.nextCursor
+    }
+    expect(found.sort()).toEqual(acked)
+  })
+})
