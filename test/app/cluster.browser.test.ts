@@ -5,7 +5,7 @@
  */
 import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
+import { launchBrowser, openAs as openAsIn } from "../support/browser.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call } from "../e2e/client.ts"
@@ -23,14 +23,7 @@ afterAll(async () => {
   await node?.stop()
 })
 
-const openAs = async (person: Person, next: string): Promise<{ page: Page; errors: Array<string> }> => {
-  const context = await newContext(browser, node.baseUrl)
-  const page = await context.newPage()
-  // the app asks who is signed in before signing in: a 401 the browser logs
-  const errors = watchForPageErrors(page, [/status of 401/])
-  await signInThroughPage(page, person, { next })
-  return { page, errors }
-}
+const openAs = (person: Person, next: string) => openAsIn(browser, node.baseUrl, person, next)
 
 /** The drawn line of a chart: the `d` of its curve, empty while it has fewer than two points. */
 const curveOf = async (page: Page, title: string) => {

@@ -7,7 +7,7 @@
 import { readFile } from "node:fs/promises"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { type Family, histogramSeries, type MetricType, parseExposition } from "../support/prometheus.ts"
+import { type Family, histogramSeries, parseExposition, SUFFIXES } from "../support/prometheus.ts"
 import { call } from "../e2e/client.ts"
 
 const DASHBOARD = new URL("../../deploy/grafana/svc.json", import.meta.url)
@@ -30,15 +30,6 @@ interface Dashboard {
   readonly schemaVersion: number
   readonly panels: ReadonlyArray<Panel>
   readonly templating: { readonly list: ReadonlyArray<{ readonly name: string; readonly definition?: string }> }
-}
-
-/** The sample names a family of each type exposes. */
-const SUFFIXES: Readonly<Record<MetricType, ReadonlyArray<string>>> = {
-  counter: [""],
-  gauge: [""],
-  untyped: [""],
-  histogram: ["_bucket", "_sum", "_count"],
-  summary: ["", "_sum", "_count"]
 }
 
 const KEYWORDS = new Set(["group_left", "group_right", "and", "or", "unless", "bool", "offset"])

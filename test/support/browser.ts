@@ -66,3 +66,13 @@ export const watchForPageErrors = (page: Page, allow: ReadonlyArray<RegExp> = []
   })
   return errors
 }
+
+/** A fresh context signed in as `person` through the sign-in page, landing on `next`; the page's unexpected errors. */
+export const openAs = async (browser: Browser, baseUrl: string, person: Pick<Person, "email" | "password">, next: string): Promise<{ page: Page; errors: Array<string> }> => {
+  const context = await newContext(browser, baseUrl)
+  const page = await context.newPage()
+  // the app asks who is signed in before signing in: a 401 the browser logs
+  const errors = watchForPageErrors(page, [/status of 401/])
+  await signInThroughPage(page, person, { next })
+  return { page, errors }
+}

@@ -28,7 +28,8 @@ export interface Family {
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*/
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*/
 const TYPES = new Set<MetricType>(["counter", "gauge", "histogram", "summary", "untyped"])
-const SUFFIXES: Readonly<Record<MetricType, ReadonlyArray<string>>> = {
+/** The sample names a family of each type exposes, after its name. */
+export const SUFFIXES: Readonly<Record<MetricType, ReadonlyArray<string>>> = {
   counter: [""],
   gauge: [""],
   untyped: [""],
