@@ -96,11 +96,15 @@ const createLoad = (baseUrl: () => string, key: string, org: string, ws: string)
   return {
     answers,
     acked,
-    /** Requests sent now and then until `over`, each without waiting for the clients' (which may all be held by the outage). */
+    /**
+     * Creates started now and then until `over`, each without waiting for the clients' (which may
+     * all be held by the outage); each is retried with its Idempotency-Key until acknowledged, as
+     * the clients' are, since a refused one may have been written.
+     */
     probe: async (every: number, over: () => boolean) => {
-      const sent: Array<Promise<boolean>> = []
+      const sent: Array<Promise<void>> = []
       for (let i = 0; !over(); i++) {
-        sent.push(attempt(`probe-${i}`, i))
+        sent.push(create(`probe-${i}`, i))
         await sleep(every)
       }
       await Promise.all(sent)
