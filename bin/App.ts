@@ -44,6 +44,7 @@ import { mediaCapabilities } from "../src/media/Media.ts"
 import { auditCapabilities } from "../src/audit/Audit.ts"
 import { auditExportCapabilities } from "../src/audit/AuditExport.ts"
 import { clusterCapabilities } from "../src/cluster/Cluster.ts"
+import * as Presence from "../src/cluster/Presence.ts"
 import * as Throughput from "../src/cluster/Throughput.ts"
 import { billingCapabilities } from "../src/billing/Billing.ts"
 import { deviceCapabilities } from "../src/identity/Device.ts"
@@ -169,8 +170,10 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
   const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, keyRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
+  // a node removes its report as it stops, before the services it reads
+  const reported = Presence.layer(config.clusterSampleMs).pipe(Layer.provideMerge(services))
   // runs call capabilities and turns: the engine stops before what they need
-  return Automations.layer.pipe(Layer.provideMerge(services))
+  return Automations.layer.pipe(Layer.provideMerge(reported))
 }
 
 /**

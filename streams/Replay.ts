@@ -110,9 +110,9 @@ export const projectToEnd = (live: DbService, kinds: KindRegistry) =>
     return { ends, behind }
   })
 
-/** Tables of the read-model schema that no event projects: the migrator's, and how far the
- * reactions to the log got (a replay starts none). */
-const NOT_PROJECTED = ["schema_migrations", "reaction_offsets"]
+/** Tables of the read-model schema that no event projects: the migrator's, how far the reactions
+ * to the log got (a replay starts none), and what the running nodes report of themselves. */
+const NOT_PROJECTED = ["schema_migrations", "reaction_offsets", "cluster_nodes"]
 
 /** The read-model tables of a schema (what migrations made, less what no event projects). */
 export const readModelTables = (db: DbService) =>

@@ -233,11 +233,13 @@ export const ClusterNode = Schema.Struct({
   nodeId: Schema.String,
   /** Whether this is the node that answered. */
   self: Schema.Boolean,
-  /** The node's build (the package version); null for another node, whose build the group does not tell. */
+  /** The node's build (the package version); null for another node that has not reported lately. */
   version: Schema.NullOr(Schema.String),
+  /** Whether it drains (refuses new requests, then stops); null as `version`. */
+  draining: Schema.NullOr(Schema.Boolean),
   /** The partitions assigned to it. */
   partitions: Schema.Array(Schema.Number),
-  /** Of those, the ones caught up and deciding; null for another node, which alone knows. */
+  /** Of those, the ones caught up and deciding, as it last reported them; null as `version`. */
   ready: Schema.NullOr(Schema.Array(Schema.Number))
 })
 export type ClusterNode = typeof ClusterNode.Type

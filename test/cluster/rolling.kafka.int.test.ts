@@ -8,12 +8,16 @@
  * `read_model_behind`, with Retry-After, counted: kafkajs rebalances eagerly, which takes every
  * partition from every node for a moment); none is told its outcome is unknown, none gets a 500
  * or loses its socket; each stopped node exits 0; every acknowledged create is readable once; and
- * the three nodes share the partitions at the end.
+ * the three nodes share the partitions at the end, each named in `cluster.get` with its build and
+ * readiness.
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { type ClusterProcess, health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
 import { kafkaBrokers } from "../support/env.ts"
 import { call } from "../support/http.ts"
+import { callWithCookie, signIn } from "../support/people.ts"
+import manifest from "../../package.json" with { type: "json" }
+import type { ClusterNode } from "../../src/platform/Wire.ts"
 
 const CLIENTS = 16
 const PARTITIONS = 12
@@ -105,6 +109,21 @@ describe.skipIf(kafkaBrokers.length === 0)("a rolling restart and a scale-out un
       return owned.every((n) => n > 0) && owned.reduce((a, b) => a + b, 0) === PARTITIONS ? owned : undefined
     }, 60_000)
     expect(shares).toHaveLength(3)
+
+    // the Owner's cluster.get, from any node, names each node with its build, not draining, ready on what it owns
+    const viaC = listed.get("node-c")!.baseUrl
+    const { cookie } = await signIn(viaC, { email: bootstrap.ownerEmail, password: bootstrap.ownerPassword })
+    const view = await until("every node's report in cluster.get", async () => {
+      const answer = await callWithCookie(viaC, cookie, `/v1/${org}/${ws}/cluster/get`, {})
+      expect(answer.status).toBe(200)
+      const nodes = answer.body.nodes as ReadonlyArray<ClusterNode>
+      return nodes.length === 3 && nodes.every((n) => n.ready !== null && [...n.ready].sort().join() === [...n.partitions].sort().join()) ? nodes : undefined
+    }, 30_000)
+    expect(view.map((n) => [n.nodeId, n.version, n.draining, n.self])).toEqual([
+      ["node-c", manifest.version, false, true],
+      ["node-a", manifest.version, false, false],
+      ["node-b", manifest.version, false, false]
+    ])
 
     // every acknowledged create, once
     const acked = answers.filter((x) => x.status === 200).map((x) => x.nodeId!).sort()

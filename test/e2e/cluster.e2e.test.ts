@@ -38,7 +38,7 @@ describe("cluster.get", () => {
   it("shows the embedded log's one node owning and ready on every partition, with its version", async () => {
     const view = await cluster()
     const all = [0, 1, 2, 3]
-    expect(view.nodes).toEqual([{ nodeId: node.config.nodeId, self: true, version: manifest.version, partitions: all, ready: all }])
+    expect(view.nodes).toEqual([{ nodeId: node.config.nodeId, self: true, version: manifest.version, draining: false, partitions: all, ready: all }])
     expect(view.partitions.map((p) => p.partition)).toEqual(all)
     for (const p of view.partitions) {
       expect(p.projected).toBeLessThanOrEqual(p.endOffset)

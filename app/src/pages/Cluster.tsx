@@ -22,15 +22,16 @@ const NodeCard = ({ node }: { node: ClusterNode }) => {
     <li className="card cluster-node">
       <h3>
         <code>{node.nodeId}</code> {node.self && <span className="badge-pill">answered this page</span>}
+        {node.draining === true && <span className="badge-pill">draining</span>}
       </h3>
-      <p className="muted">{node.version === null ? "Version known to that node only" : `Version ${node.version}`}</p>
+      <p className="muted">{node.version === null ? "Not reported lately: version and readiness unknown" : `Version ${node.version}`}</p>
       {node.partitions.length === 0 ? (
         <p>No partitions assigned (the group may be rebalancing).</p>
       ) : (
         <>
           <p>
             Owns {node.partitions.length} {node.partitions.length === 1 ? "partition" : "partitions"}
-            {node.ready === null ? "; whether each is caught up is known to that node only." : `, ${node.ready.length} caught up and deciding.`}
+            {node.ready === null ? "; whether each is caught up is not known." : `, ${node.ready.length} caught up and deciding.`}
           </p>
           <ul className="partition-chips" aria-label={`Partitions of ${node.nodeId}`}>
             {node.partitions.map((partition) => (
