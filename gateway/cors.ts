@@ -36,12 +36,23 @@ export interface Cors {
    * What every response to a request of `url` carries: CORS headers, nothing (undefined: the path
    * has no policy), or OriginRefused (the request is answered 403).
    */
-  readonly responseHeaders: (url: string, origin: string | undefined) => ResponseHeaders | undefined | OriginRefused
+  readonly responseHeaders: (url: string, origin: string | undefined, host: string | undefined) => ResponseHeaders | undefined | OriginRefused
   /** The headers of a preflight's 204, or OriginRefused (answered 403). */
   readonly preflightHeaders: (url: string, origin: string) => ResponseHeaders | OriginRefused
 }
 
 const ANY_ORIGIN = "*"
+
+const LOOPBACK_HOST = /^(?:localhost|127\.0\.0\.1|\[::1\])(?::\d+)?$/i
+
+/**
+ * A page served from a loopback name calling the node under that same name: the origin is the
+ * request's own, not a foreign one, whatever the node calls itself in its base URL. Only loopback
+ * names count: a page of a rebound name (evil.example resolving to 127.0.0.1) sends its own name
+ * as Host and Origin, and that origin stays foreign unless listed (MCP's DNS-rebinding rule).
+ */
+const ownLoopbackOrigin = (origin: string, host: string | undefined) =>
+  host !== undefined && LOOPBACK_HOST.test(host) && (origin === `http://${host}` || origin === `https://${host}`)
 
 export const makeCors = (options: CorsOptions): Cors => {
   const anyOrigin = options.origins.includes(ANY_ORIGIN)
@@ -66,12 +77,12 @@ export const makeCors = (options: CorsOptions): Cors => {
   const opensToAll = (route: CorsRoute) => route.public && anyOrigin
 
   return {
-    responseHeaders: (url, origin) => {
+    responseHeaders: (url, origin, host) => {
       const route = routeOf(url)
       if (route === undefined) return undefined
       if (opensToAll(route)) return anyHeaders
       if (origin === undefined) return varyOnly
-      return listed.get(origin) ?? OriginRefused
+      return listed.get(origin) ?? (ownLoopbackOrigin(origin, host) ? varyOnly : OriginRefused)
     },
     preflightHeaders: (url, origin) => {
       const route = routeOf(url)

@@ -514,7 +514,7 @@ export const route = (
     const headers = readHeaders(req)
     const requestId = requestIdOf(headers)
     const url = req.getUrl()
-    const routeHeaders = cors?.responseHeaders(url, headers.origin)
+    const routeHeaders = cors?.responseHeaders(url, headers.origin, headers.host)
     if (routeHeaders === OriginRefused) {
       answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 403, started, writeOriginRefused(res, requestId, headers.origin))
       return
