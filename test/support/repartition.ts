@@ -14,7 +14,6 @@ import { isCheckpoint, isGenesis } from "../../streams/Checkpoints.ts"
 import { Db, type DbService } from "../../streams/Db.ts"
 import { allPartitions, EventLog, type LoggedEvent, readUpTo } from "../../streams/EventLog.ts"
 import { streamChat } from "./chat.ts"
-import { kafkaBrokers } from "./env.ts"
 import { call, capability } from "./http.ts"
 import { callWithCookie, signIn } from "./people.ts"
 import type { TestNode } from "./platform.ts"
@@ -96,12 +95,10 @@ export const eventsByKey = (node: TestNode, db: DbService, generation: { readonl
       return { byKey, records, ends }
     }).pipe(
       Effect.scoped,
-      Effect.provide(generationLogLayer({ ...node.config, kafkaBrokers: node.config.kafkaBrokers }, generation).pipe(Layer.provide(Layer.succeed(Db, db)))),
+      Effect.provide(generationLogLayer(node.config, generation).pipe(Layer.provide(Layer.succeed(Db, db)))),
       Effect.timeout("120 seconds")
     )
   )
 
 /** What a key's event is, wherever it lies: what a reader of the key sees. */
 export const contentOf = ({ key, seq, firstSeq, type, payload, at, commandId, actor }: LoggedEvent) => ({ key, seq, firstSeq, type, payload, at, commandId, actor })
-
-export const usingKafka = kafkaBrokers.length > 0
