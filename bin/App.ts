@@ -25,7 +25,8 @@ import { TelemetryActor } from "../actors/telemetry/actor.ts"
 import { UserActor } from "../actors/user/actor.ts"
 import * as ActorHost from "../streams/ActorHost.ts"
 import { Cluster, type ClusterError } from "../streams/Cluster.ts"
-import type { LogError } from "../streams/EventLog.ts"
+import { type EventLog, LogError } from "../streams/EventLog.ts"
+import { type Generation, type LayoutPlace, resolveLayout } from "../streams/Layout.ts"
 import * as EmbeddedLog from "../streams/EmbeddedLog.ts"
 import * as KafkaCluster from "../streams/KafkaCluster.ts"
 import * as KafkaLog from "../streams/KafkaLog.ts"
@@ -109,22 +110,42 @@ export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" 
 
 export type LogSettings = Pick<AppConfig, "dbSchema" | "kafkaBrokers" | "topicPrefix" | "partitions" | "nodeId">
 
-/** The log alone (the replay tool reads it without joining the cluster). */
-export const logLayer = (config: LogSettings) =>
+/** Where the log's layout (its generations, `streams/Layout.ts`) is recorded, on the pool given. */
+export const layoutPlace = (config: Pick<AppConfig, "dbSchema" | "kafkaBrokers" | "topicPrefix">, sql: Db.DbService["sql"]): LayoutPlace =>
   config.kafkaBrokers.length > 0
-    ? KafkaLog.layer({ brokers: config.kafkaBrokers, prefix: config.topicPrefix, partitions: config.partitions, clientId: config.nodeId })
-    : EmbeddedLog.layer({ logSchema: logSchemaOf(config.dbSchema), partitions: config.partitions })
+    ? { sql, schema: logSchemaOf(config.dbSchema), log: `kafka:${config.topicPrefix}`, baseName: config.topicPrefix, mode: "kafka" }
+    : { sql, schema: logSchemaOf(config.dbSchema), log: "embedded", baseName: logSchemaOf(config.dbSchema), mode: "embedded" }
 
-export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSessionTimeoutMs">) =>
+/**
+ * The generation of the log in use (`streams/Layout.ts`), refused when LOG_PARTITIONS is not its
+ * partition count: a node never runs on a layout other than the one the log has.
+ */
+export const layoutInUse = (config: LogSettings) =>
+  Effect.flatMap(Db.Db, (db) => resolveLayout(layoutPlace(config, db.sql), config.partitions)).pipe(
+    Effect.mapError((e) => new LogError({ operation: "read the log layout", message: e.message, cause: e }))
+  )
+
+/** One generation's log (its name: the embedded log's schema, or the topic prefix). */
+export const generationLogLayer = (config: LogSettings, generation: Pick<Generation, "name" | "partitions">) =>
   config.kafkaBrokers.length > 0
-    ? KafkaCluster.layer({
-        brokers: config.kafkaBrokers,
-        prefix: config.topicPrefix,
-        partitions: config.partitions,
-        nodeId: config.nodeId,
-        sessionTimeoutMs: config.kafkaSessionTimeoutMs
-      })
-    : LocalCluster.layer(config.nodeId, config.partitions)
+    ? KafkaLog.layer({ brokers: config.kafkaBrokers, prefix: generation.name, partitions: generation.partitions, clientId: config.nodeId })
+    : EmbeddedLog.layer({ logSchema: generation.name, partitions: generation.partitions })
+
+/** The log alone (the replay tool reads it without joining the cluster): the generation in use. */
+export const logLayer = (config: LogSettings): Layer.Layer<EventLog, LogError, Db.Db> =>
+  Layer.unwrapEffect(Effect.map(layoutInUse(config), (generation) => generationLogLayer(config, generation)))
+
+export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSessionTimeoutMs">): Layer.Layer<Cluster, ClusterError | LogError, Db.Db> =>
+  Layer.unwrapEffect(Effect.map(layoutInUse(config), (generation) =>
+    config.kafkaBrokers.length > 0
+      ? KafkaCluster.layer({
+          brokers: config.kafkaBrokers,
+          prefix: generation.name,
+          partitions: generation.partitions,
+          nodeId: config.nodeId,
+          sessionTimeoutMs: config.kafkaSessionTimeoutMs
+        })
+      : LocalCluster.layer(config.nodeId, generation.partitions)))
 
 /** Everything a node runs, given the Postgres URL to use. */
 export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number, projectionPoolSize: number) => {
@@ -186,15 +207,16 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
 export const operatorHost = (config: AppConfig): Layer.Layer<ActorHost.ActorHost, ClusterError | LogError, Db.Db> => {
   // its own node id: a node's reply topic is deleted when the node leaves
   const nodeId = `svc-cli-${randomUUID().slice(0, 8)}`
-  const cluster = config.kafkaBrokers.length > 0
-    ? Layer.scoped(
-        Cluster,
-        Effect.map(
-          KafkaCluster.make({ brokers: config.kafkaBrokers, prefix: config.topicPrefix, partitions: config.partitions, nodeId }),
-          (kafka) => ({ ...kafka, join: () => Effect.void })
+  const cluster = Layer.unwrapEffect(Effect.map(layoutInUse(config), (generation) =>
+    config.kafkaBrokers.length > 0
+      ? Layer.scoped(
+          Cluster,
+          Effect.map(
+            KafkaCluster.make({ brokers: config.kafkaBrokers, prefix: generation.name, partitions: generation.partitions, nodeId }),
+            (kafka) => ({ ...kafka, join: () => Effect.void })
+          )
         )
-      )
-    : LocalCluster.layer(nodeId, config.partitions)
+      : LocalCluster.layer(nodeId, generation.partitions)))
   return ActorHost.layer({ commandTimeoutMs: config.commandTimeoutMs, cachedKeysPerPartition: config.cachedKeysPerPartition }).pipe(
     Layer.provide(Layer.mergeAll(logLayer({ ...config, nodeId }), cluster, Layer.succeed(ActorHost.ActorKinds, actorKinds), NodeMetrics.layer))
   )

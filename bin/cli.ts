@@ -19,6 +19,19 @@
  *     partition and the first break of each, with its partition and offset; exits non-zero on any
  *     break.
  *
+ *   audit verify of a repartitioned log goes across the boundary: each generation's chains, oldest
+ *     first, then that every genesis record of the next one names exactly their final heads.
+ *     --generation <G> verifies that generation alone (after the log before it was removed).
+ *
+ *   log repartition --partitions <N>
+ *     Offline: stop every node first. Rewrites the log into a new generation of N partitions (more
+ *     than it has), each key's events in order with their seq on the key's new partition, each
+ *     partition's chain starting from a genesis record signed with the operator's audit key that
+ *     names the old chains' final heads (docs/audit.md); moves the read models' checkpoints to the
+ *     new log, and makes it the one nodes use. Then start every node with LOG_PARTITIONS=N (a node
+ *     with another count refuses to start). The old log is kept, not written; the command prints
+ *     how to remove it.
+ *
  *   issue-key --purpose <svc_host_v1|svc_gateway_v1|svc_telemetry_v1> --org <slug>
  *             [--workspace <slug>] [--machine <id>] [--name <text>]
  *     Issues a machine credential (spec 5 rules 8 and 9): a host key for one machine (needs
@@ -36,16 +49,20 @@
  *     itself, so stop the server first (a running node would answer some requests with a
  *     retryable 503 meanwhile).
  */
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Context, Effect, Exit, Layer, Option } from "effect"
 import { parseArgs } from "node:util"
 import { compareSchemas, parseUntil, projectToEnd, replay } from "../streams/Replay.ts"
-import { verifyLog } from "../streams/LogVerify.ts"
-import { privateKeyFromSeed } from "../streams/Checkpoints.ts"
+import { finalHead, type PartitionReport, verifyLog } from "../streams/LogVerify.ts"
+import { beginGeneration, type Generation, generationName, generations, resolveLayout } from "../streams/Layout.ts"
+import { repartition } from "../streams/Repartition.ts"
+import { EventLog } from "../streams/EventLog.ts"
+import { runningNodes } from "../streams/KafkaLog.ts"
+import { makeSigner, privateKeyFromSeed } from "../streams/Checkpoints.ts"
 import { createPublicKey, type KeyObject } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import * as AccessCache from "../src/checkpoint/AccessCache.ts"
-import { actorKinds, logLayer, operatorHost } from "./App.ts"
+import { actorKinds, generationLogLayer, layoutPlace, logLayer, operatorHost } from "./App.ts"
 import { loadConfig } from "../src/platform/Config.ts"
 import { connect, Db, service } from "../streams/Db.ts"
 import { startEmbeddedPostgres } from "../src/platform/EmbeddedPostgres.ts"
@@ -54,7 +71,8 @@ import { ISSUABLE_PURPOSES, issueCredential } from "../src/identity/IssueCredent
 
 const usage = [
   "usage: svc replay [--into <schema>] [--compare] [--until <RFC 3339 time | partition:offset,...>]",
-  "       svc audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>]",
+  "       svc audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>] [--generation <G>]",
+  "       svc log repartition --partitions <N>   (offline: stop every node first)",
   `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`,
   "       svc billing grant <orgSlug> <credits> | billing suspend <orgSlug> | billing resume <orgSlug>"
 ].join("\n")
@@ -108,22 +126,39 @@ const replayCommand = (args: ReadonlyArray<string>) =>
     }
   })
 
+const wholeNumber = (name: string, text: string | undefined) =>
+  text === undefined ? Effect.succeed(undefined)
+  : /^\d+$/.test(text) ? Effect.succeed(Number(text))
+  : Effect.fail(new Error(`--${name} takes a whole number\n${usage}`))
+
+const printReports = (reports: ReadonlyArray<PartitionReport>) => {
+  for (const r of reports) {
+    const unchained = r.unchained > 0 ? `, ${r.unchained} from before the chain` : ""
+    console.log(`partition ${r.partition}: ${r.events} events${unchained}, ${r.checkpoints} checkpoints, ${r.break === undefined ? `intact, head ${r.head ?? "none"}` : `BROKEN at offset ${r.break.offset} (${r.break.reason})`}`)
+  }
+}
+
 const auditCommand = ([action, ...args]: ReadonlyArray<string>) =>
   Effect.gen(function* () {
     if (action !== "verify") return yield* Effect.fail(new Error(usage))
     const { values } = yield* Effect.try({
-      try: () => parseArgs({ args: [...args], options: { partition: { type: "string" }, from: { type: "string" }, key: { type: "string" } } }),
+      try: () => parseArgs({ args: [...args], options: { partition: { type: "string" }, from: { type: "string" }, key: { type: "string" }, generation: { type: "string" } } }),
       catch: (e) => new Error(`${(e as Error).message}\n${usage}`)
     })
-    const wholeNumber = (name: string, text: string | undefined) =>
-      text === undefined ? Effect.succeed(undefined)
-      : /^\d+$/.test(text) ? Effect.succeed(Number(text))
-      : Effect.fail(new Error(`--${name} takes a whole number\n${usage}`))
     const partition = yield* wholeNumber("partition", values.partition)
     const from = yield* wholeNumber("from", values.from)
+    const only = yield* wholeNumber("generation", values.generation)
     const { config, schema } = yield* database
-    if (partition !== undefined && partition >= config.partitions) {
-      return yield* Effect.fail(new Error(`the log has partitions 0-${config.partitions - 1}`))
+    const db = schema(config.dbSchema)
+    const recorded = (yield* generations(layoutPlace(config, db.sql))).filter((g) => g.state !== "building")
+    const current = recorded.find((g) => g.state === "current") ?? { generation: 1, partitions: config.partitions, name: layoutPlace(config, db.sql).baseName, state: "current" as const }
+    // from a partition or an offset, or one generation asked for: that one alone; else every generation kept, oldest first
+    const chosen = only !== undefined ? recorded.filter((g) => g.generation === only)
+      : partition !== undefined || from !== undefined || recorded.length === 0 ? [current]
+      : recorded
+    if (chosen.length === 0) return yield* Effect.fail(new Error(`the log has no generation ${only} (generations ${recorded.map((g) => g.generation).join(", ") || "1"})`))
+    if (partition !== undefined && partition >= chosen[0].partitions) {
+      return yield* Effect.fail(new Error(`the log has partitions 0-${chosen[0].partitions - 1}`))
     }
     const publicKey = yield* Effect.tryPromise({
       try: () => auditPublicKey(values.key, config.audit.signingKey, config.dataDir),
@@ -131,18 +166,33 @@ const auditCommand = ([action, ...args]: ReadonlyArray<string>) =>
     })
     if (publicKey === undefined) console.log("no public key (--key, AUDIT_SIGNING_KEY or the data directory's): checkpoints' signatures are not checked")
     const started = Date.now()
-    const reports = yield* verifyLog({ partitions: partition === undefined ? undefined : [partition], from, publicKey }).pipe(
-      Effect.provide(logLayer(config).pipe(Layer.provide(Layer.succeed(Db, schema(config.dbSchema)))))
-    )
-    const millis = Date.now() - started
-    const events = reports.reduce((n, r) => n + r.events, 0)
-    for (const r of reports) {
-      const unchained = r.unchained > 0 ? `, ${r.unchained} from before the chain` : ""
-      console.log(`partition ${r.partition}: ${r.events} events${unchained}, ${r.checkpoints} checkpoints, ${r.break === undefined ? `intact, head ${r.head ?? "none"}` : `BROKEN at offset ${r.break.offset} (${r.break.reason})`}`)
+    const broken: Array<string> = []
+    let events = 0
+    let previous: { readonly generation: Generation; readonly reports: ReadonlyArray<PartitionReport> } | undefined
+    for (const generation of chosen) {
+      if (chosen.length > 1 || generation.generation > 1) {
+        console.log(`log generation ${generation.generation} (${generation.partitions} partitions, ${generation.name}, ${generation.state}):`)
+      }
+      const genesis = previous === undefined ? undefined : {
+        generation: generation.generation,
+        partitions: generation.partitions,
+        previousGeneration: previous.generation.generation,
+        heads: previous.reports.map(finalHead)
+      }
+      const reports = yield* verifyLog({ partitions: partition === undefined ? undefined : [partition], from, publicKey, genesis }).pipe(
+        Effect.provide(generationLogLayer(config, generation).pipe(Layer.provide(Layer.succeed(Db, db))))
+      )
+      printReports(reports)
+      if (genesis !== undefined && reports.every((r) => r.break === undefined)) {
+        console.log(`every partition's genesis record names the ${genesis.heads.length} final heads of generation ${genesis.previousGeneration}, signed`)
+      }
+      events += reports.reduce((n, r) => n + r.events, 0)
+      broken.push(...reports.flatMap((r) => (r.break === undefined ? [] : [r.break.message])))
+      previous = { generation, reports }
     }
+    const millis = Date.now() - started
     console.log(`verified ${events} events in ${millis} ms (${millis === 0 ? events : Math.round((events * 1000) / millis)} events/s)`)
-    const broken = reports.flatMap((r) => (r.break === undefined ? [] : [r.break]))
-    if (broken.length > 0) return yield* Effect.fail(new Error(`the log was altered: ${broken.map((b) => b.message).join("; ")}`))
+    if (broken.length > 0) return yield* Effect.fail(new Error(`the log was altered: ${broken.join("; ")}`))
   })
 
 /** The key to check checkpoints with: a file given (PEM, or the key document's JSON), else the operator's own, if any. */
@@ -157,6 +207,57 @@ const auditPublicKey = async (file: string | undefined, configured: string | und
   const stored = await readFile(path.join(dataDir, "audit-signing.key"), "utf8").catch(() => undefined)
   return stored === undefined ? undefined : createPublicKey(privateKeyFromSeed(stored.trim()))
 }
+
+/** The operator's signing key (AUDIT_SIGNING_KEY, else the data directory's), never made here: a new one would sign what no node's key document names. */
+const operatorSigningKey = async (configured: string | undefined, dataDir: string): Promise<KeyObject | undefined> => {
+  if (configured !== undefined) return privateKeyFromSeed(configured)
+  const stored = await readFile(path.join(dataDir, "audit-signing.key"), "utf8").catch(() => undefined)
+  return stored === undefined ? undefined : privateKeyFromSeed(stored.trim())
+}
+
+/** What to run to remove a generation's log once it is no longer wanted (`svc audit verify --generation` then skips it). */
+const removalOf = (kafka: boolean, generation: Generation) =>
+  kafka
+    ? `delete the topics ${generation.name}.events and ${generation.name}.commands (kafka-topics.sh --bootstrap-server <broker> --delete --topic ${generation.name}.events, then .commands)`
+    : generation.generation === 1
+      ? `drop table ${generation.name}.log_events, ${generation.name}.log_heads (keep ${generation.name}.log_layout)`
+      : `drop schema ${generation.name} cascade`
+
+const logCommand = ([action, ...args]: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    if (action !== "repartition") return yield* Effect.fail(new Error(usage))
+    const { values } = yield* Effect.try({
+      try: () => parseArgs({ args: [...args], options: { partitions: { type: "string" } } }),
+      catch: (e) => new Error(`${(e as Error).message}\n${usage}`)
+    })
+    const partitions = yield* wholeNumber("partitions", values.partitions)
+    if (partitions === undefined) return yield* Effect.fail(new Error(`--partitions is required\n${usage}`))
+    const { config, schema } = yield* database
+    const live = schema(config.dbSchema)
+    const place = layoutPlace(config, live.sql)
+    const kafka = config.kafkaBrokers.length > 0
+    const from = yield* resolveLayout(place, config.partitions)
+    if (partitions <= from.partitions) return yield* Effect.fail(new Error(`the log has ${from.partitions} partitions: --partitions must be more`))
+    if (kafka) {
+      const running = yield* runningNodes(config.kafkaBrokers, from.name)
+      if (running > 0) return yield* Effect.fail(new Error(`${running} node(s) of this cluster are running (group ${from.name}.hosts): stop every node first`))
+    }
+    const privateKey = yield* Effect.promise(() => operatorSigningKey(config.audit.signingKey, config.dataDir))
+    if (privateKey === undefined) {
+      return yield* Effect.fail(new Error(`the genesis records are signed with the operator's audit key: set AUDIT_SIGNING_KEY, or SVC_DATA_DIR to the nodes' data directory (audit-signing.key)`))
+    }
+    const signer = makeSigner(privateKey, { events: config.audit.checkpointEvents, seconds: config.audit.checkpointSeconds })
+    const next = yield* beginGeneration(place, from, partitions)
+    const to: Generation = { generation: next, partitions, name: generationName(place, next), state: "building" }
+    console.log(`rewriting log generation ${from.generation} (${from.partitions} partitions, ${from.name}) into generation ${next} (${partitions} partitions, ${to.name})`)
+    const logOf = (generation: Generation) =>
+      Layer.build(generationLogLayer(config, generation).pipe(Layer.provide(Layer.succeed(Db, live)))).pipe(Effect.map((context) => Context.get(context, EventLog)))
+    const stats = yield* repartition({ place, from, to, oldLog: yield* logOf(from), newLog: yield* logOf(to), signer, live, kinds: actorKinds })
+    const rate = stats.copyMillis === 0 ? stats.events : Math.round((stats.events * 1000) / stats.copyMillis)
+    console.log(`copied ${stats.events} events in ${stats.copyMillis} ms (${rate} events/s); ${stats.millis} ms in all`)
+    console.log(`the log is now generation ${next}, ${partitions} partitions: start every node with LOG_PARTITIONS=${partitions}`)
+    console.log(`the old log (generation ${from.generation}) is kept as it was; once audited (svc audit verify), remove it: ${removalOf(kafka, from)}`)
+  })
 
 const issueKeyCommand = (args: ReadonlyArray<string>) =>
   Effect.gen(function* () {
@@ -218,6 +319,7 @@ const program =
   : command === "audit" ? auditCommand(args)
   : command === "issue-key" ? issueKeyCommand(args)
   : command === "billing" ? billingCommand(args)
+  : command === "log" ? logCommand(args)
   : Effect.fail(new Error(usage))
 
 Effect.runPromiseExit(Effect.scoped(program)).then((exit) => {

@@ -55,6 +55,68 @@ export const verifyClaim = (publicKey: KeyObject, payload: CheckpointPayload): b
   }
 }
 
+/**
+ * The genesis record (docs/audit.md): the first record of every partition of a repartitioned log
+ * (`svc log repartition`). Its chain starts from GENESIS like any partition's; it names, signed,
+ * the final head of every partition of the log it was rewritten from, so that a verification
+ * goes from the old log's chains to the new one's. Key `log-genesis:<generation>:<partition>`,
+ * seq 1 (no actor kind has it: nothing projects it).
+ */
+export const GENESIS_TYPE = "log.genesis"
+const GENESIS_KEY_PREFIX = "log-genesis:"
+
+/** An old partition's final head: the offset and hash of its last chained event (offset -1 and GENESIS: none). */
+export interface ChainHead {
+  readonly partition: number
+  readonly offset: number
+  readonly hash: string
+}
+
+export interface GenesisClaim {
+  /** The new log's partition this record starts. */
+  readonly partition: number
+  /** The new log's partition count and generation. */
+  readonly partitions: number
+  readonly generation: number
+  /** The generation it was rewritten from, and the final head of each of its partitions, in partition order. */
+  readonly previousGeneration: number
+  readonly heads: ReadonlyArray<ChainHead>
+  /** When it was signed (ISO 8601). */
+  readonly at: string
+}
+
+export interface GenesisPayload extends GenesisClaim {
+  readonly keyId: string
+  readonly signature: string
+}
+
+/** The signed bytes: `["svc-log-genesis-v1", partition, partitions, generation, previousGeneration, heads, at]` as canonical JSON, UTF-8. */
+export const genesisBytes = (claim: GenesisClaim): Buffer =>
+  Buffer.from(
+    canonicalJson(["svc-log-genesis-v1", claim.partition, claim.partitions, claim.generation, claim.previousGeneration, claim.heads, claim.at]),
+    "utf8"
+  )
+
+export const isGenesis = (event: LoggedEvent | EventRecord): boolean => event.type === GENESIS_TYPE && event.key.startsWith(GENESIS_KEY_PREFIX)
+
+/** What a genesis record's payload claims, if it is well formed. */
+export const genesisPayload = (payload: unknown): GenesisPayload | undefined => {
+  const p = payload as Partial<GenesisPayload> | null
+  const wellFormed = p !== null && typeof p === "object" && typeof p.partition === "number" && typeof p.partitions === "number" &&
+    typeof p.generation === "number" && typeof p.previousGeneration === "number" && typeof p.at === "string" &&
+    typeof p.keyId === "string" && typeof p.signature === "string" && Array.isArray(p.heads) &&
+    p.heads.every((h) => typeof h?.partition === "number" && typeof h.offset === "number" && typeof h.hash === "string")
+  return wellFormed ? (p as GenesisPayload) : undefined
+}
+
+export const verifyGenesis = (publicKey: KeyObject, payload: GenesisPayload): boolean => {
+  try {
+    return verify(null, genesisBytes(payload), publicKey, Buffer.from(payload.signature, "base64url"))
+  } catch {
+    return false
+  }
+}
+
 const rawPublicKey = (publicKey: KeyObject): Buffer => Buffer.from(publicKey.export({ format: "jwk" }).x!, "base64url")
 
 export const keyIdOf = (publicKey: KeyObject): string => createHash("sha256").update(rawPublicKey(publicKey)).digest("hex").slice(0, 16)
@@ -69,6 +131,8 @@ export interface AuditSignerService {
   readonly everySeconds: number
   /** The checkpoint record of a claim, signed. */
   readonly record: (claim: CheckpointClaim) => EventRecord
+  /** The genesis record of a repartitioned log's partition, signed. */
+  readonly genesis: (claim: GenesisClaim) => EventRecord
 }
 
 export class AuditSigner extends Context.Tag("svc/streams/AuditSigner")<AuditSigner, AuditSignerService>() {}
@@ -91,6 +155,19 @@ export const makeSigner = (privateKey: KeyObject, every: { readonly events: numb
         payload,
         at: claim.at,
         commandId: `checkpoint:${claim.partition}:${claim.offset}`,
+        actor: "system"
+      }
+    },
+    genesis: (claim) => {
+      const payload: GenesisPayload = { ...claim, keyId, signature: sign(null, genesisBytes(claim), privateKey).toString("base64url") }
+      return {
+        key: `${GENESIS_KEY_PREFIX}${claim.generation}:${claim.partition}`,
+        seq: 1,
+        firstSeq: 1,
+        type: GENESIS_TYPE,
+        payload,
+        at: claim.at,
+        commandId: `genesis:${claim.generation}:${claim.partition}`,
         actor: "system"
       }
     }

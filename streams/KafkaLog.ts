@@ -576,4 +576,15 @@ const readUpToOffset = (kafka: Kafka, topic: string, groupId: string, partition:
 
 const HEAD_READ_TIMEOUT_MS = 30_000
 
+/** How many nodes are members of the cluster whose topics start with `prefix` (the group `<prefix>.hosts`). */
+export const runningNodes = (brokers: ReadonlyArray<string>, prefix: string): Effect.Effect<number, LogError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const admin = (yield* makeClient(brokers, `svc-cli-${randomUUID().slice(0, 8)}`)).admin()
+      yield* Effect.acquireRelease(tryKafka("connect admin", () => admin.connect()), () => Effect.promise(() => admin.disconnect()))
+      const { groups } = yield* tryKafka("describe group", () => admin.describeGroups([`${prefix}.hosts`]))
+      return groups.reduce((n, group) => n + group.members.length, 0)
+    })
+  )
+
 export const layer = (config: KafkaLogConfig): Layer.Layer<EventLog, LogError> => Layer.scoped(EventLog, make(config))

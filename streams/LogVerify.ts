@@ -9,7 +9,7 @@
 import { Effect, Stream } from "effect"
 import type { KeyObject } from "node:crypto"
 import { GENESIS, hashOf } from "./Chain.ts"
-import { checkpointPayload, isCheckpoint, verifyClaim } from "./Checkpoints.ts"
+import { type ChainHead, checkpointPayload, genesisPayload, isCheckpoint, isGenesis, verifyClaim, verifyGenesis } from "./Checkpoints.ts"
 import { allPartitions, EventLog, type LogChunk, type LoggedEvent } from "./EventLog.ts"
 
 export type BreakReason =
@@ -27,6 +27,10 @@ export type BreakReason =
   | "checkpoint_signature"
   /** A checkpoint naming an offset and hash the chain before it does not hold. */
   | "checkpoint_mismatch"
+  /** A genesis record not signed by the operator's key (or malformed). */
+  | "genesis_signature"
+  /** A repartitioned log's partition not starting with a genesis record that names the old log's final heads. */
+  | "genesis_mismatch"
 
 export interface ChainBreak {
   readonly partition: number
@@ -43,6 +47,8 @@ export interface PartitionReport {
   readonly unchained: number
   /** The hash of the last event read (null: none chained). */
   readonly head: string | null
+  /** The offset of the event `head` is the hash of (-1: none). */
+  readonly headOffset: number
   /** Where reading ended: the log's end offset when verification began. */
   readonly end: number
   /** Signed checkpoints found and checked (their signatures only when a public key was given). */
@@ -62,7 +68,22 @@ export interface VerifyOptions {
   readonly idleMs?: number
   /** The operator's public key: checkpoints' signatures are checked with it (without, only what they claim). */
   readonly publicKey?: KeyObject
+  /**
+   * A repartitioned log (generation 2 on): what every partition's genesis record must name, the
+   * log it was rewritten from and that log's final heads as verified.
+   */
+  readonly genesis?: GenesisExpected
 }
+
+export interface GenesisExpected {
+  readonly generation: number
+  readonly partitions: number
+  readonly previousGeneration: number
+  readonly heads: ReadonlyArray<ChainHead>
+}
+
+/** A partition's final head as a genesis record names it. */
+export const finalHead = (report: PartitionReport): ChainHead => ({ partition: report.partition, offset: report.headOffset, hash: report.head ?? GENESIS })
 
 /**
  * How long reading may go without a chunk before the rest counts as missing: a Kafka reader first
@@ -87,6 +108,8 @@ class Walk {
   expectedOffset: number
   broken: ChainBreak | undefined
   checkpoints = 0
+  /** Whether the partition's genesis record was read. */
+  genesisSeen = false
   /** Hashes by offset since the last checkpoint checked, for the next one to name. */
   readonly recent = new Map<number, string>()
 
@@ -95,7 +118,8 @@ class Walk {
     readonly from: number,
     readonly end: number,
     readonly denseOffsets: boolean,
-    readonly publicKey: KeyObject | undefined
+    readonly publicKey: KeyObject | undefined,
+    readonly genesis: GenesisExpected | undefined
   ) {
     this.expectedOffset = from
   }
@@ -132,7 +156,11 @@ class Walk {
     if (hashOf(event.prev, event) !== event.hash) {
       return this.fail(event.offset, "hash_mismatch", "the event's content does not match its hash: it was changed after it was written")
     }
+    if (this.genesis !== undefined && this.head === null && this.from === 0 && !isGenesis(event)) {
+      return this.fail(event.offset, "genesis_mismatch", "the partition of a repartitioned log does not start with its genesis record")
+    }
     if (isCheckpoint(event)) this.checkCheckpoint(event)
+    if (isGenesis(event)) this.checkGenesis(event)
     if (this.broken !== undefined) return
     this.head = event.hash
     this.headOffset = event.offset
@@ -165,10 +193,37 @@ class Walk {
     }
   }
 
+  private checkGenesis(event: LoggedEvent) {
+    const claim = genesisPayload(event.payload)
+    if (claim === undefined || claim.partition !== this.partition) {
+      return this.fail(event.offset, "genesis_signature", "a genesis record that does not name this partition, the old log's heads and a signature")
+    }
+    if (this.publicKey !== undefined && !verifyGenesis(this.publicKey, claim)) {
+      return this.fail(event.offset, "genesis_signature", `the genesis record's signature (key ${claim.keyId}) is not the operator's key's`)
+    }
+    if (this.head !== null || (this.from === 0 && event.prev !== GENESIS)) {
+      return this.fail(event.offset, "genesis_mismatch", "a genesis record that is not the partition's first")
+    }
+    this.genesisSeen = true
+    const expected = this.genesis
+    if (expected === undefined) return
+    const named = (heads: ReadonlyArray<ChainHead>) => heads.map((h) => `${h.partition}:${h.offset}:${h.hash}`).join(",")
+    if (claim.generation !== expected.generation || claim.partitions !== expected.partitions || claim.previousGeneration !== expected.previousGeneration) {
+      return this.fail(event.offset, "genesis_mismatch", `the genesis record names generation ${claim.generation} of ${claim.partitions} partitions from generation ${claim.previousGeneration}, not generation ${expected.generation} of ${expected.partitions} from ${expected.previousGeneration}`)
+    }
+    if (named(claim.heads) !== named(expected.heads)) {
+      const differing = expected.heads.filter((h, i) => named([h]) !== named(claim.heads.slice(i, i + 1))).map((h) => h.partition)
+      return this.fail(event.offset, "genesis_mismatch", `the genesis record's heads of the old log are not its final heads as verified (old partitions ${differing.join(", ") || "beyond its count"}): the old log was altered or extended after the repartition`)
+    }
+  }
+
   /** Reading stopped at `reached` (the reader's `next`). */
   finish(reached: number) {
     if (this.broken === undefined && reached < this.end) {
       this.fail(reached, "truncated", `the log records events up to offset ${this.end - 1}, but none could be read from here on`)
+    }
+    if (this.broken === undefined && this.genesis !== undefined && this.from === 0 && !this.genesisSeen) {
+      this.fail(0, "genesis_mismatch", "the partition of a repartitioned log holds no genesis record")
     }
   }
 
@@ -178,6 +233,7 @@ class Walk {
       events: this.events,
       unchained: this.unchained,
       head: this.head,
+      headOffset: this.headOffset,
       end: this.end,
       checkpoints: this.checkpoints,
       break: this.broken
@@ -192,7 +248,7 @@ export const verifyLog = (options: VerifyOptions = {}) =>
     const from = options.from ?? 0
     const partitions = options.partitions ?? allPartitions(log.partitions)
     const ends = yield* log.endOffsets(partitions)
-    const walks = new Map(partitions.map((p) => [p, new Walk(p, from, ends.get(p) ?? 0, log.mode === "embedded", options.publicKey)]))
+    const walks = new Map(partitions.map((p) => [p, new Walk(p, from, ends.get(p) ?? 0, log.mode === "embedded", options.publicKey, options.genesis)]))
     const reached = new Map(partitions.map((p) => [p, from]))
     const pending = partitions.filter((p) => from < (ends.get(p) ?? 0))
     // partitions read side by side in lanes: the log's reads and the hashing overlap
