@@ -100,8 +100,10 @@ const followRun = (run: RunRecord, workspaceId: string, after: number, listener:
           listener.event({ id: seq, event: decodeEvent(event) })
         }
       }
-      for (const chunk of yield* runStreamChunks(run.runId)) give(chunk)
+      // the run's status before its chunks: an end read here follows every chunk in the log, so the
+      // chunks read next are all of them; a run still running ends on the tail, with what follows
       const now = yield* findRun(workspaceId, run.runId)
+      for (const chunk of yield* runStreamChunks(run.runId)) give(chunk)
       if (now !== undefined && now.status !== "running") return listener.done({ outcome: outcomeOf(now), id: last + 1 })
       for (;;) {
         const { event } = yield* watch.take
