@@ -114,6 +114,14 @@ describe("a stream dropped mid-turn", () => {
     const turn = await streamChat(node, { content: "hello there", turnId })
     expect(framed(await resumeChat(node, turnId, undefined))).toEqual(framed(turn))
     expect(framed(await resumeChat(node, turn.done.runId, "2"))).toEqual(framed(turn).slice(2))
+    // the POST form, the turn and the id in the body
+    const posted = await fetch(`${node.baseUrl}/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/chat/turns/stream`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "content-type": "application/json" },
+      body: JSON.stringify({ turnId, lastEventId: framed(turn).length - 1 })
+    })
+    expect(posted.headers.get("content-type")).toBe("text/event-stream")
+    expect(await posted.text()).toMatch(new RegExp(`^id: ${framed(turn).length}\nevent: done\n`))
     // a client that saw done is sent nothing more
     expect(framed(await resumeChat(node, turn.done.runId, framed(turn).at(-1)!.id))).toEqual([])
 
