@@ -226,7 +226,9 @@ const streamTurn = (target: Target, content: string, timeoutMs: number, hooks: {
           response.on("error", (error) => settle(`${response.statusCode} ${error.message}`))
           return
         }
-        const block = (text: string) => {
+        const block = (framed: string) => {
+          // the event's `id:` line, when it has one, goes first
+          const text = framed.replace(/^id: [^\n]*\n/, "")
           if (text.startsWith(":")) turn.keepAlives++
           else if (text.startsWith("event: done\n")) {
             turn.doneMs = performance.now() - started

@@ -3,10 +3,16 @@
  * invoke `ask_assistant` through the checkpoint, so every refusal of 7.1 is a JSON error before any
  * stream opens; the capability answers with the started turn, whose events this route frames. On the stream, a failure after it opened is one
  * `error` event and `done` with `[DONE]` (7.2); on the ask route it is a JSON error.
+ *
+ * Every event of the stream carries `id:`, its place in the turn's stream (1 for `run`, then one
+ * more per event, `done` included): the turn records its stream with the same numbers
+ * (src/assistant/TurnStreamLog.ts). `GET chat/turns/{turnId}/stream` resumes a stream after the
+ * `Last-Event-ID` a client saw, through `assistant.turn.stream` (docs/chat.md, "Resuming a stream").
  */
 import { Effect, Exit, Schema } from "effect"
 import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
+import type { ResumedTurn } from "../src/assistant/TurnFollow.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/assistant/Assistant.ts"
@@ -15,7 +21,7 @@ import { BadRequest } from "../src/platform/Errors.ts"
 import { ChatEvent, TurnResult } from "../src/platform/Wire.ts"
 import { replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, jsonBody, jsonError, PayloadTooLarge, route, Streaming } from "./http.ts"
-import { openSse } from "./sse.ts"
+import { openSse, type SseWriter } from "./sse.ts"
 
 export interface ChatRouteOptions {
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
@@ -55,20 +61,96 @@ const chatInput = (req: HttpRequest, mode: Mode) =>
 const encodeEvent = Schema.encodeSync(ChatEvent)
 const encodeResult = Schema.encodeSync(TurnResult)
 
+/**
+ * The turn's end as its stream frames it, from id `id` on (`done`, or `error` then `done`), leaving
+ * out what a resuming client saw (ids up to `after`); without ids when `id` is null. Ends the stream.
+ */
+const frameEnd = (sse: SseWriter, outcome: TurnOutcome, id: number | null, after: number): void => {
+  const idOf = (offset: number) => (id === null ? undefined : String(id + offset))
+  const due = (offset: number) => id === null || id + offset > after
+  if ("result" in outcome) {
+    if (due(0)) sse.event("done", JSON.stringify(encodeResult(outcome.result)), idOf(0))
+  } else {
+    const { code, reason, message } = outcome.failure
+    if (due(0)) sse.data(encodeEvent({ type: "error", message, ...(code === null ? {} : { code }), ...(reason === null ? {} : { reason }) }), idOf(0))
+    if (due(1)) sse.event("done", "[DONE]", idOf(1))
+  }
+  sse.end()
+}
+
+/** The turn's own stream: each event numbered in the order it comes, as the turn records it. */
 const streamSink = (res: uWS.HttpResponse): TurnSink => {
   const sse = openSse(res)
+  let id = 0
   return {
-    event: (event) => sse.data(encodeEvent(event)),
-    done: (outcome) => {
-      if ("result" in outcome) sse.event("done", JSON.stringify(encodeResult(outcome.result)))
-      else {
-        const { code, reason, message } = outcome.failure
-        sse.data(encodeEvent({ type: "error", message, ...(code === null ? {} : { code }), ...(reason === null ? {} : { reason }) }))
-        sse.event("done", "[DONE]")
-      }
-      sse.end()
-    }
+    event: (event) => sse.data(encodeEvent(event), String(++id)),
+    done: (outcome) => frameEnd(sse, outcome, id + 1, 0)
   }
+}
+
+/** A resumed stream: the events with the ids the turn's stream gave them, then its end. */
+const resumeSink = (res: uWS.HttpResponse, resumed: ResumedTurn) => {
+  const sse = openSse(res)
+  // a client that goes away stops the following, not the turn
+  sse.onClose((reason) => {
+    if (reason === "aborted") resumed.stop()
+  })
+  resumed.listen({
+    event: ({ id, event }) => sse.data(encodeEvent(event), String(id)),
+    done: ({ outcome, id }) => frameEnd(sse, outcome, id, resumed.after)
+  })
+}
+
+const LAST_EVENT_ID = /^\d{1,9}$/
+
+/** `Last-Event-ID` (the header an EventSource sends again), else the `lastEventId` query parameter; null when malformed. */
+const lastEventIdOf = (req: HttpRequest): number | undefined | null => {
+  const given = req.headers["last-event-id"] ?? new URLSearchParams(req.query).get("lastEventId") ?? undefined
+  if (given === undefined || given.trim() === "") return undefined
+  return LAST_EVENT_ID.test(given.trim()) ? Number(given.trim()) : null
+}
+
+const decodedParams = (req: HttpRequest): Array<string | undefined> =>
+  req.params.map((p) => {
+    try {
+      return decodeURIComponent(p)
+    } catch {
+      return undefined
+    }
+  })
+
+/** The resume route: the caller's turn followed from after the last event they saw; 204 when they have no such turn. */
+const resumeHandler = (options: ChatRouteOptions, from: "path" | "body") => async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {
+  const [orgSlug, workspaceSlug, turnId] = decodedParams(req)
+  if (orgSlug === undefined || workspaceSlug === undefined || (from === "path" && turnId === undefined)) {
+    return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
+  }
+  const lastEventId = lastEventIdOf(req)
+  if (lastEventId === null) return jsonError(400, "bad_request", "Last-Event-ID must be the id of an event of the turn's stream (a whole number)", "invalid_last_event_id")
+  const input = from === "path"
+    ? Effect.succeed({ turnId, ...(lastEventId === undefined ? {} : { lastEventId }) })
+    : Effect.map(jsonBody(req), (body) => (lastEventId === undefined || typeof body !== "object" || body === null ? body : { lastEventId, ...body }))
+  const exit = await options.run<unknown, unknown>(
+    invoke({
+      authorization: req.headers.authorization,
+      cookie: req.headers.cookie,
+      surface: "api",
+      capability: "assistant.turn.stream",
+      path: { orgSlug, workspaceSlug },
+      input,
+      position: req.headers["svc-position"],
+      trace: req
+    })
+  )
+  if (Exit.isFailure(exit)) {
+    const error = exit.cause._tag === "Fail" ? (exit.cause.error as { _tag?: string; retryAfterSeconds?: number }) : undefined
+    if (error instanceof PayloadTooLarge) return Streaming
+    if (error?._tag === "RateLimited") return { status: 429, headers: { "retry-after": String(error.retryAfterSeconds) }, json: { error: "rate_limited" } }
+    return replyForFailure(exit.cause)
+  }
+  if (exit.value === null) return { status: 204 }
+  resumeSink(res, exit.value as ResumedTurn)
+  return Streaming
 }
 
 export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): void => {
@@ -120,4 +202,6 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
   }
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/stream", handler("stream"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/assistant/ask", handler("ask"), options.limits)
+  route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/turns/:turnId/stream", resumeHandler(options, "path"), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/turns/stream", resumeHandler(options, "body"), options.limits)
 }

@@ -463,6 +463,51 @@ const chatOperations = (ask: AnyCapability, schemas: SchemaComponents) => {
   }
 }
 
+/** The resume routes (gateway/chat.ts) invoke `assistant.turn.stream`, and frame the turn it follows. */
+const RESUME_CAPABILITY = "assistant.turn.stream"
+
+const resumeOperations = (resume: AnyCapability, schemas: SchemaComponents) => {
+  const derived = capabilityOperation(resume, schemas)
+  const resumeErrors = errors("BadRequest", "Unauthorized", "Forbidden", "ChatRateLimited", "ChatUnavailable")
+  const responses = {
+    "200": {
+      description:
+        "The turn's stream after the last event the client saw: each event with its `id:` (its place in the turn's stream, 1 for `run`), then the rest as the turn goes on, " +
+        "ending with the same named event `done` as the turn's own stream (the turn result, or `[DONE]` after an `error` event). A client that saw `done` is sent nothing more.",
+      content: { "text/event-stream": { schema: str } }
+    },
+    "204": { description: "The caller has no such turn (another person's turns included)." },
+    ...resumeErrors
+  }
+  const lastEventId = {
+    name: "Last-Event-ID",
+    in: "header",
+    required: false,
+    description: "The `id:` of the last event the client saw (an EventSource sends it again on its own); none: from the start.",
+    schema: { type: "string", pattern: "^\\d{1,9}$" }
+  }
+  return {
+    get: {
+      ...derived,
+      operationId: `${resume.name}.get`,
+      summary: "Resume a turn's chat stream after Last-Event-ID, from any node, while the turn runs or after it ended.",
+      parameters: [
+        ...derived.parameters,
+        { name: "turnId", in: "path", required: true, description: "The turn's runId (tse_), or the turnId its person sent.", schema: { type: "string", maxLength: 100 } },
+        lastEventId,
+        { name: "lastEventId", in: "query", required: false, description: "As the `Last-Event-ID` header, for a client that cannot send it.", schema: { type: "string", pattern: "^\\d{1,9}$" } }
+      ],
+      responses
+    },
+    post: {
+      ...derived,
+      summary: "Resume a turn's chat stream, the turn named in the body (as the GET route).",
+      parameters: [...derived.parameters, lastEventId],
+      responses
+    }
+  }
+}
+
 /** The upload route (gateway/upload.ts) reads a multipart body into the capability's input. */
 const UPLOAD_CAPABILITY = "assistant.attachments.upload"
 const UPLOAD_BODY = {
@@ -499,6 +544,13 @@ const build = (registry: Registry): JsonObject => {
     const chat = chatOperations(ask, schemas)
     paths[pathOf(ask)] = { post: chat.stream }
     paths[placePath("assistant/ask")] = { post: chat.ask }
+  }
+  const resume = registry.byName.get(RESUME_CAPABILITY)
+  if (resume !== undefined) {
+    const operations = resumeOperations(resume, schemas)
+    paths[pathOf(resume)] = { post: operations.post }
+    const { requestBody: _, ...get } = operations.get
+    paths[placePath("chat/turns/{turnId}/stream")] = { get }
   }
   for (const [path, item] of Object.entries(handDescribed(registry, schemas))) paths[path] = { ...paths[path], ...item }
   return {

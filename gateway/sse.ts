@@ -21,10 +21,10 @@ export interface SseOptions {
 export type SseCloseReason = "ended" | "aborted"
 
 export interface SseWriter {
-  /** `data: <JSON>` */
-  data(json: unknown): void
-  /** `event: <name>` then `data: <data>`, one `data:` line per line of `data`. */
-  event(name: string, data: string): void
+  /** `data: <JSON>`, after `id: <id>` when given. */
+  data(json: unknown, id?: string): void
+  /** `event: <name>` then `data: <data>`, one `data:` line per line of `data`; after `id: <id>` when given. */
+  event(name: string, data: string, id?: string): void
   comment(text: string): void
   /** Flushes what is queued, then ends the response. */
   end(): void
@@ -44,6 +44,13 @@ const prefixLines = (prefix: string, text: string): string => {
   let out = ""
   for (const line of text.split(LINE_BREAK)) out += `${prefix}${line}\n`
   return out
+}
+
+/** The `id:` line of an event; none without an id. */
+const idLine = (id: string | undefined): string => {
+  if (id === undefined) return ""
+  if (LINE_BREAK.test(id) || id.includes("\0")) throw new TypeError("An SSE event id cannot contain a line break or NUL")
+  return `id: ${id}\n`
 }
 
 /**
@@ -99,13 +106,13 @@ class Writer implements SseWriter {
     return this.#closed
   }
 
-  data(json: unknown): void {
-    this.#send(`data: ${JSON.stringify(json)}\n\n`)
+  data(json: unknown, id?: string): void {
+    this.#send(`${idLine(id)}data: ${JSON.stringify(json)}\n\n`)
   }
 
-  event(name: string, data: string): void {
+  event(name: string, data: string, id?: string): void {
     if (LINE_BREAK.test(name)) throw new TypeError("An SSE event name cannot contain a line break")
-    this.#send(`event: ${name}\n${prefixLines("data: ", data)}\n`)
+    this.#send(`${idLine(id)}event: ${name}\n${prefixLines("data: ", data)}\n`)
   }
 
   comment(text: string): void {

@@ -12,6 +12,7 @@ import {
   RunFinished,
   RunStarted,
   RunStopRequested,
+  RunStreamed,
   SummaryRewritten,
   ToolCallParked
 } from "./events.ts"
@@ -50,6 +51,10 @@ export const decide = (state: ConversationState, command: ConversationCommand, m
       return stop(state, command, meta)
     case "FinishRun":
       return finish(state, command, meta)
+    case "RecordStream":
+      // only a running run streams; a chunk after its end has no stream to join
+      if (!running(state, command.runId)) return Either.left(new RunNotFound({ runId: command.runId }))
+      return Either.right([new RunStreamed({ conversationId: state.conversationId, runId: command.runId, events: command.events, recordedAt: meta.at })])
     case "RewriteSummary":
       // only the engine rewrites, after loading the conversation: an absent one has nothing to summarise
       if (state._tag === "Absent") return nothing

@@ -194,6 +194,33 @@ export class RunFinished extends Schema.TaggedClass<RunFinished>()("run.finished
   run: OpenRun
 }) {}
 
+/** One event of a turn's chat stream (spec 6.1) as the client was sent it, with its SSE `id:`. */
+export const StreamedEvent = Schema.Struct({
+  /** The event's place in the turn's stream: 1 for `run`, then one more per event. */
+  seq: Schema.Int.pipe(Schema.positive()),
+  /** The chat event as encoded on the wire. */
+  event: Json
+})
+export type StreamedEvent = typeof StreamedEvent.Type
+
+/** What a running turn streamed since its last chunk: the command and the event share this list. */
+export const streamedChunk = {
+  runId: Schema.NonEmptyString,
+  /** In order, with consecutive `seq`s. */
+  events: Schema.NonEmptyArray(StreamedEvent)
+}
+
+/**
+ * A chunk of a running turn's chat stream: the events since the previous chunk, recorded every
+ * quarter second or so, at each tool, approval and question boundary, and the rest before the run
+ * ends, so that a client that lost its stream resumes it from any node (docs/chat.md).
+ */
+export class RunStreamed extends Schema.TaggedClass<RunStreamed>()("run.streamed", {
+  conversationId,
+  ...streamedChunk,
+  recordedAt: Schema.String
+}) {}
+
 export class SummaryRewritten extends Schema.TaggedClass<SummaryRewritten>()("summary.rewritten", {
   conversationId,
   ...rewrittenSummary,
@@ -211,6 +238,7 @@ export const ConversationEvent = Schema.Union(
   QuestionClosed,
   RunStopRequested,
   RunFinished,
-  SummaryRewritten
+  SummaryRewritten,
+  RunStreamed
 )
 export type ConversationEvent = typeof ConversationEvent.Type

@@ -63,6 +63,9 @@ const apply = (state: ActiveConversation, event: Exclude<ConversationEvent, { re
     }
     case "run.finished":
       return { ...state, runs: without(state.runs, event.runId) }
+    case "run.streamed":
+      // the stream is kept in its chunks' rows, not in the state
+      return state
     case "summary.rewritten":
       return {
         ...state,

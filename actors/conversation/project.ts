@@ -1,4 +1,5 @@
-/** Read models (migration 0007): `conversations`, `messages`, `runs`, `approvals`, `questions`.
+/** Read models (migrations 0007, 0022): `conversations`, `messages`, `runs`, `approvals`, `questions`,
+ * and `run_stream_chunks` (each `run.streamed` as it was recorded).
  * Every write is a full row: open items from the state after the event, ended ones from the
  * ending event, which carries the item as it stood. */
 import type { EventContext, Json, RowOp } from "../kernel.ts"
@@ -139,5 +140,21 @@ export const project = (after: ConversationState, event: ConversationEvent, _ctx
       return [questionRow(after, event.questionId, event.asked, { status: "answered", answer: event.answer, reason: null, endedAt: event.answeredAt })]
     case "question.closed":
       return [questionRow(after, event.questionId, event.asked, { status: "closed", answer: null, reason: event.reason, endedAt: event.closedAt })]
+    case "run.streamed":
+      return [
+        {
+          op: "insert",
+          table: "run_stream_chunks",
+          pk: ["run_id", "first_seq"],
+          row: {
+            run_id: event.runId,
+            conversation_id: event.conversationId,
+            first_seq: event.events[0].seq,
+            last_seq: event.events[event.events.length - 1].seq,
+            events: event.events,
+            recorded_at: event.recordedAt
+          }
+        }
+      ]
   }
 }

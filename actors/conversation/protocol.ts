@@ -2,7 +2,7 @@
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
 import { Schema, Struct } from "effect"
-import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, runEnding } from "./events.ts"
+import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, runEnding, streamedChunk } from "./events.ts"
 
 /** Saves the user's message and starts a turn run; creates the conversation when `create`. */
 export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {
@@ -67,6 +67,9 @@ export class FinishRun extends Schema.TaggedClass<FinishRun>()("FinishRun", {
   ...runEnding
 }) {}
 
+/** Records a chunk of a running turn's chat stream. */
+export class RecordStream extends Schema.TaggedClass<RecordStream>()("RecordStream", streamedChunk) {}
+
 export class RewriteSummary extends Schema.TaggedClass<RewriteSummary>()("RewriteSummary", rewrittenSummary) {}
 
 export const ConversationCommand = Schema.Union(
@@ -78,6 +81,7 @@ export const ConversationCommand = Schema.Union(
   CloseQuestion,
   RequestStop,
   FinishRun,
-  RewriteSummary
+  RewriteSummary,
+  RecordStream
 )
 export type ConversationCommand = typeof ConversationCommand.Type

@@ -144,6 +144,23 @@ export const cancelTurn = defineContract({
   changesAccess: false
 })
 
+/** The resume route's id of the last event a client saw: an SSE `id:`, a whole number. */
+const LastEventId = Schema.Int.pipe(Schema.nonNegative())
+
+export const streamTurn = defineContract({
+  ...common,
+  name: "assistant.turn.stream",
+  description:
+    "Resume the chat stream of one of your turns, by its runId (tse_) or the turnId you sent: the events after lastEventId (the SSE `id:` you saw last; none: from the start), then the rest as the turn goes on, to the same `done`. Framed as SSE by GET chat/turns/{turnId}/stream.",
+  rest: { method: "post", path: "chat/turns/stream" },
+  surfaces: ["api"],
+  input: Schema.Struct({ turnId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100)), lastEventId: Schema.optional(LastEventId) }),
+  // the followed turn stays in the process; the gateway frames its events (null: no such turn of the caller)
+  output: Schema.Unknown,
+  sensitivity: "low",
+  mutating: false
+})
+
 export const listAgentTools = defineContract({
   ...common,
   name: "agent.tools.list",

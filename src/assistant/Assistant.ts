@@ -32,6 +32,7 @@ import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "./TurnControl.ts"
 import { ownRecord, personOf } from "../checkpoint/Person.ts"
 import * as Api from "./Api.ts"
+import { findTurnToResume, resumeTurn } from "./TurnFollow.ts"
 
 // what other wings and the gateway import from here
 
@@ -210,6 +211,16 @@ export const cancelTurn = implement(Api.cancelTurn, (invocation, input) =>
   })
 )
 
+/** The caller's turn followed for its resumed stream; null when the caller has no such turn (another person's included). */
+export const streamTurn = implement(Api.streamTurn, (invocation, input) =>
+  Effect.gen(function* () {
+    const userId = yield* personOf(invocation)
+    const run = yield* findTurnToResume(invocation.workspaceId!, userId, input.turnId)
+    if (run === undefined) return null
+    return yield* resumeTurn(invocation, run, input.lastEventId ?? 0)
+  })
+)
+
 export const listAgentTools = implement(Api.listAgentTools, (invocation) =>
   Effect.gen(function* () {
     const registry = yield* Capabilities
@@ -230,4 +241,4 @@ export const listAgentTools = implement(Api.listAgentTools, (invocation) =>
   })
 )
 
-export const assistantCapabilities: ReadonlyArray<AnyCapability> = [askAssistant, resolveApproval, answerQuestion, turnReply, cancelTurn, listAgentTools]
+export const assistantCapabilities: ReadonlyArray<AnyCapability> = [askAssistant, resolveApproval, answerQuestion, turnReply, cancelTurn, streamTurn, listAgentTools]

@@ -1,7 +1,7 @@
 /**
  * What a turn tells its sink, the SSE writer or the ask route's collector: the chat stream's events
- * and the turn result (their shapes are in src/platform/Wire.ts), or a failure. Deltas are not log
- * events; they go straight to the sink.
+ * and the turn result (their shapes are in src/platform/Wire.ts), or a failure. Deltas go straight
+ * to the sink; the log gets the stream in a few large chunks (src/assistant/TurnStreamLog.ts).
  */
 import type { ChatEvent, TurnResult } from "../platform/Wire.ts"
 import type { Listener, Started } from "../platform/Relay.ts"

@@ -225,6 +225,36 @@ export const findRunningTurn = (workspaceId: string, turnId: string, userId: str
     return row === undefined ? undefined : { runId: row.run_id, conversationId: row.conversation_id }
   })
 
+/** The person's turn named by its run id (tse_) or by the turnId they sent (the latest run with it). */
+export const findOwnTurn = (workspaceId: string, userId: string, id: string): Effect.Effect<RunRecord | undefined, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    return yield* queryFirst("find own turn", () => db.sql`
+      select run_id, conversation_id, status, reply, result, error, kind, user_id from ${db.table("runs")}
+      where workspace_id = ${workspaceId} and user_id = ${userId} and kind = 'turn' and (run_id = ${id} or turn_id = ${id})
+      order by (run_id = ${id}) desc, started_at desc limit 1`, runRecordOf)
+  })
+
+/** The chunks a run's stream was recorded in (`run.streamed`), in the order of their first event. */
+export const runStreamChunks = (runId: string): Effect.Effect<ReadonlyArray<ReadonlyArray<{ readonly seq: number; readonly event: Json }>>, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("run stream chunks", () => db.sql`
+      select events from ${db.table("run_stream_chunks")} where run_id = ${runId} order by first_seq`)
+    return rows.map((row) => row.events as ReadonlyArray<{ readonly seq: number; readonly event: Json }>)
+  })
+
+const runRecordOf = (row: postgres.Row): RunRecord => ({
+  runId: row.run_id,
+  conversationId: row.conversation_id,
+  status: row.status,
+  reply: row.reply,
+  result: row.result,
+  error: row.error,
+  kind: row.kind,
+  userId: row.user_id
+})
+
 export interface RunRecord {
   readonly runId: string
   readonly conversationId: string

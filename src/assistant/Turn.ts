@@ -28,6 +28,7 @@ import { TurnStream } from "./StreamParts.ts"
 import { modelMessageOf, rewriteSummaryIfDue, VERBATIM_MESSAGES } from "./Summary.ts"
 import { ASK_USER } from "./Tools.ts"
 import { failure, startFailure, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
+import { type TurnStreamLog, turnStreamLog } from "./TurnStreamLog.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
 import { isRetryable } from "../platform/Failures.ts"
 import type { PreparedTurn } from "./PreparedTurn.ts"
@@ -199,7 +200,6 @@ const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary
       sink.done({ failure: refused })
       return undefined
     }
-    sink.event({ type: "run", runId })
     const run: StartedRun = { ...conversation, runId, userMessageId, assistantMessageId, live, unregister, record }
     return run
   })
@@ -276,16 +276,18 @@ interface TurnEnd {
   readonly openQuestions: ReadonlySet<string>
   /** The timer of the turn's time limit. */
   readonly limit: ReturnType<typeof setTimeout>
+  /** Where the turn's events went, numbered and recorded in chunks. */
+  readonly streamLog: TurnStreamLog
 }
 
 /** The turn ended (stopped on purpose, failed, or finished): closes its questions, records its end,
  * sets off what reacts to it, and tells the sink. */
-const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCalls, parkedCards, openQuestions, limit }: TurnEnd, sink: TurnSink) =>
+const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog }: TurnEnd, sink: TurnSink) =>
   Effect.gen(function* () {
     const registry = yield* TurnRegistry
     const { invocation } = turn
     const { conversationId, runId, assistantMessageId } = run
-    const emit = sink.event
+    const emit = streamLog.event
     const { reply, usage } = stream
     const stopped = failed === undefined && run.live.stopReason === "cancel"
     for (const questionId of openQuestions) emit({ type: "question-end", id: questionId, status: "closed", reason: "ended" })
@@ -301,6 +303,9 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
       stopped
     }
     const saved = failed === undefined && (reply !== "" || !stopped)
+    // the stream's last events are recorded before the end: `run.finished` follows its last chunk
+    if (failed === undefined) emit({ type: "usage", usage })
+    yield* streamLog.finish
     // charging and the summary react to the recorded end, off the turn's way to `done`
     const reaction = registry.afterRun(conversationId, runId)
     const place = { orgId: invocation.orgId!, workspaceId: invocation.workspaceId!, actor: invocation.meta.actor }
@@ -333,7 +338,6 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
     clearTimeout(limit)
     run.unregister()
     if (failed !== undefined) return sink.done({ failure: failed })
-    emit({ type: "usage", usage })
     sink.done({ result })
   })
 
@@ -363,7 +367,9 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
       run.live.abort.abort()
     }, MAX_TURN_MS).unref()
 
-    const emit = sink.event
+    const streamLog = yield* turnStreamLog(run.runId, run.record, sink.event)
+    const emit = streamLog.event
+    emit({ type: "run", runId: run.runId })
     const toolCalls: Array<ToolCallRecord> = []
     const parkedCards: Array<ParkedCard> = []
     const openQuestions = new Set<string>()
@@ -376,7 +382,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
     const { runId, conversationId, record } = run
     const tools = yield* agentToolSet({ turn, runId, conversationId, signal, record, emit, toolCalls, parkedCards, openQuestions })
     const failed = yield* playRounds(turn, run, { history, summary, stream, tools, now })
-    yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit }, sink)
+    yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog }, sink)
   })
 
 /** 7.2's code for what broke the turn. */

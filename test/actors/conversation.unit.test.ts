@@ -21,6 +21,7 @@ import {
   RunFinished,
   RunStarted,
   RunStopRequested,
+  RunStreamed,
   SummaryRewritten,
   ToolCallParked
 } from "../../actors/conversation/events.ts"
@@ -31,6 +32,7 @@ import {
   type ConversationCommand,
   FinishRun,
   ParkToolCall,
+  RecordStream,
   RequestStop,
   ResolveApproval,
   RewriteSummary,
@@ -277,6 +279,36 @@ describe("finishing a run", () => {
     ["an unknown run: nothing", opened, new FinishRun({ ...finishing, runId: "tse_9" }), T3, []],
     ["in a conversation that does not exist: nothing", [], new FinishRun(finishing), T3, []]
   ])
+})
+
+describe("recording a turn's stream", () => {
+  const chunk = {
+    runId: "tse_1",
+    events: [
+      { seq: 1, event: { type: "run", runId: "tse_1" } },
+      { seq: 2, event: { type: "text", text: "plan" } }
+    ]
+  } as const
+  const streamed = new RunStreamed({ conversationId, ...chunk, recordedAt: T1 })
+  run([
+    ["a chunk of a running run, as sent, at the command's time", opened, new RecordStream(chunk), T1, [streamed]],
+    ["the next chunk of the same run", [...opened, streamed], new RecordStream({ runId: "tse_1", events: [{ seq: 3, event: { type: "text", text: " it" } }] }), T2, [
+      new RunStreamed({ conversationId, runId: "tse_1", events: [{ seq: 3, event: { type: "text", text: " it" } }], recordedAt: T2 })
+    ]],
+    ["after the run ended: refused", [...opened, finished], new RecordStream(chunk), T3, new RunNotFound({ runId: "tse_1" })],
+    ["an unknown run: refused", opened, new RecordStream({ ...chunk, runId: "tse_9" }), T1, new RunNotFound({ runId: "tse_9" })],
+    ["in a conversation that does not exist: refused", [], new RecordStream(chunk), T1, new RunNotFound({ runId: "tse_1" })]
+  ])
+
+  it("leaves the state as it was", () => {
+    const state = opened.reduce(ConversationActor.evolve, ConversationActor.initialState)
+    expect(ConversationActor.evolve(state, streamed)).toEqual(state)
+  })
+
+  it("projects each chunk as one row, with the seq of its first and last event", () =>
+    expect(projectedRows(ConversationActor, keyOf(ConversationActor, conversationId), [...opened, streamed].map((e) => [e, T0] as const)).run_stream_chunks).toEqual([
+      { run_id: "tse_1", conversation_id: conversationId, first_seq: 1, last_seq: 2, events: chunk.events, recorded_at: T1 }
+    ]))
 })
 
 describe("summary", () =>

@@ -38,8 +38,8 @@ const expectStreamFailure = (turn: Awaited<ReturnType<typeof streamChat>>, code:
   const errors = turn.events.filter((e) => e.type === "error")
   expect(errors).toHaveLength(1)
   expect(errors[0]).toMatchObject({ code, message: expect.any(String), ...(reason === undefined ? {} : { reason }) })
-  expect(turn.sequence.at(-1)).toEqual({ kind: "named", event: "done", data: "[DONE]" })
-  expect(turn.sequence.at(-2)).toEqual({ kind: "data", data: errors[0] })
+  expect(turn.sequence.at(-1)).toEqual({ kind: "named", event: "done", data: "[DONE]", id: expect.stringMatching(/^\d+$/) })
+  expect(turn.sequence.at(-2)).toEqual({ kind: "data", data: errors[0], id: expect.stringMatching(/^\d+$/) })
 }
 
 const rows = (node: TestNode, table: string) => node.db.sql`select * from ${node.db.sql(`${node.db.schema}.${table}`)}`

@@ -197,9 +197,10 @@ const expectStreamFailure = (turn: StreamedTurn, code: string, reason?: string, 
   expect(turn.headers.get("content-type")).toBe("text/event-stream")
   const error = { type: "error", message: expect.stringMatching(/\S/), code, ...(reason === undefined ? {} : { reason }) }
   expect(turn.events.filter((e) => e.type === "error")).toEqual([error])
+  // every event has its id, 1..n: the error is the last data event, done comes after it
   expect(turn.sequence.slice(-2)).toEqual([
-    { kind: "data", data: error },
-    { kind: "named", event: "done", data: "[DONE]" }
+    { kind: "data", data: error, id: String(turn.events.length) },
+    { kind: "named", event: "done", data: "[DONE]", id: String(turn.events.length + 1) }
   ])
   expect(turn.done).toBe("[DONE]")
   if (options.runStarted) expect(turn.events[0]).toEqual({ type: "run", runId: expect.stringMatching(/^tse_/) })

@@ -219,7 +219,7 @@ describe("provider failures", () => {
     // the error event is the last data event, and done carries [DONE]: no usage, no turn result
     expect(turn.events.at(-1)).toBe(error)
     expect(typesOf(turn.events)).not.toContain("usage")
-    expect(turn.sequence.filter((s) => s.kind !== "comment").at(-1)).toEqual({ kind: "named", event: "done", data: "[DONE]" })
+    expect(turn.sequence.filter((s) => s.kind !== "comment").at(-1)).toEqual({ kind: "named", event: "done", data: "[DONE]", id: expect.stringMatching(/^\d+$/) })
     expect(turn.done).toBe("[DONE]")
     const reply = await postJson(node, "assistant/reply", { runId: turn.events[0].runId })
     expect(reply.body.runStatus).toBe("failed")
@@ -342,7 +342,7 @@ describe("the order of a turn (spec 6.1)", () => {
       "step-finish",
       "usage"
     ])
-    expect(turn.sequence.at(-1)).toEqual({ kind: "named", event: "done", data: expect.any(String) })
+    expect(turn.sequence.at(-1)).toEqual({ kind: "named", event: "done", data: expect.any(String), id: expect.stringMatching(/^\d+$/) })
     expect(turn.done).toMatchObject({ runId: turn.events[0].runId, reply: "Pong came back." })
   })
 

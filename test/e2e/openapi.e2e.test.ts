@@ -102,6 +102,13 @@ describe("GET /openapi.json", () => {
     // a node full of turns refuses before any stream opens (docs/decisions.md, "Admission control")
     expect(paths[`${PLACE}/chat/stream`].post.responses["503"].description).toMatch(/engine_unavailable/)
     expect(paths[`${PLACE}/chat/stream`].post.responses["503"].headers["Retry-After"]).toBeDefined()
+    // the resume route: GET by the turn's id, with Last-Event-ID; 204 when the caller has no such turn
+    const resume = paths[`${PLACE}/chat/turns/{turnId}/stream`].get
+    expect(resume.operationId).toBe("assistant.turn.stream.get")
+    expect(resume.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(["turnId", "Last-Event-ID", "lastEventId"]))
+    expect(Object.keys(resume.responses["200"].content)).toEqual(["text/event-stream"])
+    expect(resume.responses["204"]).toBeDefined()
+    expect(resume.requestBody).toBeUndefined()
     const ask = paths[`${PLACE}/assistant/ask`].post
     expect(Object.keys(ask.requestBody.content["application/json"].schema.properties)).not.toContain("tier")
     expect(ask.responses["200"].content["application/json"].schema.required).toContain("conversationPublicId")

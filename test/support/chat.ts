@@ -10,8 +10,8 @@ export interface StreamedTurn {
   readonly headers: Headers
   /** Parsed `data:` JSON objects of unnamed events, in order. */
   readonly events: Array<any>
-  /** Everything in arrival order: `{kind: "data", data}`, `{kind: "named", event, data}`, `{kind: "comment", text}`. */
-  readonly sequence: Array<{ kind: "data"; data: any } | { kind: "named"; event: string; data: string } | { kind: "comment"; text: string }>
+  /** Everything in arrival order: `{kind: "data", data}`, `{kind: "named", event, data}`, `{kind: "comment", text}`; events with their SSE `id` when they had one. */
+  readonly sequence: Array<{ kind: "data"; data: any; id?: string } | { kind: "named"; event: string; data: string; id?: string } | { kind: "comment"; text: string }>
   /** The `done` event's data: the turn result, or the text `[DONE]`. */
   readonly done: any
   /** The JSON body when the route answered before opening a stream. */
@@ -23,8 +23,8 @@ export interface ChatOptions {
   readonly cookie?: string
   readonly orgSlug?: string
   readonly workspaceSlug?: string
-  /** Called with each data event as it arrives (the reader does not wait for it). */
-  readonly onEvent?: (event: any) => void
+  /** Called with each data event as it arrives, with its SSE `id` (the reader does not wait for it). */
+  readonly onEvent?: (event: any, id: string | undefined) => void
   readonly signal?: AbortSignal
   readonly route?: "chat/stream" | "assistant/ask"
   /** A raw body instead of JSON of `body`. */
@@ -50,6 +50,20 @@ export const streamChat = async (node: TestNode, body: unknown, options: ChatOpt
     body: options.rawBody ?? JSON.stringify(body),
     signal: options.signal
   })
+  return readTurnStream(response, options)
+}
+
+/** GET chat/turns/{turnId}/stream, with `Last-Event-ID` when given, and read the resumed stream to its end. */
+export const resumeChat = async (node: TestNode, turnId: string, lastEventId: string | undefined, options: ChatOptions = {}): Promise<StreamedTurn> => {
+  const headers = headersFor(node, options)
+  delete headers["content-type"]
+  if (lastEventId !== undefined) headers["last-event-id"] = lastEventId
+  const response = await fetch(chatUrl(node, `chat/turns/${encodeURIComponent(turnId)}/stream`, options), { headers, signal: options.signal })
+  return readTurnStream(response, options)
+}
+
+/** Reads a chat stream's response to its end (or until the signal aborts); a reply that is not a stream is kept as its JSON body. */
+const readTurnStream = async (response: Response, options: ChatOptions): Promise<StreamedTurn> => {
   const turn: StreamedTurn = { status: response.status, headers: response.headers, events: [], sequence: [], done: undefined, body: undefined }
   if (!(response.headers.get("content-type") ?? "").startsWith("text/event-stream")) {
     const text = await response.text()
@@ -61,10 +75,10 @@ export const streamChat = async (node: TestNode, body: unknown, options: ChatOpt
       if (message.event === undefined) {
         const data = JSON.parse(message.data)
         turn.events.push(data)
-        turn.sequence.push({ kind: "data", data })
-        options.onEvent?.(data)
+        turn.sequence.push({ kind: "data", data, ...(message.id === undefined ? {} : { id: message.id }) })
+        options.onEvent?.(data, message.id)
       } else {
-        turn.sequence.push({ kind: "named", event: message.event, data: message.data })
+        turn.sequence.push({ kind: "named", event: message.event, data: message.data, ...(message.id === undefined ? {} : { id: message.id }) })
         if (message.event === "done") (turn as { done: any }).done = message.data === "[DONE]" ? "[DONE]" : JSON.parse(message.data)
       }
     },
