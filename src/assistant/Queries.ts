@@ -273,16 +273,7 @@ export const findRun = (workspaceId: string, runId: string): Effect.Effect<RunRe
     const db = yield* Db
     return yield* queryFirst("find run", () => db.sql`
       select run_id, conversation_id, status, reply, result, error, kind, user_id from ${db.table("runs")}
-      where run_id = ${runId} and workspace_id = ${workspaceId}`, (row): RunRecord => ({
-      runId: row.run_id,
-      conversationId: row.conversation_id,
-      status: row.status,
-      reply: row.reply,
-      result: row.result,
-      error: row.error,
-      kind: row.kind,
-      userId: row.user_id
-    }))
+      where run_id = ${runId} and workspace_id = ${workspaceId}`, runRecordOf)
   })
 
 export interface QuestionRef {

@@ -13,6 +13,7 @@ import { generationLogLayer } from "../../bin/App.ts"
 import { isCheckpoint, isGenesis } from "../../streams/Checkpoints.ts"
 import { Db, type DbService } from "../../streams/Db.ts"
 import { allPartitions, EventLog, type LoggedEvent, readUpTo } from "../../streams/EventLog.ts"
+import { partitionFor } from "../../streams/partitioner.ts"
 import { streamChat } from "./chat.ts"
 import { call, capability } from "./http.ts"
 import { callWithCookie, signIn } from "./people.ts"
@@ -101,4 +102,23 @@ export const eventsByKey = (node: TestNode, db: DbService, generation: { readonl
   )
 
 /** What a key's event is, wherever it lies: what a reader of the key sees. */
-export const contentOf = ({ key, seq, firstSeq, type, payload, at, commandId, actor }: LoggedEvent) => ({ key, seq, firstSeq, type, payload, at, commandId, actor })
+const contentOf = ({ key, seq, firstSeq, type, payload, at, commandId, actor }: LoggedEvent) => ({ key, seq, firstSeq, type, payload, at, commandId, actor })
+
+type Generation = Awaited<ReturnType<typeof eventsByKey>>
+
+/**
+ * The new generation holds every key's events of the old, complete, in order, as a reader of the
+ * key sees them, each key wholly on its partition of `partitions`, and each partition opens with
+ * its genesis record. Returns how many events were copied.
+ */
+export const expectEveryKeyMoved = (before: Generation, after: Generation, partitions: number) => {
+  const events = [...before.byKey.values()].reduce((n, e) => n + e.length, 0)
+  expect([...after.byKey.keys()].sort()).toEqual([...before.byKey.keys()].sort())
+  for (const [key, old] of before.byKey) {
+    const moved = after.byKey.get(key)!
+    expect(moved.map(contentOf), key).toEqual(old.map(contentOf))
+    expect(new Set(moved.map((e) => e.partition)), key).toEqual(new Set([partitionFor(key, partitions)]))
+  }
+  expect(after.records.filter(isGenesis).map((e) => [e.partition, e.offset])).toEqual(Array.from({ length: partitions }, (_, p) => [p, 0]))
+  return events
+}
