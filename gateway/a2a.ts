@@ -15,6 +15,7 @@ import {
   A2A_TASK_NOT_CANCELABLE,
   A2A_TASK_NOT_FOUND,
   A2A_UNSUPPORTED_OPERATION,
+  A2A_VERSION_NOT_SUPPORTED,
   JSONRPC_INTERNAL_ERROR,
   JSONRPC_INVALID_PARAMS,
   JSONRPC_INVALID_REQUEST,
@@ -22,7 +23,8 @@ import {
   JSONRPC_PARSE_ERROR,
   JSONRPC_REFUSED,
   PUSH_CONFIG_PREFIX,
-  STREAMING_METHODS
+  STREAMING_METHODS,
+  unservedVersion
 } from "../src/a2a/Protocol.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
@@ -35,6 +37,9 @@ import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { openSse } from "./sse.ts"
+
+/** The A2A version the client speaks (A2A 1.0's negotiation; absent means 0.3). */
+const VERSION_HEADER = "a2a-version"
 
 export interface A2aRouteOptions {
   readonly run: <A, E>(effect: Effect.Effect<A, E, any>) => Promise<Exit.Exit<A, E>>
@@ -70,7 +75,7 @@ const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
  * Errors that say a request is not one the server can run: answered even without an id (with id
  * null), as the A2A reference server and the A2A TCK do, so the sender learns of its mistake.
  */
-const REFUSED_AS_REQUEST: ReadonlySet<number> = new Set([JSONRPC_INVALID_REQUEST, JSONRPC_METHOD_NOT_FOUND, JSONRPC_INVALID_PARAMS])
+const REFUSED_AS_REQUEST: ReadonlySet<number> = new Set([JSONRPC_INVALID_REQUEST, JSONRPC_METHOD_NOT_FOUND, JSONRPC_INVALID_PARAMS, A2A_VERSION_NOT_SUPPORTED])
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -178,6 +183,8 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     // a notification that runs is answered with nothing; one refused as a request (docs/a2a.md) is answered, with id null
     const reply = (body: ReturnType<typeof success> | ReturnType<typeof failure>) =>
       envelope.notification && !("error" in body && REFUSED_AS_REQUEST.has(body.error.code)) ? undefined : body
+    const unserved = unservedVersion(calls.req.headers[VERSION_HEADER])
+    if (unserved !== undefined) return reply(failure(id, unserved))
     if (method.startsWith(PUSH_CONFIG_PREFIX)) return reply(failure(id, { code: A2A_PUSH_NOT_SUPPORTED, message: "Push Notification is not supported" }))
     if (!(A2A_METHODS as ReadonlyArray<string>).includes(method)) return reply(failure(id, { code: JSONRPC_METHOD_NOT_FOUND, message: `Method not found: ${method}` }))
     if (params !== undefined && !isObject(params)) return reply(failure(id, { code: JSONRPC_INVALID_PARAMS, message: "Invalid params: A2A methods take named params (an object)" }))
@@ -251,7 +258,9 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       return withPositions(answers.length === 0 ? { status: 204 } : { status: 200, json: answers }, calls.written)
     }
     const envelope = envelopeOf(body)
-    if (!("error" in envelope) && STREAMING_METHODS.has(envelope.method) && (envelope.params === undefined || isObject(envelope.params))) {
+    const served = unservedVersion(req.headers[VERSION_HEADER]) === undefined
+    // a version not served opens no stream: dispatch answers its refusal
+    if (served && !("error" in envelope) && STREAMING_METHODS.has(envelope.method) && (envelope.params === undefined || isObject(envelope.params))) {
       return stream(principal, calls, res, envelope.id, envelope.method, envelope.params)
     }
     const answered = await dispatch(principal, calls, body, false)

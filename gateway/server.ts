@@ -32,7 +32,7 @@ import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge
  */
 const CORS_ROUTES: ReadonlyArray<CorsRoute> = [
   { path: "/mcp", methods: ["POST", "GET", "DELETE"], requestHeaders: ["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID"], public: false },
-  { path: "/a2a", methods: ["POST"], requestHeaders: ["Authorization", "Content-Type", "Svc-Position", "X-A2A-Extensions"], public: false },
+  { path: "/a2a", methods: ["POST"], requestHeaders: ["Authorization", "Content-Type", "Svc-Position", "X-A2A-Extensions", "A2A-Version"], public: false },
   { path: "/.well-known/", methods: ["GET"], requestHeaders: ["Mcp-Protocol-Version"], public: true }
 ]
 const CORS_EXPOSED_HEADERS = ["Mcp-Session-Id", "WWW-Authenticate", "Svc-Position", "Retry-After", "X-Request-Id"]

@@ -18,6 +18,25 @@ export const A2A_TASK_NOT_CANCELABLE = -32002
 export const A2A_PUSH_NOT_SUPPORTED = -32003
 export const A2A_UNSUPPORTED_OPERATION = -32004
 export const A2A_CONTENT_TYPE_NOT_SUPPORTED = -32005
+/** A2A 1.0's VersionNotSupportedError: the request's `A2A-Version` names a version this endpoint does not serve. */
+export const A2A_VERSION_NOT_SUPPORTED = -32009
+
+/** The A2A versions `/a2a` serves, as `A2A-Version` names them (Major.Minor; a patch is allowed and ignored). */
+export const SERVED_A2A_VERSIONS = ["0.3"] as const
+
+/**
+ * The refusal of a request whose `A2A-Version` this endpoint does not serve, or undefined. A request
+ * without the header is a 0.3 request, as A2A 1.0's negotiation says of a client that sends none.
+ */
+export const unservedVersion = (header: string | undefined): { readonly code: number; readonly message: string; readonly data: object } | undefined => {
+  const version = header?.trim() ?? ""
+  if (version === "" || SERVED_A2A_VERSIONS.some((served) => version === served || version.startsWith(`${served}.`))) return undefined
+  return {
+    code: A2A_VERSION_NOT_SUPPORTED,
+    message: `A2A version '${version}' is not supported; this endpoint serves ${SERVED_A2A_VERSIONS.join(", ")}`,
+    data: { supportedVersions: [...SERVED_A2A_VERSIONS] }
+  }
+}
 
 export const A2A_METHODS = [
   "message/send",

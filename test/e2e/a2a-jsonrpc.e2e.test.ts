@@ -369,6 +369,34 @@ describe("-32001, -32002, -32003", () => {
   })
 })
 
+describe("-32009: the A2A-Version header (A2A 1.0's negotiation)", () => {
+  const tasks = async () => (await node.db.sql`select count(*)::int as n from ${node.db.table("a2a_tasks")}`)[0].n as number
+
+  it("a version this endpoint does not serve is refused before the method runs, sending or streaming, and nothing is started", async () => {
+    const before = await tasks()
+    for (const version of ["1.0", "1", "0.2", "banana"]) {
+      const error = expectRpcError(await rpc(request("message/send", message("hello"), 41), { headers: { "a2a-version": version } }), 41, -32009)
+      expect(error.message).toContain(`'${version}'`)
+      expect(error.data).toEqual({ supportedVersions: ["0.3"] })
+    }
+    // a 1.0 method name is refused the same way: the version is read first
+    expectRpcError(await rpc(request("SendMessage", message("hello"), 42), { headers: { "a2a-version": "1.0" } }), 42, -32009)
+    // a stream is not opened: the refusal is a JSON answer
+    expectRpcError(await rpc(request("message/stream", message("hello"), 43), { headers: { "a2a-version": "1.0", accept: "text/event-stream" } }), 43, -32009)
+    // every entry of a batch, and a notification too (the request as a whole is refused)
+    const batch = await rpc([request("tasks/get", { id: "x" }, 44), { jsonrpc: "2.0", method: "message/send", params: message("hello") }], { headers: { "a2a-version": "1.0" } })
+    expect(batch.map((answer: any) => [answer.id, answer.error.code])).toEqual([[44, -32009], [null, -32009]])
+    expect(await tasks()).toBe(before)
+  })
+
+  it("0.3 (with or without a patch) is served, as is a request without the header", async () => {
+    for (const version of ["0.3", "0.3.0", " 0.3 "]) {
+      const task = expectRpcResult(await rpc(request("message/send", message("hello"), 45), { headers: { "a2a-version": version } }), 45)
+      expect(task.status.state).toBe("completed")
+    }
+  })
+})
+
 describe("-32603 internal error", () => {
   it("storage that fails under a method: -32603, with the retryable 503 in data", async () => {
     const broken = await startTestNode()

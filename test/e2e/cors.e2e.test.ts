@@ -61,7 +61,7 @@ describe("preflight", () => {
     const a2a = await preflight("/a2a", INSPECTOR, "POST", "authorization,content-type")
     expect(a2a.status).toBe(204)
     expect(a2a.headers.get("access-control-allow-origin")).toBe(INSPECTOR)
-    expect(a2a.headers.get("access-control-allow-headers")).toBe("Authorization, Content-Type, Svc-Position, X-A2A-Extensions")
+    expect(a2a.headers.get("access-control-allow-headers")).toBe("Authorization, Content-Type, Svc-Position, X-A2A-Extensions, A2A-Version")
     expect(a2a.headers.get("access-control-allow-credentials")).toBeNull()
   })
 
