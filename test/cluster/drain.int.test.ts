@@ -161,7 +161,10 @@ describe("a node stopped with SIGTERM", () => {
     const { turn, run } = await turnThroughStop(1_000, "/slow 200\n/long 300")
     const errors = turn.events.filter((e) => e.type === "error")
     expect(errors).toEqual([expect.objectContaining({ code: "engine_unavailable" })])
-    expect(turn.sequence.at(-1)).toEqual({ kind: "named", event: "done", data: "[DONE]" })
+    expect(turn.sequence.at(-1)).toMatchObject({ kind: "named", event: "done", data: "[DONE]" })
+    // numbered 1, 2, ... to the last, as every turn's stream is (docs/chat.md): a client that lost it can resume
+    const ids = turn.sequence.flatMap((e) => (e.kind === "comment" ? [] : [Number(e.id)]))
+    expect(ids).toEqual(ids.map((_, i) => i + 1))
     expect(run).toMatchObject({ status: "failed", error: { code: "engine_unavailable" } })
   })
 })
