@@ -166,6 +166,7 @@ describe("billing", () => {
     expect(await spend("operator", NEXT_MONTH())).toBe("ok")
   })
 
+  // four CLI processes one after the other, each starting on the node's data: more than the default bound
   it("the real `svc billing` command line grants, suspends and resumes", async () => {
     const slug = node.bootstrap.orgSlug
     await node.stop()
@@ -181,5 +182,5 @@ describe("billing", () => {
     } finally {
       await sql.end()
     }
-  })
+  }, 180_000)
 })

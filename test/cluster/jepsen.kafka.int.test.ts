@@ -9,7 +9,7 @@
  */
 import { afterAll, describe, expect, it } from "vitest"
 import { type ClusterProcess as Proc, KAFKA_SESSION_TIMEOUT_MS, startTwoProcessCluster, type TwoProcessCluster, until, untilSplit } from "../support/cluster.ts"
-import { auditVerify } from "../support/auditverify.ts"
+import { auditVerify } from "../support/cli.ts"
 import { kafkaBrokers } from "../support/env.ts"
 import { call } from "../support/http.ts"
 

@@ -11,7 +11,7 @@ import { allPartitions, readUpTo } from "../../streams/EventLog.ts"
 import * as KafkaLog from "../../streams/KafkaLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import { type ClusterProcess as Proc, health, startTwoProcessCluster, type TwoProcessCluster, until } from "../support/cluster.ts"
-import { auditVerify } from "../support/auditverify.ts"
+import { auditVerify } from "../support/cli.ts"
 import { databaseUrl, kafkaBrokers } from "../support/env.ts"
 import { call, writePositions } from "../support/http.ts"
 

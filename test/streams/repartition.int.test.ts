@@ -10,7 +10,8 @@ import { connect, type DbService, service } from "../../streams/Db.ts"
 import { databaseUrl } from "../support/env.ts"
 import { until } from "../support/cluster.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { eventsByKey, expectEveryKeyMoved, svc, writeEverything } from "../support/repartition.ts"
+import { runCli } from "../support/cli.ts"
+import { eventsByKey, expectEveryKeyMoved, writeEverything } from "../support/repartition.ts"
 
 const comparedTables = (stdout: string) => stdout.split("\n").filter((line) => /^(same|DIFFERENT) {2}\w+ \(\d+ rows\)$/.test(line))
 
@@ -37,7 +38,7 @@ describe("svc log repartition on the embedded log, 12 partitions into 48", () =>
   it("puts every key's events on its new partition, complete, in order, with their seq, each partition starting with a genesis record", async () => {
     const schema = node.config.dbSchema
     const before = await eventsByKey(node, db, { name: `${schema}_log`, partitions: 12 })
-    const run = await svc(node, 12, ["log", "repartition", "--partitions", "48"])
+    const run = await runCli(node, ["log", "repartition", "--partitions", "48"], { partitions: 12, timeoutMs: 180_000 })
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" })
     const copied = Number(/^copied (\d+) events in \d+ ms \(\d+ events\/s\)/m.exec(run.stdout)?.[1])
     expect(run.stdout).toContain("start every node with LOG_PARTITIONS=48")
@@ -52,7 +53,7 @@ describe("svc log repartition on the embedded log, 12 partitions into 48", () =>
   }, 240_000)
 
   it("verifies across the boundary: the old chains, the genesis records naming their heads, the new chains", async () => {
-    const { code, stdout, stderr } = await svc(node, 48, ["audit", "verify"])
+    const { code, stdout, stderr } = await runCli(node, ["audit", "verify"], { partitions: 48, timeoutMs: 180_000 })
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
     expect(stdout).toContain("log generation 1 (12 partitions")
     expect(stdout).toContain("log generation 2 (48 partitions")
@@ -61,7 +62,7 @@ describe("svc log repartition on the embedded log, 12 partitions into 48", () =>
   }, 120_000)
 
   it("replays the new log into read models the same as the live ones", async () => {
-    const { code, stdout, stderr } = await svc(node, 48, ["replay", "--compare"])
+    const { code, stdout, stderr } = await runCli(node, ["replay", "--compare"], { partitions: 48, timeoutMs: 180_000 })
     expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
     expect(stdout).toContain("the live read models hold the whole log")
     const tables = comparedTables(stdout)
@@ -104,7 +105,7 @@ describe("svc log repartition on the embedded log, 12 partitions into 48", () =>
     const [{ partition }] = await db.sql.unsafe(`select partition from ${log}.log_heads order by next_offset desc limit 1`)
     const [last] = await db.sql.unsafe(`delete from ${log}.log_events where partition = $1 and "offset" = (select max("offset") from ${log}.log_events where partition = $1) returning prev_hash`, [partition])
     await db.sql.unsafe(`update ${log}.log_heads set next_offset = next_offset - 1, head_hash = $2 where partition = $1`, [partition, last.prev_hash])
-    const { code, stdout, stderr } = await svc(node, 48, ["audit", "verify"])
+    const { code, stdout, stderr } = await runCli(node, ["audit", "verify"], { partitions: 48, timeoutMs: 180_000 })
     expect(code).toBe(1)
     expect(stdout).toMatch(new RegExp(`^partition ${partition}: .*intact`, "m"))
     expect(stdout).toMatch(/BROKEN at offset 0 \(genesis_mismatch\)/)

@@ -11,7 +11,8 @@ import { until } from "../support/cluster.ts"
 import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
 import { capability } from "../support/http.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { eventsByKey, expectEveryKeyMoved, svc, writeEverything } from "../support/repartition.ts"
+import { runCli } from "../support/cli.ts"
+import { eventsByKey, expectEveryKeyMoved, writeEverything } from "../support/repartition.ts"
 
 const comparedTables = (stdout: string) => stdout.split("\n").filter((line) => /^(same|DIFFERENT) {2}\w+ \(\d+ rows\)$/.test(line))
 
@@ -38,7 +39,7 @@ describe.skipIf(kafkaBrokers.length === 0)("svc log repartition on Kafka, 12 par
 
   it("puts every key's events on its new partition of the new topics, complete, in order, with their seq", async () => {
     const before = await eventsByKey(node, db, { name: shared.topicPrefix, partitions: 12 })
-    const run = await svc(node, 12, ["log", "repartition", "--partitions", "48"])
+    const run = await runCli(node, ["log", "repartition", "--partitions", "48"], { partitions: 12, timeoutMs: 180_000 })
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" })
     const copied = Number(/^copied (\d+) events in \d+ ms \(\d+ events\/s\)/m.exec(run.stdout)?.[1])
     expect(run.stdout).toContain(`delete the topics ${shared.topicPrefix}.events and ${shared.topicPrefix}.commands`)
@@ -51,12 +52,12 @@ describe.skipIf(kafkaBrokers.length === 0)("svc log repartition on Kafka, 12 par
   }, 300_000)
 
   it("verifies across the boundary, and replays the new log into read models the same as the live ones", async () => {
-    const verified = await svc(node, 48, ["audit", "verify"])
+    const verified = await runCli(node, ["audit", "verify"], { partitions: 48, timeoutMs: 180_000 })
     expect({ code: verified.code, stderr: verified.stderr }).toEqual({ code: 0, stderr: "" })
     expect(verified.stdout).toContain("every partition's genesis record names the 12 final heads of generation 1, signed")
     expect(verified.stdout.split("\n").filter((line) => /^partition \d+: .*intact/.test(line))).toHaveLength(60)
 
-    const replayed = await svc(node, 48, ["replay", "--compare"])
+    const replayed = await runCli(node, ["replay", "--compare"], { partitions: 48, timeoutMs: 180_000 })
     expect({ code: replayed.code, stderr: replayed.stderr }).toEqual({ code: 0, stderr: "" })
     expect(replayed.stdout).toContain("the live read models hold the whole log")
     const tables = comparedTables(replayed.stdout)

@@ -1,13 +1,10 @@
 /**
  * What the repartition suites share: real writes through a node's API (keys, nodes, conversations,
  * A2A tasks, automations), every key's events of a log generation read back, and the operator CLI
- * run with the log's environment.
+ * run with the log's environment (test/support/cli.ts).
  */
 import { Chunk, Effect, Layer, Stream } from "effect"
-import { execFile } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import * as path from "node:path"
-import { fileURLToPath } from "node:url"
 import { expect } from "vitest"
 import { generationLogLayer } from "../../bin/App.ts"
 import { isCheckpoint, isGenesis } from "../../streams/Checkpoints.ts"
@@ -18,31 +15,6 @@ import { streamChat } from "./chat.ts"
 import { call, capability } from "./http.ts"
 import { callWithCookie, signIn } from "./people.ts"
 import type { TestNode } from "./platform.ts"
-
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../..")
-
-/** Runs `svc` (bin/cli.ts) as its own process on the node's database and log, with LOG_PARTITIONS as given. */
-export const svc = (node: TestNode, partitions: number, args: ReadonlyArray<string>) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      path.join(root, "node_modules/.bin/tsx"),
-      ["bin/cli.ts", ...args],
-      {
-        cwd: root,
-        timeout: 180_000,
-        env: {
-          ...process.env,
-          SVC_DATA_DIR: node.config.dataDir,
-          DATABASE_URL: node.config.databaseUrl ?? "",
-          DB_SCHEMA: node.config.dbSchema,
-          LOG_PARTITIONS: String(partitions),
-          KAFKA_BROKERS: node.config.kafkaBrokers.join(","),
-          KAFKA_TOPIC_PREFIX: node.config.topicPrefix
-        }
-      },
-      (error, stdout, stderr) => resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr })
-    )
-  })
 
 /** Writes of every kind through the node's API; the automation it creates watches new `Ticket` nodes. */
 export const writeEverything = async (node: TestNode, rounds: number) => {
