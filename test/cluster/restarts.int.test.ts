@@ -156,8 +156,10 @@ const loadThroughOutage = async (proc: ClusterProcess, key: string, org: string,
   await defineItem(proc, key, org, ws)
   const load = createLoad(() => proc.baseUrl, key, org, ws)
   await sleep(BEFORE_FAULT_MS)
-  const down = Date.now()
+  // stopping blocks this process (and its clients) until the dependency is down, which under load
+  // can take most of DOWN_MS: the outage counts from then, so the probes always meet it
   dependency.stop()
+  const down = Date.now()
   const probes = load.probe(PROBE_EVERY_MS, () => Date.now() - down > DOWN_MS - PROBE_EVERY_MS)
   await sleep(DOWN_MS)
   dependency.start()
