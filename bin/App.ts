@@ -190,7 +190,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
   )
   // the assistant's turns stop (and record how they ended) before the host they report to
   const charged = chargesLayer.pipe(Layer.provideMerge(host))
-  const services = Layer.mergeAll(TurnRegistry.layer, chatRateLimiterLayer, keyRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
+  const services = Layer.mergeAll(TurnRegistry.layer(Presence.goneAfterMs(config.clusterSampleMs)), chatRateLimiterLayer, keyRateLimiterLayer, KeyRotations.layer, RegistrySchedule.layer, RefreshWatcher.layer, Entitlement.layer).pipe(Layer.provideMerge(charged))
   // a node removes its report as it stops, before the services it reads
   const reported = Presence.layer(config.clusterSampleMs).pipe(Layer.provideMerge(services))
   // runs call capabilities and turns: the engine stops before what they need

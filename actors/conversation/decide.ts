@@ -106,6 +106,7 @@ const startTurn = (state: ConversationState, command: StartTurn, meta: CommandMe
       effort: command.effort,
       carriedSummary: command.carriedSummary,
       approvalId: null,
+      node: command.node,
       startedAt: meta.at
     })
   ])
@@ -152,6 +153,7 @@ const resolve = (state: ConversationState, command: ResolveApproval, meta: Comma
       effort: null,
       carriedSummary: false,
       approvalId,
+      node: command.node,
       startedAt: meta.at
     })
   ])

@@ -43,6 +43,8 @@ const runStart = {
   carriedSummary: Schema.Boolean,
   /** Set for an approval run: the approval whose call it executes. */
   approvalId: Schema.NullOr(Schema.NonEmptyString),
+  /** The node running it (`NODE_ID`); null in runs recorded before runs named their node. */
+  node: Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => null, exact: true }),
   startedAt: Schema.String
 }
 

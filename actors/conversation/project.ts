@@ -49,6 +49,7 @@ const runRow = (c: ActiveConversation, runId: string, run: OpenRun, end: RunFini
     result: end === null ? null : jsonb(end.result),
     usage: end?.usage ?? null,
     error: end?.error ?? null,
+    node_id: run.node,
     started_at: run.startedAt,
     ended_at: end?.endedAt ?? null
   })

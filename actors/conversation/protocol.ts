@@ -4,6 +4,9 @@
 import { Schema, Struct } from "effect"
 import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, runEnding, streamedChunk } from "./events.ts"
 
+/** The node that runs the run: a command from a node of an earlier build names none. */
+const runNode = Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => null, exact: true })
+
 /** Saves the user's message and starts a turn run; creates the conversation when `create`. */
 export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {
   conversationId: Schema.NonEmptyString,
@@ -22,7 +25,8 @@ export class StartTurn extends Schema.TaggedClass<StartTurn>()("StartTurn", {
   model: Schema.String,
   tier: Schema.NullOr(Schema.String),
   effort: Schema.NullOr(Schema.String),
-  carriedSummary: Schema.Boolean
+  carriedSummary: Schema.Boolean,
+  node: runNode
 }) {}
 
 /** A tool call that needs approval: recorded instead of run. */
@@ -35,7 +39,9 @@ export class ParkToolCall extends Schema.TaggedClass<ParkToolCall>()("ParkToolCa
 export class ResolveApproval extends Schema.TaggedClass<ResolveApproval>()("ResolveApproval", {
   ...approvalDecision,
   /** The execution run's model. */
-  model: Schema.String
+  model: Schema.String,
+  /** The node that runs the execution run. */
+  node: runNode
 }) {}
 
 export class AskQuestion extends Schema.TaggedClass<AskQuestion>()("AskQuestion", {

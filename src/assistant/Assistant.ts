@@ -149,7 +149,7 @@ export const resolveApproval = implement(Api.resolveApproval, (invocation, input
     yield* host.send(
       ConversationActor,
       approval.conversationId,
-      new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, model: "none" }),
+      new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, model: "none", node: host.nodeId }),
       invocation.meta
     )
     if (executionRunId === null) return { execution: { status: "denied" as const } }

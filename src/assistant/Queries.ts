@@ -292,12 +292,28 @@ export const overdueQuestions = (nowIso: string, limit: number): Effect.Effect<R
   })
 
 /** Running runs started before `beforeIso`, oldest first: a sweeper ends those whose process died. */
-export const staleRunningRuns = (beforeIso: string, limit: number): Effect.Effect<ReadonlyArray<RunRef>, DbError, Db> =>
+/**
+ * The runs still marked running whose process is gone: started before `beforeIso` (longer ago than
+ * any turn runs), or, started before `settledIso`, on a node that no longer reports itself
+ * (`cluster_nodes`) within `goneAfterMs` of the latest report, or reports a process started since.
+ * Measured from the latest report, not from now, so a database that was away does not make every
+ * node look gone until they report again.
+ */
+export const staleRunningRuns = (
+  since: { readonly beforeIso: string; readonly settledIso: string; readonly goneAfterMs: number },
+  limit: number
+): Effect.Effect<ReadonlyArray<RunRef>, DbError, Db> =>
   Effect.gen(function* () {
     const db = yield* Db
+    const nodes = db.table("cluster_nodes")
     const rows = yield* query("stale running runs", () => db.sql`
-      select run_id, conversation_id from ${db.table("runs")}
-      where status = 'running' and started_at < ${beforeIso} order by started_at limit ${limit}`)
+      select r.run_id, r.conversation_id from ${db.table("runs")} r
+      where r.status = 'running' and (r.started_at < ${since.beforeIso} or (
+        r.node_id is not null and r.started_at < ${since.settledIso} and not exists (
+          select 1 from ${nodes} n
+          where n.node_id = r.node_id and n.started_at <= r.started_at
+            and n.seen_at > (select max(seen_at) from ${nodes}) - make_interval(secs => ${since.goneAfterMs / 1000}))))
+      order by r.started_at limit ${limit}`)
     return rows.map((r) => ({ runId: r.run_id as string, conversationId: r.conversation_id as string }))
   })
 

@@ -185,7 +185,8 @@ const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary
           model: turn.model.modelId,
           tier: turn.model.tier,
           effort: turn.model.effort,
-          carriedSummary: summary !== null
+          carriedSummary: summary !== null,
+          node: registry.node
         }),
         // a retry under the same Idempotency-Key records the same run once
         `${invocation.meta.commandId}:start`

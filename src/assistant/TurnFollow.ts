@@ -26,6 +26,7 @@ import { ChatEvent, TurnResult } from "../platform/Wire.ts"
 import type { TurnOutcome } from "./ChatEvents.ts"
 import { findOwnTurn, findRun, type RunRecord, runStreamChunks } from "./Queries.ts"
 import { failure } from "./TurnRecording.ts"
+import { isAbandonment } from "./TurnRegistry.ts"
 
 /** A chat event with its SSE `id:`, its `seq` in the turn's stream. */
 export interface SequencedEvent {
@@ -59,6 +60,13 @@ const decodeResult = Schema.decodeUnknownSync(TurnResult)
 /** The outcome a recorded end stands for, as the turn's sink was told it. */
 const outcomeOf = (end: { readonly result: Json; readonly error: RunFinished["error"] }): TurnOutcome =>
   end.error !== null || end.result === null ? { failure: end.error ?? failure(null, "Stream error") } : { result: decodeResult(end.result) }
+
+/**
+ * The id of a recorded end's first event: after the turn's last recorded one, as its own stream
+ * numbered it; none for the end of a run whose process died, which is not the turn's, and whose
+ * stream may have sent the client more than it recorded.
+ */
+const endId = (end: { readonly error: RunFinished["error"] }, last: number) => (isAbandonment(end.error) ? null : last + 1)
 
 /** The read models of this node, once they passed what the log held as the call came (bounded). */
 const caughtUpWithLog = Effect.gen(function* () {
@@ -104,11 +112,11 @@ const followRun = (run: RunRecord, workspaceId: string, after: number, listener:
       // chunks read next are all of them; a run still running ends on the tail, with what follows
       const now = yield* findRun(workspaceId, run.runId)
       for (const chunk of yield* runStreamChunks(run.runId)) give(chunk)
-      if (now !== undefined && now.status !== "running") return listener.done({ outcome: outcomeOf(now), id: last + 1 })
+      if (now !== undefined && now.status !== "running") return listener.done({ outcome: outcomeOf(now), id: endId(now, last) })
       for (;;) {
         const { event } = yield* watch.take
         if (event._tag === "run.streamed" && event.runId === run.runId) give(event.events)
-        else if (event._tag === "run.finished" && event.runId === run.runId) return listener.done({ outcome: outcomeOf(event), id: last + 1 })
+        else if (event._tag === "run.finished" && event.runId === run.runId) return listener.done({ outcome: outcomeOf(event), id: endId(event, last) })
       }
     })
   )

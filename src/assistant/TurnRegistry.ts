@@ -51,6 +51,8 @@ export interface TurnRegistryService {
   readonly drain: () => void
   /** Turns running in this process. */
   readonly running: () => number
+  /** The node they run on, as their runs record it. */
+  readonly node: string
   /** Stops every turn running here, as a node that stops must: each ends `engine_unavailable`. */
   readonly stopAll: () => void
   /** Registers the turn before its run is recorded: a stop requested through any node reaches it from then on. */
@@ -88,16 +90,29 @@ const DRAIN_MS = 5_000
 /** No turn runs longer (its own limit, `MAX_TURN_MS` in Turn.ts); a run still running after this lost its process. */
 export const ABANDONED_AFTER_MS = 2 * 60 * 60 * 1000
 
+/** How the sweeper ends a run whose process died: not the turn's own end. */
+const ABANDONMENT = { code: "engine_aborted", reason: "process_gone", message: "the process running this turn stopped before it ended" } as const
+
+export const isAbandonment = (error: { readonly code: string | null; readonly reason: string | null } | null) =>
+  error?.code === ABANDONMENT.code && error.reason === ABANDONMENT.reason
+
 /**
- * Ends the runs still marked running long after any turn could (their process died), unless their
- * turn runs here, and closes the questions whose deadline passed.
+ * Ends the runs still marked running whose process died, unless their turn runs here: those of a
+ * node gone for `nodeGoneAfterMs` or restarted since, and any long after a turn could run. Closes
+ * the questions whose deadline passed.
  */
-const sweep = (host: typeof ActorHost.Service, live: ReadonlyMap<string, LiveTurn>) =>
+const sweep = (host: typeof ActorHost.Service, live: ReadonlyMap<string, LiveTurn>, nodeGoneAfterMs: number) =>
   Effect.gen(function* () {
     const nowMs = yield* Clock.currentTimeMillis
     const now = new Date(nowMs).toISOString()
     const system = (commandId: string) => ({ commandId, at: now, actor: "system" })
-    for (const abandoned of yield* staleRunningRuns(new Date(nowMs - ABANDONED_AFTER_MS).toISOString(), 100)) {
+    const since = {
+      beforeIso: new Date(nowMs - ABANDONED_AFTER_MS).toISOString(),
+      // a run younger than this may be a node's before its first report
+      settledIso: new Date(nowMs - nodeGoneAfterMs).toISOString(),
+      goneAfterMs: nodeGoneAfterMs
+    }
+    for (const abandoned of yield* staleRunningRuns(since, 100)) {
       if (live.has(abandoned.runId)) continue
       yield* host.send(
         ConversationActor,
@@ -109,7 +124,7 @@ const sweep = (host: typeof ActorHost.Service, live: ReadonlyMap<string, LiveTur
           reply: "",
           result: null,
           usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-          error: { code: "engine_aborted", reason: null, message: "the process running this turn stopped before it ended" }
+          error: ABANDONMENT
         }),
         system(`abandon_${abandoned.runId}`)
       )
@@ -155,7 +170,9 @@ const awaitQuestion = (
   return { outcome, cancel }
 }
 
-export const layer = Layer.scoped(
+/** `nodeGoneAfterMs`: how long a node's report (src/cluster/Presence.ts) may be missing before
+ * the runs it ran are ended. */
+export const layer = (nodeGoneAfterMs: number) => Layer.scoped(
   TurnRegistry,
   Effect.gen(function* () {
     const host = yield* ActorHost
@@ -192,7 +209,7 @@ export const layer = Layer.scoped(
 
     yield* Effect.forkScoped(
       Effect.repeat(
-        sweep(host, live).pipe(Effect.catchAllCause((cause) => Effect.logError("assistant: question sweep failed", cause))),
+        sweep(host, live, nodeGoneAfterMs).pipe(Effect.catchAllCause((cause) => Effect.logError("assistant: question sweep failed", cause))),
         Schedule.spaced(SWEEP_MS)
       )
     )
@@ -213,6 +230,7 @@ export const layer = Layer.scoped(
         accepting = false
       },
       running: () => live.size,
+      node: host.nodeId,
       stopAll,
       register: (turn) => {
         const listening = signals.listen(

@@ -2,7 +2,8 @@
  * What this node tells the others of itself, for `cluster.get`: its build, whether it drains, and
  * the partitions it is caught up and deciding on. The consumer group says which node owns what;
  * the rest only the node knows, so every `periodMs` it writes its report to `cluster_nodes`, and
- * removes it as it stops. A report not refreshed for three periods is left out (its node died).
+ * removes it as it stops. A report not refreshed for three periods is left out (its node died),
+ * and the runs that node ran are ended (src/assistant/TurnRegistry.ts).
  */
 import { Context, Effect, Layer, Schedule } from "effect"
 import manifest from "../../package.json" with { type: "json" }
@@ -18,6 +19,9 @@ export interface PresenceService {
 
 export class Presence extends Context.Tag("svc/cluster/Presence")<Presence, PresenceService>() {}
 
+/** How long a node reporting every `periodMs` may go unheard before it counts as gone. */
+export const goneAfterMs = (periodMs: number) => 3 * periodMs
+
 export const layer = (periodMs: number) =>
   Layer.scoped(
     Presence,
@@ -25,14 +29,15 @@ export const layer = (periodMs: number) =>
       const host = yield* ActorHost
       const turns = yield* TurnRegistry
       const db = yield* Db
+      const startedAt = new Date().toISOString()
       const report = Effect.suspend(() =>
-        reportNode({ nodeId: host.nodeId, version: manifest.version, draining: !turns.accepting(), ready: host.ownership().ready })
+        reportNode({ nodeId: host.nodeId, version: manifest.version, draining: !turns.accepting(), ready: host.ownership().ready, startedAt })
       ).pipe(
         Effect.provideService(Db, db),
         Effect.catchAllCause((cause) => Effect.logWarning("cluster: reporting this node failed", cause))
       )
       yield* Effect.addFinalizer(() => forgetNode(host.nodeId).pipe(Effect.provideService(Db, db), Effect.ignore))
       yield* Effect.forkScoped(Effect.repeat(report, Schedule.spaced(periodMs)))
-      return { reports: freshReports(3 * periodMs).pipe(Effect.provideService(Db, db)) }
+      return { reports: freshReports(goneAfterMs(periodMs)).pipe(Effect.provideService(Db, db)) }
     })
   )

@@ -12,13 +12,20 @@ export interface NodeReport {
   readonly ready: ReadonlyArray<number>
 }
 
+/** What a node writes of itself: its report, and when its process started (its own clock, as the
+ * runs it starts record theirs). */
+export interface NodeReportWritten extends NodeReport {
+  readonly startedAt: string
+}
+
 /** Writes the node's report, stamped with the database's clock (one clock for every node). */
-export const reportNode = (report: NodeReport) =>
+export const reportNode = (report: NodeReportWritten) =>
   Effect.flatMap(Db, ({ sql, table }) =>
     query("reporting the node", () => sql`
-      insert into ${table("cluster_nodes")} (node_id, version, draining, ready, seen_at)
-      values (${report.nodeId}, ${report.version}, ${report.draining}, ${sql.array([...report.ready], 23)}, now())
-      on conflict (node_id) do update set version = excluded.version, draining = excluded.draining, ready = excluded.ready, seen_at = now()`)
+      insert into ${table("cluster_nodes")} (node_id, version, draining, ready, started_at, seen_at)
+      values (${report.nodeId}, ${report.version}, ${report.draining}, ${sql.array([...report.ready], 23)}, ${report.startedAt}, now())
+      on conflict (node_id) do update
+      set version = excluded.version, draining = excluded.draining, ready = excluded.ready, started_at = excluded.started_at, seen_at = now()`)
   )
 
 export const forgetNode = (nodeId: string) =>

@@ -72,9 +72,10 @@ const turn = {
   model: "offline",
   tier: "balanced",
   effort: "low",
-  carriedSummary: false
+  carriedSummary: false,
+  node: "node-a"
 }
-const turnStart = { turnId: "turn-1", kind: "turn" as const, userId: carol, apiKeyId: null, model: "offline", tier: "balanced", effort: "low", carriedSummary: false, approvalId: null }
+const turnStart = { turnId: "turn-1", kind: "turn" as const, userId: carol, apiKeyId: null, model: "offline", tier: "balanced", effort: "low", carriedSummary: false, approvalId: null, node: "node-a" }
 
 const started = new ConversationStarted({ conversationId, publicId, orgId: "org_1", workspaceId: "wsp_1", userId: carol, startedAt: T0 })
 const userSaved = new MessageSaved({ conversationId, messageId: "msg_u1", runId: "tse_1", role: "user", content: "plan the release", attachments: ["gen_a"], savedAt: T0 })
@@ -387,6 +388,7 @@ describe("projection", () => {
     result: null,
     usage: null,
     error: null,
+    node_id: "node-a",
     started_at: T0,
     ended_at: null
   }
@@ -462,7 +464,7 @@ describe("projection", () => {
       messages: [messageRow],
       runs: [
         runRow,
-        { ...runRow, run_id: "tse_x", kind: "approval", turn_id: null, approval_id: approvalId, tier: null, effort: null, started_at: T2 }
+        { ...runRow, run_id: "tse_x", kind: "approval", turn_id: null, approval_id: approvalId, tier: null, effort: null, node_id: null, started_at: T2 }
       ],
       approvals: [{ ...approvalRow, status: "approved", note: "go ahead", resolved_by: carol, resolved_at: T2, execution_run_id: "tse_x" }]
     }))

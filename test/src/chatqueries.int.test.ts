@@ -31,6 +31,7 @@ import {
   overdueQuestions,
   staleRunningRuns
 } from "../../src/assistant/Queries.ts"
+import { reportNode } from "../../src/cluster/Queries.ts"
 import { hex } from "../support/env.ts"
 import { startActorHost, type TestActorHost } from "../support/host.ts"
 
@@ -262,11 +263,40 @@ describe("runs", () => {
     expect(await stopRequestedOf("tse_4")).toBe(true)
     expect(await stopRequestedOf("tse_x")).toBe(false)
 
+    // runs that name no node: only the longest a turn runs counts
     const stale = (before: string) =>
-      read(staleRunningRuns(before, 100)).then((runs) => runs.filter((r) => r.conversationId === conversationId).map((r) => r.runId))
+      read(staleRunningRuns({ beforeIso: before, settledIso: before, goneAfterMs: 15_000 }, 100)).then((runs) => runs.filter((r) => r.conversationId === conversationId).map((r) => r.runId))
     expect(await stale("2024-05-01T12:03:00.000Z")).toEqual([])
     expect(await stale("2024-05-01T12:03:00.001Z")).toEqual(["tse_4"])
     expect(await stale("2024-05-01T13:00:00.000Z")).toEqual(["tse_4", "tse_x"])
+  })
+
+  it("a run whose node is gone, or restarted since, is stale once settled; one whose node reports is not", async () => {
+    const elsewhere = randomUUID()
+    const startOn = (n: number, node: string, at: string) =>
+      Effect.runPromise(actors.host.send(ConversationActor, elsewhere, new StartTurn({
+        conversationId: elsewhere, create: n === 1, publicId: `cnv_${hex()}`, orgId: "org_chat", workspaceId, userId: carol, apiKeyId: null,
+        runId: `tse_node_${n}`, turnId: null, userMessageId: `msg_node_${n}`, content: "hello", attachments: [], model: "offline",
+        tier: null, effort: null, carriedSummary: false, node
+      }), { commandId: randomUUID(), at, actor: `user:${carol}` }))
+    await startOn(1, "node-live", "2024-05-01T12:00:00.000Z")
+    await startOn(2, "node-gone", "2024-05-01T12:00:01.000Z")
+    await startOn(3, "node-restarted", "2024-05-01T12:00:02.000Z")
+    const report = (nodeId: string, startedAt: string) => read(reportNode({ nodeId, version: "1", draining: false, ready: [], startedAt }))
+    await report("node-live", "2024-05-01T11:00:00.000Z")
+    await report("node-restarted", "2024-05-01T12:30:00.000Z")
+    const stale = (settledIso: string) =>
+      read(staleRunningRuns({ beforeIso: "2000-01-01T00:00:00.000Z", settledIso, goneAfterMs: 15_000 }, 100))
+        .then((runs) => runs.filter((r) => r.conversationId === elsewhere).map((r) => r.runId))
+    // younger than a node's first report could be: none yet
+    expect(await stale("2024-05-01T12:00:00.000Z")).toEqual([])
+    expect(await stale("2024-05-01T13:00:00.000Z")).toEqual(["tse_node_2", "tse_node_3"])
+    // every report late alike (the database was away): measured from the latest, nobody is gone for it
+    const table = actors.db.table("cluster_nodes")
+    await read(Effect.promise(() => actors.db.sql`update ${table} set seen_at = now() - interval '1 hour'`))
+    expect(await stale("2024-05-01T13:00:00.000Z")).toEqual(["tse_node_2", "tse_node_3"])
+    await read(Effect.promise(() => actors.db.sql`update ${table} set seen_at = seen_at - interval '16 seconds' where node_id = 'node-live'`))
+    expect(await stale("2024-05-01T13:00:00.000Z")).toEqual(["tse_node_1", "tse_node_2", "tse_node_3"])
   })
 
   it("a finished run: its reply and result; it is no longer running, and its waiting question closed", async () => {
@@ -286,7 +316,7 @@ describe("runs", () => {
     })
     expect(await read(findRunningTurn(workspaceId, "turn-4", carol))).toBeUndefined()
     expect(await questionRows(["qst_2"])).toEqual([{ question_id: "qst_2", status: "closed", answer: null, reason: "ended" }])
-    expect((await read(staleRunningRuns("2024-05-01T13:00:00.000Z", 100))).filter((r) => r.conversationId === conversationId)).toEqual([{ runId: "tse_x", conversationId }])
+    expect((await read(staleRunningRuns({ beforeIso: "2024-05-01T13:00:00.000Z", settledIso: "2024-05-01T13:00:00.000Z", goneAfterMs: 15_000 }, 100))).filter((r) => r.conversationId === conversationId)).toEqual([{ runId: "tse_x", conversationId }])
     expect((await read(loadHistory(conversationId, 1))).messages).toEqual([{ messageId: "msg_a4", role: "assistant", content: "partial", attachments: [], position: 8 }])
   })
 
