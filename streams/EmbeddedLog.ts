@@ -244,79 +244,146 @@ const makeAppender = (
     return { appendTo, appendedHeads }
   })
 
+/** A subscription's place in the tail: where it has got per partition, what it has yet to read. */
+interface Follower {
+  readonly cursor: Map<number, number>
+  /** Partitions with news to read; an append heard or a poll marks them. */
+  readonly dirty: Set<number>
+  /** Set while the subscription waits for news; called with the poll's failure, if it failed. */
+  wake: ((failure?: unknown) => void) | undefined
+}
+
 /**
- * The subscriber: reads the partitions it follows in turns, a chunk at a time; woken by this
- * log's appends, and polling every `pollMs` for appends made elsewhere. A poll asks the heads of
- * every partition it follows in one statement, and reads only those that moved (a quiet node's
- * three readers polled 12 partitions each, 4 times a second, one statement each).
+ * The tail: this log's one reader in the process, which every subscription follows (on a node,
+ * the projection, the automations reactor and the log signals). Each subscription keeps its own
+ * position and reads its partitions in turns, a chunk at a time; a read of a partition from an
+ * offset is shared by every subscription that asks for it while it is current. A partition's
+ * reads stop being current when an append to it is heard or a poll finds its head moved, so a
+ * subscription never takes a read made before the news it was woken by. Subscriptions at the
+ * log's end, the common case, share each read; one that lags or starts elsewhere reads for itself
+ * until it catches up.
+ *
+ * Woken by this log's appends; appends made elsewhere are found by one poll every `pollMs` while
+ * a subscription waits, which asks the heads of every partition followed in one statement.
  */
-const makeSubscribe = (
+const makeTail = (
   { sql, events, heads, channel }: Tables,
   appended: EventEmitter,
   pollMs: number,
   batchSize: number
-): EventLogService["subscribe"] => {
-  const read = (partition: number, from: number) =>
-    sql<EventRow[]>`
-      select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash
-      from ${events} where partition = ${partition} and "offset" >= ${from}
-      order by "offset" limit ${batchSize}`
+) =>
+  Effect.gen(function* () {
+    const readRows = (partition: number, from: number): Promise<ReadonlyArray<LoggedEvent>> =>
+      sql<EventRow[]>`
+        select partition, "offset", key, seq, first_seq, type, payload, at, command_id, actor, prev_hash, hash
+        from ${events} where partition = ${partition} and "offset" >= ${from}
+        order by "offset" limit ${batchSize}`.then((rows) => rows.map(toLogged))
 
-  return (from) =>
-    Stream.unwrapScoped(
-      Effect.gen(function* () {
-        const cursor = new Map(from)
-        const order = [...cursor.keys()]
-        const dirty = new Set(order)
-        let next = 0
-        let wake: (() => void) | undefined
-        const onAppend = (partition: number) => {
-          if (!cursor.has(partition)) return
-          dirty.add(partition)
-          wake?.()
-        }
-        yield* Effect.acquireRelease(
-          Effect.sync(() => appended.on(channel, onAppend)),
-          () => Effect.sync(() => appended.off(channel, onAppend))
-        )
-        /** Waits for a wake or the poll; on the poll, marks the partitions whose head moved past the cursor. */
-        const quiet = () =>
-          new Promise<boolean>((resolve) => {
-            const timer = setTimeout(() => resolve(true), pollMs)
-            wake = () => {
-              clearTimeout(timer)
-              resolve(false)
-            }
-          }).then(async (polled) => {
-            wake = undefined
-            if (!polled) return
-            const moved = await sql<Array<{ partition: number; next_offset: number }>>`
-              select partition, next_offset from ${heads} where partition = any(${order as number[]}::int[])`
-            for (const { partition, next_offset } of moved) if (next_offset > cursor.get(partition)!) dirty.add(partition)
-          })
+    /** The current reads of each partition in flight, by first offset. */
+    const reads = new Map<number, Map<number, Promise<ReadonlyArray<LoggedEvent>>>>()
+    const read = (partition: number, from: number) => {
+      let current = reads.get(partition)
+      if (current === undefined) reads.set(partition, (current = new Map()))
+      const shared = current.get(from)
+      if (shared !== undefined) return shared
+      const reading = readRows(partition, from)
+      const done = current
+      done.set(from, reading)
+      // shared while in flight: the subscriptions one append wakes ask for it together
+      const drop = () => void (done.get(from) === reading && done.delete(from))
+      reading.then(drop, drop)
+      return reading
+    }
 
-        const nextChunk = async (): Promise<LogChunk> => {
-          for (;;) {
-            for (let i = 0; i < order.length; i++) {
-              const partition = order[(next + i) % order.length]
-              if (!dirty.has(partition)) continue
-              // cleared before reading, so an append that lands during the read is not missed
-              dirty.delete(partition)
-              const rows = await read(partition, cursor.get(partition)!)
-              if (rows.length === batchSize) dirty.add(partition)
-              if (rows.length === 0) continue
-              next = (next + i + 1) % order.length
-              const after = rows[rows.length - 1].offset + 1
-              cursor.set(partition, after)
-              return { partition, events: rows.map(toLogged), next: after }
-            }
-            await quiet()
-          }
-        }
-        return Stream.repeatEffect(Effect.tryPromise({ try: nextChunk, catch: fail("subscribe") }))
-      })
+    const followers = new Set<Follower>()
+    /** Marks the partition to read for whoever follows it (and is behind `next`, when a poll tells it). */
+    const news = (partition: number, next?: number) => {
+      for (const follower of followers) {
+        const at = follower.cursor.get(partition)
+        if (at === undefined || (next !== undefined && next <= at)) continue
+        follower.dirty.add(partition)
+        follower.wake?.()
+      }
+    }
+    const onAppend = (partition: number) => {
+      reads.delete(partition)
+      news(partition)
+    }
+    yield* Effect.acquireRelease(
+      Effect.sync(() => appended.on(channel, onAppend)),
+      () => Effect.sync(() => appended.off(channel, onAppend))
     )
-}
+
+    /** The heads as the last poll found them: a poll tells only a head that moved since. */
+    const polledHeads = new Map<number, number>()
+    let polling: ReturnType<typeof setTimeout> | undefined
+    const waiting = () => [...followers].filter((follower) => follower.wake !== undefined)
+    const poll = async () => {
+      const followed = [...new Set(waiting().flatMap((follower) => [...follower.cursor.keys()]))]
+      polling = undefined
+      if (followed.length === 0) return
+      try {
+        const moved = await sql<Array<{ partition: number; next_offset: number }>>`
+          select partition, next_offset from ${heads} where partition = any(${followed}::int[])`
+        for (const { partition, next_offset } of moved) {
+          // a read made before the head moved may stop short of it
+          if (polledHeads.get(partition) !== next_offset) reads.delete(partition)
+          polledHeads.set(partition, next_offset)
+          news(partition, next_offset)
+        }
+      } catch (failure) {
+        for (const follower of waiting()) follower.wake!(failure)
+      }
+      if (waiting().length > 0) polling ??= setTimeout(poll, pollMs)
+    }
+    yield* Effect.addFinalizer(() => Effect.sync(() => clearTimeout(polling)))
+
+    /** Waits for news of the follower's partitions; the poll runs while anyone waits. */
+    const quiet = (follower: Follower) =>
+      new Promise<void>((resolve, reject) => {
+        follower.wake = (failure) => {
+          follower.wake = undefined
+          if (failure === undefined) resolve()
+          else reject(failure)
+        }
+        polling ??= setTimeout(poll, pollMs)
+      })
+
+    const subscribe: EventLogService["subscribe"] = (from) =>
+      Stream.unwrapScoped(
+        Effect.gen(function* () {
+          const follower: Follower = { cursor: new Map(from), dirty: new Set(from.keys()), wake: undefined }
+          const order = [...follower.cursor.keys()]
+          let next = 0
+          yield* Effect.acquireRelease(
+            Effect.sync(() => followers.add(follower)),
+            () => Effect.sync(() => followers.delete(follower))
+          )
+          const nextChunk = async (): Promise<LogChunk> => {
+            const { cursor, dirty } = follower
+            for (;;) {
+              for (let i = 0; i < order.length; i++) {
+                const partition = order[(next + i) % order.length]
+                if (!dirty.has(partition)) continue
+                // cleared before reading, so an append that lands during the read is not missed
+                dirty.delete(partition)
+                const rows = await read(partition, cursor.get(partition)!)
+                if (rows.length === batchSize) dirty.add(partition)
+                if (rows.length === 0) continue
+                next = (next + i + 1) % order.length
+                const after = rows[rows.length - 1].offset + 1
+                cursor.set(partition, after)
+                return { partition, events: rows, next: after }
+              }
+              // news that came during a read of another partition is read before waiting
+              if (dirty.size === 0) await quiet(follower)
+            }
+          }
+          return Stream.repeatEffect(Effect.tryPromise({ try: nextChunk, catch: fail("subscribe") }))
+        })
+      )
+    return subscribe
+  })
 
 export const make = (
   sql: postgres.Sql,
@@ -351,7 +418,7 @@ export const make = (
           )
       })
 
-    const subscribe = makeSubscribe(tailSql === sql ? tables : tablesOf(tailSql, logSchema), appended, pollMs, batchSize)
+    const subscribe = yield* makeTail(tailSql === sql ? tables : tablesOf(tailSql, logSchema), appended, pollMs, batchSize)
 
     const endOffsets: EventLogService["endOffsets"] = (wanted) =>
       Effect.tryPromise({
