@@ -166,15 +166,18 @@ const run = <E>(request: InvokeRequest<E>, fence: ReadFence, accessCache: Access
  * node acknowledged that the read models may not hold yet). Awaited lazily, by the first
  * read-model query.
  */
-const addSentPositions = (request: InvokeRequest<unknown>, fence: ReadFence) =>
-  Effect.gen(function* () {
-    if (request.position === undefined) return
-    const sent = parsePositions(request.position, (yield* EventLog).partitions)
+const addSentPositions = (request: InvokeRequest<unknown>, fence: ReadFence) => {
+  const position = request.position
+  if (position === undefined) return Effect.void
+  return Effect.flatMap(EventLog, (log) => {
+    const sent = parsePositions(position, log.partitions)
     if (sent === undefined) {
-      return yield* new BadRequest({ reason: "invalid_position", message: "Svc-Position must be partition:offset pairs, comma separated, as a write's answer gave them" })
+      return Effect.fail(new BadRequest({ reason: "invalid_position", message: "Svc-Position must be partition:offset pairs, comma separated, as a write's answer gave them" }))
     }
     for (const [partition, offset] of sent) addPosition(fence.positions, { partition, offset })
+    return Effect.void
   })
+}
 
 export const makeFence = (host: ActorHostService, positions: Map<number, number>): ReadFence => ({
   positions,
