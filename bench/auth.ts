@@ -15,7 +15,11 @@
  * falls on both alike; the figures are over all rounds, and the ratio's range over the rounds is
  * shown beside it. Both routes receive byte-identical requests, Authorization header included; the
  * baseline ignores it. Before each round the projection catches up with the log, so one route's
- * audit backlog is not folded during the other's turn.
+ * audit backlog is not folded during the other's turn. The CPU column is this process's CPU time
+ * (`process.cpuUsage()`, all threads: the node, its projection, the baseline app) per request of
+ * the route's rounds. With `BENCH_PROFILE=1` each route's last round is CPU-profiled (the V8
+ * sampling profiler through `node:inspector`, which slows it down) and the top costs by self time
+ * are printed after the table.
  */
 import { Effect, type Exit, Runtime, Schema } from "effect"
 import { connect } from "node:net"
@@ -25,12 +29,14 @@ import { type HttpRequest, jsonBody, jsonError, route } from "../gateway/http.ts
 import { registry } from "../bin/App.ts"
 import type { Invocation } from "../src/checkpoint/Capability.ts"
 import { ascending, ask, type Bench, listen, machine, quantile, row, runBench, settle, startNode, table } from "./harness.ts"
+import { openProfiler, profileTables } from "./profile.ts"
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5)
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 2)
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 64)
 const CAPABILITY = "system.ping"
+const PROFILE = process.env.BENCH_PROFILE !== undefined && process.env.BENCH_PROFILE !== ""
 
 // ---------------------------------------------------------------------------------------------
 // The load generator (child process): raw keep-alive HTTP/1.1, one request in flight per connection.
@@ -185,40 +191,52 @@ const bench = async (context: Bench) => {
   }
 
   const child = context.fork("load")
-  const load = async (port: number, seconds: number) => {
+  const profiler = PROFILE ? await openProfiler() : undefined
+  const profiles: string[] = []
+  const load = async (port: number, seconds: number, profiled?: string) => {
     // the projection folds the audit events of the last load first
     await settle(node)
+    if (profiled !== undefined) await profiler?.start()
+    const cpu = process.cpuUsage()
     const result = await ask<LoadResult>(child, { port, request: requestFor(port, pathname, workspaceKey), connections: CONNECTIONS, seconds } satisfies Load)
+    const { user, system } = process.cpuUsage(cpu)
+    if (profiled !== undefined && profiler !== undefined) profiles.push("", ...profileTables(profiled, await profiler.stop()))
     if (result.failures > 0) throw new Error(`${result.failures} of ${result.latencies.length} requests to port ${port} failed`)
-    return result
+    return { ...result, cpuMicros: user + system }
   }
   try {
     await load(baseline.port, WARMUP_SECONDS)
     await load(node.port, WARMUP_SECONDS)
-    const open: LoadResult[] = []
-    const checked: LoadResult[] = []
+    type Round = LoadResult & { readonly cpuMicros: number }
+    const open: Round[] = []
+    const checked: Round[] = []
     for (let round = 0; round < ROUNDS; round++) {
-      open.push(await load(baseline.port, SECONDS))
-      checked.push(await load(node.port, SECONDS))
+      const last = round === ROUNDS - 1
+      open.push(await load(baseline.port, SECONDS, last ? "the route with no checkpoint" : undefined))
+      checked.push(await load(node.port, SECONDS, last ? "the route through the checkpoint" : undefined))
     }
     const rate = (rs: ReadonlyArray<LoadResult>) => rs.reduce((n, r) => n + r.latencies.length, 0) / rs.reduce((t, r) => t + r.seconds, 0)
-    const routeRow = (what: string, rs: ReadonlyArray<LoadResult>) => {
+    const routeRow = (what: string, rs: ReadonlyArray<Round>) => {
       const latencies = ascending(rs.flatMap((r) => r.latencies))
-      return row([what, Math.round(rate(rs)), quantile(latencies, 0.5).toFixed(2), quantile(latencies, 0.99).toFixed(2)])
+      const cpuPerRequest = rs.reduce((t, r) => t + r.cpuMicros, 0) / latencies.length
+      return row([what, Math.round(rate(rs)), quantile(latencies, 0.5).toFixed(2), quantile(latencies, 0.99).toFixed(2), Math.round(cpuPerRequest)])
     }
     const ratios = checked.map((r, i) => rate([r]) / rate([open[i]]))
     console.log([
-      `${machine(node.log.mode)}; ${CONNECTIONS} connections; ${ROUNDS} rounds of ${SECONDS} s per route.`,
+      `${machine(node.log.mode)}; ${CONNECTIONS} connections; ${ROUNDS} rounds of ${SECONDS} s per route` +
+        `${PROFILE ? "; the last round of each route CPU-profiled (slower)" : ""}.`,
       "",
-      ...table(["route", "requests/s", "p50 ms", "p99 ms"], "lrrr", [
+      ...table(["route", "requests/s", "p50 ms", "p99 ms", "CPU µs per request"], "lrrrr", [
         routeRow(`${pathname}, no checkpoint (bench-only app)`, open),
         routeRow(`${pathname}, through the checkpoint`, checked)
       ]),
       "",
       `Ratio (checkpoint ÷ no checkpoint): ${(rate(checked) / rate(open)).toFixed(2)} ` +
-        `(rounds: ${Math.min(...ratios).toFixed(2)} – ${Math.max(...ratios).toFixed(2)})`
+        `(rounds: ${Math.min(...ratios).toFixed(2)} – ${Math.max(...ratios).toFixed(2)})`,
+      ...profiles
     ].join("\n"))
   } finally {
+    profiler?.close()
     baseline.close()
   }
 }

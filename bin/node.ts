@@ -3,7 +3,7 @@
  * the application layers, the bootstrap organization and the gateway. `main` runs one until a
  * signal; tests run several.
  */
-import { type Cause, type Clock, Effect, Layer, Runtime } from "effect"
+import { type Cause, type Clock, Effect, FiberRef, Layer, Runtime } from "effect"
 import { describeFailure } from "../gateway/errors.ts"
 import { serveMetrics } from "../gateway/metricsListener.ts"
 import { Readiness } from "../gateway/readiness.ts"
@@ -84,12 +84,16 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     // what runs on the node (requests, turns, operator tools) reads what the node acknowledged;
     // `invoke` narrows it to what was acknowledged before the call, plus the call's own writes
     const runtime = Runtime.setFiberRef(
-      yield* Effect.provide(
-        options.clock === undefined ? Effect.runtime<never>() : Effect.withClock(Effect.runtime<never>(), options.clock),
-        Layer.succeedContext(context)
+      Runtime.setFiberRef(
+        yield* Effect.provide(
+          options.clock === undefined ? Effect.runtime<never>() : Effect.withClock(Effect.runtime<never>(), options.clock),
+          Layer.succeedContext(context)
+        ),
+        CurrentReadFence,
+        nodeFence(host)
       ),
-      CurrentReadFence,
-      nodeFence(host)
+      FiberRef.currentTracerEnabled,
+      config.tracing
     )
     const log = context.unsafeMap.get(EventLog.key) as EventLog["Type"]
     const db = context.unsafeMap.get(Db.key) as Db["Type"]

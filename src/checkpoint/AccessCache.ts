@@ -20,9 +20,14 @@
  * - Each table holds at most `ACCESS_CACHE_ENTRIES` entries; the oldest goes first.
  * - Entries and invalidation marks belong to the node's `AccessCache` service, so several nodes in
  *   one process (tests) never share them.
+ *
+ * The access rules read what they need as `Fact`s, through `decide`: a decision over facts all
+ * kept here is plain synchronous code (`decideNow`, the checkpoint's path for a cached caller);
+ * a fact not at hand is looked up (`lookup`) and the decision made again with it, so both paths
+ * run the same rules.
  */
 import { Context, Effect, Layer } from "effect"
-import { type DbError, query } from "../../streams/Db.ts"
+import { Db, type DbError, type DbService, query } from "../../streams/Db.ts"
 
 /** How long an entry is served: the most a change made on another node can go unseen here. */
 export const ACCESS_TTL_MS = 1_000
@@ -59,6 +64,22 @@ interface InFlight {
 
 export type Table = "keys" | "sessions" | "slugs" | "places" | "facts" | "roles"
 
+/** Something the access rules read, as this cache keeps it: `lookup`'s arguments. */
+export interface Fact<A> {
+  readonly table: Table
+  readonly key: string
+  /** Names the query in a failure. */
+  readonly what: string
+  readonly load: (db: DbService) => Promise<A>
+  readonly ownerOf: (value: A) => Owner | undefined
+}
+
+/** The access rules' reader of facts. */
+export type Facts = <A>(fact: Fact<A>) => A
+
+/** Returned by `peek` for an entry that cannot be served as it stands (absent, stale, or due a renewal). */
+export const notAtHand: unique symbol = Symbol("notAtHand")
+
 export interface AccessCacheService {
   /**
    * The value of `load` for `key` in `table`: kept, or in flight for another caller, or loaded now
@@ -67,6 +88,8 @@ export interface AccessCacheService {
    * again in the background, so that a busy caller never waits for its expiry.
    */
   readonly lookup: <A>(table: Table, key: string, what: string, load: () => Promise<A>, ownerOf: (value: A) => Owner | undefined) => Effect.Effect<A, DbError>
+  /** What `lookup` would answer at once with no query and no renewal, else `notAtHand`. */
+  readonly peek: (table: Table, key: string) => unknown
   /** Drops the cached credential with this id (a key revoked or rotated, a session ended). */
   readonly invalidateCredential: (credentialId: string) => void
   /** Drops everything cached about this organization: its keys, slugs, places, access facts and roles. */
@@ -169,8 +192,15 @@ export const make = (): AccessCacheService => {
       return Effect.as(Effect.forkDaemon(renewal), kept.value as A)
     })
 
+  const peek = (table: Table, key: string) => {
+    const now = performance.now()
+    const kept = keptValue(tables[table].get(key), now)
+    return kept !== undefined && (kept.renewing || now < kept.renewAfter) ? kept.value : notAtHand
+  }
+
   return {
     lookup,
+    peek,
     invalidateCredential: (credentialId) => mark(credentialMarks, credentialId),
     invalidateOrg: (orgId) => mark(orgMarks, orgId),
     invalidateAll: () => {
@@ -178,6 +208,58 @@ export const make = (): AccessCacheService => {
     }
   }
 }
+
+/** Thrown by the reader of `decideNow` and `decide` at a fact not at hand: it is looked up and the decision made again. */
+class Missing {
+  constructor(readonly fact: Fact<unknown>, readonly id: string) {}
+}
+
+/** A reader over the cache's servable entries, and over what this decision already looked up. */
+const readerOf = (cache: AccessCacheService, looked: Map<string, unknown> | undefined): Facts => (fact) => {
+  const id = `${fact.table}\n${fact.key}`
+  if (looked?.has(id) === true) return looked.get(id) as never
+  const kept = cache.peek(fact.table, fact.key)
+  if (kept === notAtHand) throw new Missing(fact as Fact<unknown>, id)
+  return kept as never
+}
+
+/** `decision` over the facts the cache holds now, in plain synchronous code; `notAtHand` when one is missing. */
+export const decideNow = <A>(cache: AccessCacheService, decision: (facts: Facts) => A): A | typeof notAtHand => {
+  try {
+    return decision(readerOf(cache, undefined))
+  } catch (e) {
+    if (e instanceof Missing) return notAtHand
+    throw e
+  }
+}
+
+/**
+ * `decision` with every fact it reads: kept ones at once; each missing one looked up through the
+ * cache (a query, shared with the callers asking for it too), then the decision made again, so
+ * facts are read in the order the rules need them, and none the rules do not.
+ */
+export const decide = <A>(decision: (facts: Facts) => A): Effect.Effect<A, DbError, Db | AccessCache> =>
+  Effect.flatMap(Db, (db) => Effect.flatMap(AccessCache, (cache) => {
+    const looked = new Map<string, unknown>()
+    const facts = readerOf(cache, looked)
+    const attempt = (): Effect.Effect<A, DbError> => {
+      try {
+        return Effect.succeed(decision(facts))
+      } catch (e) {
+        if (!(e instanceof Missing)) throw e
+        const { fact, id } = e
+        return Effect.flatMap(cache.lookup(fact.table, fact.key, fact.what, () => fact.load(db), fact.ownerOf), (value) => {
+          looked.set(id, value)
+          return attempt()
+        })
+      }
+    }
+    return Effect.suspend(attempt)
+  }))
+
+/** One fact, through the cache. */
+export const lookupFact = <A>(fact: Fact<A>): Effect.Effect<A, DbError, Db | AccessCache> =>
+  Effect.flatMap(Db, (db) => Effect.flatMap(AccessCache, (cache) => cache.lookup(fact.table, fact.key, fact.what, () => fact.load(db), fact.ownerOf)))
 
 /** A fresh, empty cache for the node. */
 export const layer: Layer.Layer<AccessCache> = Layer.sync(AccessCache, make)

@@ -4,7 +4,7 @@
  * audit event (which is also the metering record). REST routes, MCP tools and agent tools are all
  * derived from the one registry, so the surfaces cannot drift.
  */
-import { Clock, Effect, Either, ParseResult, Schema } from "effect"
+import { Clock, Context, Effect, Either, FiberRef, ParseResult, Schema } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { auditEvent } from "../../actors/audit/events.ts"
 import { AuditActor } from "../../actors/audit/actor.ts"
@@ -14,48 +14,93 @@ import { EventLog } from "../../streams/EventLog.ts"
 import { addPosition, CurrentReadFence, parsePositions, type ReadFence } from "../../streams/ReadFence.ts"
 
 export { formatPositions } from "../../streams/ReadFence.ts"
-import { AccessCache } from "./AccessCache.ts"
+import { AccessCache, type AccessCacheService, decide, decideNow, type Facts, notAtHand } from "./AccessCache.ts"
 import { newPublicId } from "../identity/ApiKeyToken.ts"
 import { AuditLog } from "../audit/AuditLog.ts"
-import { actorOf, authenticate } from "../identity/Auth.ts"
-import { BadRequest, badInputTags, NotFound, shedTags, Unavailable } from "../platform/Errors.ts"
+import { actorOf, principalOf } from "../identity/Auth.ts"
+import { BadRequest, badInputTags, type Forbidden, NotFound, shedTags, type Unauthorized, Unavailable } from "../platform/Errors.ts"
 import { bindIdempotencyKey, requestDigest } from "./IdempotencyKeys.ts"
 import { MAX_JSON_DEPTH, tooDeepMessage } from "../platform/JsonDepth.ts"
 import { checkEntitlement } from "../packs/Entitlement.ts"
-import { authorize, checkPurpose, resolveScope } from "./Access.ts"
+import { checkPurpose, placeOf, type ResolvedPlace, rolesOf } from "./Access.ts"
 import { READ_FENCE_TIMEOUT_MS } from "./Background.ts"
-import { Capabilities, type Invocation, type InvokeRequest, offeredOn } from "./Capability.ts"
+import { type AnyCapability, Capabilities, type Invocation, type InvokeRequest, offeredOn, type Principal, type Registry, type Role } from "./Capability.ts"
 import { orOwnerUnreachable } from "../platform/Failures.ts"
 
 /** The checkpoint. Succeeds with the capability's encoded output. */
 export const invoke = <E>(request: InvokeRequest<E>) =>
-  Effect.flatMap(ActorHost, (host) => {
+  Effect.flatMap(Effect.context<ActorHost | Capabilities | AccessCache>(), (context) => {
+    const host = Context.get(context, ActorHost)
     // every read of the call, authentication's included, sees what this node acknowledged before it
     const fence = makeFence(host, new Map(host.unprojected()))
-    return Effect.locally(checkpoint(request, fence), CurrentReadFence, fence)
-  }).pipe(
-    // no stack trace: capturing one per request cost twice the rest of the span (bench/auth.ts)
-    Effect.withSpan("Capabilities.invoke", { attributes: { capability: request.capability, surface: request.surface }, captureStackTrace: false })
-  )
-
-const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
-  Effect.gen(function* () {
-    const principal = request.principal ?? (yield* authenticate({ authorization: request.authorization, cookie: request.cookie }))
-    const registry = yield* Capabilities
-    const accessCache = yield* AccessCache
-    const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
-    // a REST route names a workspace exactly when the capability acts in an organization or workspace
-    const misrouted = capability !== undefined && request.surface === "api" && (capability.scope !== "principal") !== (request.path !== null)
-    if (capability === undefined || !offeredOn(capability, request.surface) || misrouted) {
-      return yield* new NotFound({ reason: "unknown_capability", message: `no capability ${request.capability} on the ${request.surface} surface` })
-    }
-    const machineAllowed = yield* checkPurpose(principal, capability)
-    const place = yield* resolveScope(principal, capability, request.path)
-    const now = yield* Clock.currentTimeMillis
-    const roles = machineAllowed ? [] : yield* authorize(principal, capability, place, now).pipe(
-      // AccessCache: a refusal is decided on fresh facts next time (once the caller's SSO sign-in has landed, say)
-      Effect.tapError(() => Effect.sync(() => { if (place.orgId !== null) accessCache.invalidateOrg(place.orgId) }))
+    const call = Effect.locally(checkpoint(request, fence, Context.get(context, Capabilities), Context.get(context, AccessCache)), CurrentReadFence, fence)
+    // a span only for a node that traces (TRACING, or OTEL_* set): without a tracer it is pure cost
+    return Effect.withFiberRuntime<Effect.Effect.Success<typeof call>, Effect.Effect.Error<typeof call>, Effect.Effect.Context<typeof call>>((fiber) =>
+      fiber.getFiberRef(FiberRef.currentTracerEnabled)
+        // no stack trace: capturing one per request cost twice the rest of the span (bench/auth.ts)
+        ? Effect.withSpan(call, "Capabilities.invoke", { attributes: { capability: request.capability, surface: request.surface }, captureStackTrace: false })
+        : call
     )
+  })
+
+/** Whom the access rules admitted, to what, where, holding which roles. */
+interface Admitted {
+  readonly principal: Principal
+  readonly capability: AnyCapability
+  readonly place: ResolvedPlace
+  readonly roles: ReadonlyArray<Role>
+}
+
+interface Refused {
+  readonly error: Unauthorized | NotFound | BadRequest | Forbidden
+  /** The organization whose cached facts the refusal drops: a refusal by the role rules is decided on fresh facts next time (once the caller's SSO sign-in has landed, say). */
+  readonly dropOrg: string | null
+}
+
+const refused = (error: Refused["error"], dropOrg: string | null = null) => Either.left<Refused>({ error, dropOrg })
+
+/** The checkpoint's access decision over the facts: authenticate, the capability on its surface, the purpose, the place, the roles. */
+const access = (request: InvokeRequest<unknown>, registry: Registry, facts: Facts, now: number): Either.Either<Admitted, Refused> => {
+  const caller = request.principal === undefined
+    ? principalOf({ authorization: request.authorization, cookie: request.cookie }, facts, now)
+    : Either.right(request.principal)
+  if (Either.isLeft(caller)) return refused(caller.left)
+  const principal = caller.right
+  const capability = request.capability === undefined ? undefined : registry.byName.get(request.capability)
+  // a REST route names a workspace exactly when the capability acts in an organization or workspace
+  const misrouted = capability !== undefined && request.surface === "api" && (capability.scope !== "principal") !== (request.path !== null)
+  if (capability === undefined || !offeredOn(capability, request.surface) || misrouted) {
+    return refused(new NotFound({ reason: "unknown_capability", message: `no capability ${request.capability} on the ${request.surface} surface` }))
+  }
+  const machineAllowed = checkPurpose(principal, capability)
+  if (Either.isLeft(machineAllowed)) return refused(machineAllowed.left)
+  const place = placeOf(principal, capability, request.path, facts)
+  if (Either.isLeft(place)) return refused(place.left)
+  const roles = machineAllowed.right ? Either.right([]) : rolesOf(principal, capability, place.right, now, facts)
+  if (Either.isLeft(roles)) return refused(roles.left, place.right.orgId)
+  return Either.right({ principal, capability, place: place.right, roles: roles.right })
+}
+
+/**
+ * A cached caller is decided in plain synchronous code; a caller whose facts are not all kept goes
+ * through `decide`, which looks up what is missing (the same rules, the same order).
+ */
+const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence, registry: Registry, accessCache: AccessCacheService) =>
+  Effect.clockWith((clock) => {
+    const decision = (facts: Facts) => access(request, registry, facts, clock.unsafeCurrentTimeMillis())
+    const settle = (result: Either.Either<Admitted, Refused>) => {
+      if (Either.isRight(result)) return run(request, fence, accessCache, result.right)
+      const { error, dropOrg } = result.left
+      if (dropOrg !== null) accessCache.invalidateOrg(dropOrg)
+      return Effect.fail(error)
+    }
+    const known = decideNow(accessCache, decision)
+    return known === notAtHand ? Effect.flatMap(decide(decision), settle) : settle(known)
+  })
+
+/** The admitted call: entitlement, input, the run, its audit record. */
+const run = <E>(request: InvokeRequest<E>, fence: ReadFence, accessCache: AccessCacheService, { capability, place, principal, roles }: Admitted) =>
+  Effect.gen(function* () {
     // spec 7.3: a pack's capability only for an organization that installed and enabled the pack
     yield* checkEntitlement(capability, place.orgId)
     const raw = yield* request.input
@@ -121,15 +166,18 @@ const checkpoint = <E>(request: InvokeRequest<E>, fence: ReadFence) =>
  * node acknowledged that the read models may not hold yet). Awaited lazily, by the first
  * read-model query.
  */
-const addSentPositions = (request: InvokeRequest<unknown>, fence: ReadFence) =>
-  Effect.gen(function* () {
-    if (request.position === undefined) return
-    const sent = parsePositions(request.position, (yield* EventLog).partitions)
+const addSentPositions = (request: InvokeRequest<unknown>, fence: ReadFence) => {
+  const position = request.position
+  if (position === undefined) return Effect.void
+  return Effect.flatMap(EventLog, (log) => {
+    const sent = parsePositions(position, log.partitions)
     if (sent === undefined) {
-      return yield* new BadRequest({ reason: "invalid_position", message: "Svc-Position must be partition:offset pairs, comma separated, as a write's answer gave them" })
+      return Effect.fail(new BadRequest({ reason: "invalid_position", message: "Svc-Position must be partition:offset pairs, comma separated, as a write's answer gave them" }))
     }
     for (const [partition, offset] of sent) addPosition(fence.positions, { partition, offset })
+    return Effect.void
   })
+}
 
 export const makeFence = (host: ActorHostService, positions: Map<number, number>): ReadFence => ({
   positions,

@@ -3,11 +3,11 @@
  * the reserved scope key `purpose`) or a browser session cookie, resolved against the read
  * models; and what the caller may do in the place a path names (spec 5).
  */
-import { Clock, Effect } from "effect"
+import { Clock, Effect, Either } from "effect"
 import type postgres from "postgres"
-import { AccessCache, type Owner, type Table } from "../checkpoint/AccessCache.ts"
+import { type AccessCache, decide, type Fact, type Facts, lookupFact } from "../checkpoint/AccessCache.ts"
 import { parseBearer, parseSessionToken, verifySecret } from "./ApiKeyToken.ts"
-import { Db, type DbError, type DbService } from "../../streams/Db.ts"
+import type { Db, DbError } from "../../streams/Db.ts"
 import { Unauthorized } from "../platform/Errors.ts"
 import type { CredentialKind, Principal } from "../checkpoint/Capability.ts"
 import { accessFactsRow, apiKeyByLookupId, customRoleGrantsOf, placeBySlugs, placeSlugs, sessionByLookupId } from "./Queries.ts"
@@ -62,36 +62,56 @@ interface CredentialRecord {
 const credentialOwner = (record: CredentialRecord | undefined) =>
   record === undefined ? undefined : { orgId: record.principal.orgId, credentialId: record.principal.apiKeyId ?? record.principal.sessionId }
 
-/** `load` through this node's access cache. */
-const cachedLookup = <A>(table: Table, key: string, what: string, load: (db: DbService) => Promise<A>, ownerOf: (value: A) => Owner | undefined) =>
-  Effect.flatMap(Db, (db) => Effect.flatMap(AccessCache, (cache) => cache.lookup(table, key, what, () => load(db), ownerOf)))
+/** The key whose token has this lookup id, if any. */
+const keyFact = (lookupId: string): Fact<CredentialRecord | undefined> => ({
+  table: "keys",
+  key: lookupId,
+  what: "find api key",
+  load: async (db) => {
+    const key = await apiKeyByLookupId(db, lookupId)
+    return key === undefined ? undefined : keyRecord(key)
+  },
+  ownerOf: credentialOwner
+})
 
-/** The key or session whose token has this lookup id, if any. */
-const findCredential = (table: "keys" | "sessions", what: string, lookupId: string, load: (db: DbService) => Promise<CredentialRecord | undefined>) =>
-  cachedLookup(table, lookupId, what, load, credentialOwner)
+/** The session whose token has this lookup id, if any. */
+const sessionFact = (lookupId: string): Fact<CredentialRecord | undefined> => ({
+  table: "sessions",
+  key: lookupId,
+  what: "find session",
+  load: async (db) => {
+    const session = await sessionByLookupId(db, lookupId)
+    return session === undefined ? undefined : sessionRecord(session)
+  },
+  ownerOf: credentialOwner
+})
 
 /** The decision made afresh on every use of a (possibly cached) credential. */
-const admit = (record: CredentialRecord | undefined, raw: string, invalid: string, expired: string) =>
-  Effect.flatMap(Clock.currentTimeMillis, (now) => {
-    // the same answer for an unknown, a wrong and a revoked credential: nothing to learn by probing
-    if (record === undefined || !verifySecret(raw, record.secretHash) || record.void) return Effect.fail(unauthorized("invalid_credential", invalid))
-    if (record.expiresAt !== null && record.expiresAt <= now) return Effect.fail(unauthorized("expired_credential", expired))
-    return Effect.succeed(record.principal)
-  })
+const admit = (record: CredentialRecord | undefined, raw: string, now: number, invalid: string, expired: string): Either.Either<Principal, Unauthorized> => {
+  // the same answer for an unknown, a wrong and a revoked credential: nothing to learn by probing
+  if (record === undefined || !verifySecret(raw, record.secretHash) || record.void) return Either.left(unauthorized("invalid_credential", invalid))
+  if (record.expiresAt !== null && record.expiresAt <= now) return Either.left(unauthorized("expired_credential", expired))
+  return Either.right(record.principal)
+}
 
-export const authenticate = (credentials: Credentials): Effect.Effect<Principal, Unauthorized | DbError, Db | AccessCache> => {
+/** Who the credentials make the caller at `now`: a session cookie when there is no Authorization header, else a bearer key. */
+export const principalOf = (credentials: Credentials, facts: Facts, now: number): Either.Either<Principal, Unauthorized> => {
   const token = credentials.authorization === undefined || credentials.authorization.trim() === ""
     ? sessionCookieOf(credentials.cookie)
     : undefined
-  if (token !== undefined) return authenticateSession(token)
+  if (token !== undefined) {
+    const parsed = parseSessionToken(token)
+    if (parsed === undefined) return Either.left(unauthorized("malformed_credential", "the session cookie is not valid"))
+    return admit(facts(sessionFact(parsed.lookupId)), parsed.raw, now, "the session is not valid; sign in again", "the session has expired; sign in again")
+  }
   const bearer = parseBearer(credentials.authorization)
-  if (bearer._tag === "Missing") return Effect.fail(unauthorized("missing_credential", "Authorization: Bearer <API key> or a sign-in session is required"))
-  if (bearer._tag === "Malformed") return Effect.fail(unauthorized("malformed_credential", "the bearer credential is not an API key"))
-  return findCredential("keys", "find api key", bearer.lookupId, async (db) => {
-    const key = await apiKeyByLookupId(db, bearer.lookupId)
-    return key === undefined ? undefined : keyRecord(key)
-  }).pipe(Effect.flatMap((record) => admit(record, bearer.raw, "the API key is not valid", "the API key has expired")))
+  if (bearer._tag === "Missing") return Either.left(unauthorized("missing_credential", "Authorization: Bearer <API key> or a sign-in session is required"))
+  if (bearer._tag === "Malformed") return Either.left(unauthorized("malformed_credential", "the bearer credential is not an API key"))
+  return admit(facts(keyFact(bearer.lookupId)), bearer.raw, now, "the API key is not valid", "the API key has expired")
 }
+
+export const authenticate = (credentials: Credentials): Effect.Effect<Principal, Unauthorized | DbError, Db | AccessCache> =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.flatten(decide((facts) => principalOf(credentials, facts, now))))
 
 const keyRecord = (key: postgres.Row): CredentialRecord => {
   const purpose: string | null = key.purpose
@@ -116,15 +136,6 @@ const keyRecord = (key: postgres.Row): CredentialRecord => {
   }
 }
 
-const authenticateSession = (token: string) => {
-  const parsed = parseSessionToken(token)
-  if (parsed === undefined) return Effect.fail(unauthorized("malformed_credential", "the session cookie is not valid"))
-  return findCredential("sessions", "find session", parsed.lookupId, async (db) => {
-    const session = await sessionByLookupId(db, parsed.lookupId)
-    return session === undefined ? undefined : sessionRecord(session)
-  }).pipe(Effect.flatMap((record) => admit(record, parsed.raw, "the session is not valid; sign in again", "the session has expired; sign in again")))
-}
-
 const sessionRecord = (session: postgres.Row): CredentialRecord => ({
   secretHash: session.secret_hash,
   void: session.ended_at !== null,
@@ -145,20 +156,36 @@ const sessionRecord = (session: postgres.Row): CredentialRecord => ({
 })
 
 /** The organization and workspace a path names, if both exist. */
-export const findPlace = (orgSlug: string, workspaceSlug: string) =>
-  cachedLookup("places", `${orgSlug}\n${workspaceSlug}`, "find workspace", (db) => placeBySlugs(db, orgSlug, workspaceSlug),
-    (place) => (place === undefined ? undefined : { orgId: place.orgId, credentialId: null }))
+export const placeFact = (orgSlug: string, workspaceSlug: string): Fact<{ readonly orgId: string; readonly workspaceId: string } | undefined> => ({
+  table: "places",
+  key: `${orgSlug}\n${workspaceSlug}`,
+  what: "find workspace",
+  load: (db) => placeBySlugs(db, orgSlug, workspaceSlug),
+  ownerOf: (place) => (place === undefined ? undefined : { orgId: place.orgId, credentialId: null })
+})
 
-/** Slugs of an organization and (optionally) one of its workspaces, for messages. */
-export const slugsOf = (orgId: string, workspaceId: string | null) =>
-  cachedLookup("slugs", `${orgId}\n${workspaceId ?? ""}`, "name workspace", async (db) => {
+export const findPlace = (orgSlug: string, workspaceSlug: string) => lookupFact(placeFact(orgSlug, workspaceSlug))
+
+/** Slugs of an organization and (optionally) one of its workspaces, for messages; undefined when not (yet) in the read model. */
+export const slugsFact = (orgId: string, workspaceId: string | null): Fact<string | undefined> => ({
+  table: "slugs",
+  key: `${orgId}\n${workspaceId ?? ""}`,
+  what: "name workspace",
+  load: async (db) => {
     const row = await placeSlugs(db, orgId, workspaceId)
     if (row === undefined) return undefined
     return workspaceId === null ? row.orgSlug : `${row.orgSlug}/${row.workspaceSlug ?? workspaceId}`
-  }, (slugs) => (slugs === undefined ? undefined : { orgId, credentialId: null })).pipe(
-    // an organization not (yet) in the read model is named by its id
-    Effect.map((slugs) => slugs ?? (workspaceId === null ? orgId : `${orgId}/${workspaceId}`))
-  )
+  },
+  ownerOf: (slugs) => (slugs === undefined ? undefined : { orgId, credentialId: null })
+})
+
+/** What `slugsFact` found, or, for an organization not (yet) in the read model, its ids. */
+export const slugsOrIds = (orgId: string, workspaceId: string | null, slugs: string | undefined) =>
+  slugs ?? (workspaceId === null ? orgId : `${orgId}/${workspaceId}`)
+
+/** Slugs of an organization and (optionally) one of its workspaces, for messages. */
+export const slugsOf = (orgId: string, workspaceId: string | null) =>
+  Effect.map(lookupFact(slugsFact(orgId, workspaceId)), (slugs) => slugsOrIds(orgId, workspaceId, slugs))
 
 /** What the access rules need to know about a person (or a key's creator) in one place. */
 export interface Standing {
@@ -179,9 +206,17 @@ export interface OrgSecurity {
   readonly mfaGraceEndsAt: Date | null
 }
 
+export interface AccessFacts {
+  readonly security: OrgSecurity
+  readonly standing: Standing
+}
+
 /** The organization's security settings and plan, and, for a person, their standing there: one query. */
-export const accessFacts = (orgId: string, workspaceId: string | null, userId: string | null, sessionProviderId: string | null) =>
-  cachedLookup("facts", `${orgId}\n${workspaceId ?? ""}\n${userId ?? ""}\n${sessionProviderId ?? ""}`, "access facts", async (db) => {
+export const accessFactsFact = (orgId: string, workspaceId: string | null, userId: string | null, sessionProviderId: string | null): Fact<AccessFacts> => ({
+  table: "facts",
+  key: `${orgId}\n${workspaceId ?? ""}\n${userId ?? ""}\n${sessionProviderId ?? ""}`,
+  what: "access facts",
+  load: async (db) => {
     const row = await accessFactsRow(db, orgId, workspaceId, userId, sessionProviderId)
     const security: OrgSecurity = {
       plan: row?.plan ?? "standard",
@@ -197,9 +232,20 @@ export const accessFacts = (orgId: string, workspaceId: string | null, userId: s
       sessionProviderVerified: row?.session_provider_verified === true
     }
     return { security, standing }
-  }, () => ({ orgId, credentialId: null }))
+  },
+  ownerOf: () => ({ orgId, credentialId: null })
+})
+
+export const accessFacts = (orgId: string, workspaceId: string | null, userId: string | null, sessionProviderId: string | null) =>
+  lookupFact(accessFactsFact(orgId, workspaceId, userId, sessionProviderId))
 
 /** The built-in roles a custom role grants, if the organization defines it with that scope. */
-export const customRoleGrants = (orgId: string, name: string, scope: "organization" | "workspace") =>
-  cachedLookup("roles", `${orgId}\n${name}\n${scope}`, "custom role", (db) => customRoleGrantsOf(db, orgId, name, scope),
-    (grants) => (grants === undefined ? undefined : { orgId, credentialId: null }))
+export const customRoleFact = (orgId: string, name: string, scope: "organization" | "workspace"): Fact<ReadonlyArray<string> | undefined> => ({
+  table: "roles",
+  key: `${orgId}\n${name}\n${scope}`,
+  what: "custom role",
+  load: (db) => customRoleGrantsOf(db, orgId, name, scope),
+  ownerOf: (grants) => (grants === undefined ? undefined : { orgId, credentialId: null })
+})
+
+export const customRoleGrants = (orgId: string, name: string, scope: "organization" | "workspace") => lookupFact(customRoleFact(orgId, name, scope))

@@ -69,11 +69,9 @@ export const entitled = (capability: AnyCapability, packs: ReadonlySet<string>):
 
 /** The checkpoint's check: a pack's capability only where the pack is installed and enabled. */
 export const checkEntitlement = (capability: AnyCapability, orgId: string | null) =>
-  Effect.gen(function* () {
-    if (capability.claimedBy === "builtin") return
-    const packs = yield* packsOf(orgId)
-    if (!entitled(capability, packs)) return yield* notInstalled(capability.name, capability.claimedBy)
-  })
+  capability.claimedBy === "builtin"
+    ? Effect.void
+    : Effect.flatMap(packsOf(orgId), (packs) => (entitled(capability, packs) ? Effect.void : Effect.fail(notInstalled(capability.name, capability.claimedBy))))
 
 /** The packs the organization may use; none outside an organization. */
 export const packsOf = (orgId: string | null) =>

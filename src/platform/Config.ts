@@ -54,6 +54,12 @@ export interface AppConfig {
    * driver then records a stack trace for every statement, which costs CPU (the work bench turns it on).
    */
   readonly dbStatementCounts: boolean
+  /**
+   * Effect spans on the request path (the checkpoint's `Capabilities.invoke`): on with
+   * `TRACING=true`, or when any `OTEL_*` variable is set (a tracer to export them is being wired).
+   * Off, a request makes no span: without a tracer one costs CPU and says nothing.
+   */
+  readonly tracing: boolean
   /** Base64 of 32 bytes sealing stored secrets (TOTP, SSO client secrets); unset: `<data dir>/secret.key`. */
   readonly secretKey: string | undefined
   /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
@@ -266,6 +272,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
     clusterSampleMs: int(env.CLUSTER_SAMPLE_MS, 5_000, "CLUSTER_SAMPLE_MS"),
     dbStatementCounts: env.DB_STATEMENT_COUNTS === "true",
+    tracing: env.TRACING === "true" || Object.keys(env).some((name) => name.startsWith("OTEL_")),
     secretKey: env.SECRET_KEY || undefined,
     secureCookies: env.SECURE_COOKIES !== "false",
     lockout: {
