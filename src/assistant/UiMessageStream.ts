@@ -6,13 +6,15 @@
  * a tool call's input, gathered from its deltas to be named whole; which call an approval or a
  * question belongs to; the usage, for `finish`).
  */
-import type { UIMessageChunk } from "ai"
+import { UI_MESSAGE_STREAM_HEADERS as SDK_HEADERS, type UIMessageChunk } from "ai"
 import type { ChatEvent, QuestionEndEvent, Usage } from "../platform/Wire.ts"
 import type { Execution } from "./Api.ts"
 import { previewOf, type TurnOutcome } from "./ChatEvents.ts"
 
-/** The response headers that say a stream is this protocol, after the SSE ones. */
-export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = { "x-vercel-ai-ui-message-stream": "v1", "x-accel-buffering": "no" }
+/** The SDK's headers for the protocol, but the three the SSE writer sends itself. */
+export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = Object.fromEntries(
+  Object.entries(SDK_HEADERS).filter(([name]) => !["content-type", "cache-control", "connection"].includes(name))
+)
 
 /** The `data:` line that ends the stream. */
 export const UI_MESSAGE_STREAM_END = "[DONE]"
