@@ -211,11 +211,16 @@ const uiResumeSink = (res: uWS.HttpResponse, resumed: ResumedTurn): void => {
   })
 }
 
-/** A useChat route naming its chat in the path (`chat/ui/{id}/stream`, `chat/ui/{id}/stop`): the capability invoked with `{id}`. */
-const chatIdHandler = (options: ChatRouteOptions, capability: string, answer: (value: unknown, res: uWS.HttpResponse) => HttpReply | typeof Streaming) =>
+/**
+ * A useChat route naming its chat in the path (`chat/ui/{id}/stream`, `chat/ui/{id}/stop`, the
+ * capability invoked with `{id}`) or in the body (`chat/ui/stream`), its answer framed by `answer`.
+ */
+const chatIdHandler = (options: ChatRouteOptions, capability: string, from: "path" | "body", answer: (value: unknown, res: uWS.HttpResponse) => HttpReply | typeof Streaming) =>
   async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {
     const [orgSlug, workspaceSlug, id] = decodedParams(req)
-    if (orgSlug === undefined || workspaceSlug === undefined || id === undefined) return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
+    if (orgSlug === undefined || workspaceSlug === undefined || (from === "path" && id === undefined)) {
+      return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
+    }
     const exit = await options.run<unknown, unknown>(
       invoke({
         authorization: req.headers.authorization,
@@ -223,7 +228,7 @@ const chatIdHandler = (options: ChatRouteOptions, capability: string, answer: (v
         surface: "api",
         capability,
         path: { orgSlug, workspaceSlug },
-        input: Effect.succeed({ id }),
+        input: from === "path" ? Effect.succeed({ id }) : jsonBody(req),
         position: req.headers["svc-position"],
         trace: req
       })
@@ -287,6 +292,7 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
   route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/turns/:turnId/stream", resumeHandler(options, "path"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/turns/stream", resumeHandler(options, "body"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui", handler("ui"), options.limits)
-  route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stream", chatIdHandler(options, "assistant.chat.ui.stream", answerUiResume), options.limits)
-  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stop", chatIdHandler(options, "assistant.chat.ui.stop", (value) => ({ status: 200, json: value })), options.limits)
+  route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stream", chatIdHandler(options, "assistant.chat.ui.stream", "path", answerUiResume), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/stream", chatIdHandler(options, "assistant.chat.ui.stream", "body", answerUiResume), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stop", chatIdHandler(options, "assistant.chat.ui.stop", "path", (value) => ({ status: 200, json: value })), options.limits)
 }

@@ -193,5 +193,6 @@ describe("questions, stop and resume", () => {
     const reply = await postJson(node, "assistant/reply", { runId: message.metadata?.runId })
     expect(reply.body).toEqual({ runStatus: "finished", reply: { text: textOf(message) } })
     expect(await transport.reconnectToStream({ chatId })).toBeNull()
+    expect((await postJson(node, "chat/ui/stream", { id: chatId })).status).toBe(204)
   })
 })
