@@ -8,11 +8,17 @@
  * more per event, `done` included): the turn records its stream with the same numbers
  * (src/assistant/TurnStreamLog.ts). `GET chat/turns/{turnId}/stream` resumes a stream after the
  * `Last-Event-ID` a client saw, through `assistant.turn.stream` (docs/chat.md, "Resuming a stream").
+ *
+ * `chat/ui` is the same turn for the AI SDK's `useChat`, framed as its UI message stream by
+ * src/assistant/UiMessageStream.ts; `GET chat/ui/{id}/stream` resumes a chat's running turn (204 when
+ * none runs) and `POST chat/ui/{id}/stop` stops it (docs/decisions.md, "Issue 26: the AI SDK UI message stream").
  */
-import { Effect, Exit, Schema } from "effect"
+import { type Cause, Effect, Exit, Schema } from "effect"
 import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
 import type { ResumedTurn } from "../src/assistant/TurnFollow.ts"
+import type { UiChatAnswer } from "../src/assistant/UiChat.ts"
+import { approvalAnswerChunks, UI_MESSAGE_STREAM_END, UI_MESSAGE_STREAM_HEADERS, type UiChunk, UiMessageStream } from "../src/assistant/UiMessageStream.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import { askAndAwait, MODEL_OVERRIDE_FIELDS } from "../src/assistant/Assistant.ts"
@@ -28,7 +34,7 @@ export interface ChatRouteOptions {
   readonly limits: { readonly maxBodyBytes: number }
 }
 
-type Mode = "stream" | "ask"
+type Mode = "stream" | "ask" | "ui"
 
 /** The ask route's status for a failure after the turn started (7.2 codes; the stream has no status to give). */
 const ASK_FAILURE_STATUS: Readonly<Record<string, number>> = {
@@ -142,14 +148,98 @@ const resumeHandler = (options: ChatRouteOptions, from: "path" | "body") => asyn
       trace: req
     })
   )
-  if (Exit.isFailure(exit)) {
-    const error = exit.cause._tag === "Fail" ? (exit.cause.error as { _tag?: string; retryAfterSeconds?: number }) : undefined
-    if (error instanceof PayloadTooLarge) return Streaming
-    if (error?._tag === "RateLimited") return { status: 429, headers: { "retry-after": String(error.retryAfterSeconds) }, json: { error: "rate_limited" } }
-    return replyForFailure(exit.cause)
-  }
+  if (Exit.isFailure(exit)) return refusal(exit.cause)
   if (exit.value === null) return { status: 204 }
   resumeSink(res, exit.value as ResumedTurn)
+  return Streaming
+}
+
+/** A chat route's refusal before its stream opens: the chat routes' 429 body (spec 7.1), or the error table's. */
+const refusal = (cause: Cause.Cause<unknown>): HttpReply | typeof Streaming => {
+  const error = cause._tag === "Fail" ? (cause.error as { _tag?: string; retryAfterSeconds?: number }) : undefined
+  // the body was too large: the route answered already
+  if (error instanceof PayloadTooLarge) return Streaming
+  if (error?._tag === "RateLimited") return { status: 429, headers: { "retry-after": String(error.retryAfterSeconds) }, json: { error: "rate_limited" } }
+  return replyForFailure(cause)
+}
+
+/** A UI message stream: the protocol's headers, each chunk a `data:` line, then `[DONE]`. */
+const openUiStream = (res: uWS.HttpResponse) => {
+  const sse = openSse(res, { headers: UI_MESSAGE_STREAM_HEADERS })
+  return {
+    sse,
+    write: (chunks: ReadonlyArray<UiChunk>) => {
+      for (const chunk of chunks) sse.data(chunk)
+    },
+    end: () => {
+      sse.dataText(UI_MESSAGE_STREAM_END)
+      sse.end()
+    }
+  }
+}
+
+/** What a useChat request started, as its UI message stream: the turn's events and end, or the approvals it answered. */
+const uiSink = (res: uWS.HttpResponse, answer: UiChatAnswer): void => {
+  const ui = openUiStream(res)
+  if (answer._tag === "approvals") {
+    ui.write(approvalAnswerChunks(answer.messageId, answer.answers))
+    return ui.end()
+  }
+  const stream = new UiMessageStream()
+  answer.turn.listen({
+    event: (event) => ui.write(stream.event(event)),
+    done: (outcome) => {
+      ui.write(stream.end(outcome))
+      ui.end()
+    }
+  })
+}
+
+/** A chat's running turn followed from its start, as its UI message stream (the message a reloaded useChat shows again). */
+const uiResumeSink = (res: uWS.HttpResponse, resumed: ResumedTurn): void => {
+  const ui = openUiStream(res)
+  ui.sse.onClose((reason) => {
+    if (reason === "aborted") resumed.stop()
+  })
+  const stream = new UiMessageStream()
+  resumed.listen({
+    event: ({ event }) => ui.write(stream.event(event)),
+    done: ({ outcome }) => {
+      ui.write(stream.end(outcome))
+      ui.end()
+    }
+  })
+}
+
+/**
+ * A useChat route naming its chat in the path (`chat/ui/{id}/stream`, `chat/ui/{id}/stop`, the
+ * capability invoked with `{id}`) or in the body (`chat/ui/stream`), its answer framed by `answer`.
+ */
+const chatIdHandler = (options: ChatRouteOptions, capability: string, from: "path" | "body", answer: (value: unknown, res: uWS.HttpResponse) => HttpReply | typeof Streaming) =>
+  async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {
+    const [orgSlug, workspaceSlug, id] = decodedParams(req)
+    if (orgSlug === undefined || workspaceSlug === undefined || (from === "path" && id === undefined)) {
+      return jsonError(400, "bad_request", "the path is not valid percent-encoded UTF-8", "invalid_path")
+    }
+    const exit = await options.run<unknown, unknown>(
+      invoke({
+        authorization: req.headers.authorization,
+        cookie: req.headers.cookie,
+        surface: "api",
+        capability,
+        path: { orgSlug, workspaceSlug },
+        input: from === "path" ? Effect.succeed({ id }) : jsonBody(req),
+        position: req.headers["svc-position"],
+        trace: req
+      })
+    )
+    return Exit.isFailure(exit) ? refusal(exit.cause) : answer(exit.value, res)
+  }
+
+/** The resumed UI stream, or 204 when the chat has no running turn. */
+const answerUiResume = (value: unknown, res: uWS.HttpResponse): HttpReply | typeof Streaming => {
+  if (value === null) return { status: 204 }
+  uiResumeSink(res, value as ResumedTurn)
   return Streaming
 }
 
@@ -176,25 +266,22 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       authorization: undefined,
       principal: authenticated.value,
       surface: "api" as const,
-      capability: "ask_assistant",
+      capability: mode === "ui" ? "assistant.chat.ui" : "ask_assistant",
       path: { orgSlug, workspaceSlug },
-      input: chatInput(req, mode),
+      input: mode === "ui" ? jsonBody(req) : chatInput(req, mode),
       idempotencyKey: req.headers["idempotency-key"],
       trace: req
     }
-    // the stream frames the started turn's events; the ask route answers with its outcome
-    const exit = await options.run<StartedTurn | TurnOutcome, unknown>(mode === "stream" ? invoke(request) : askAndAwait(request))
-    if (Exit.isFailure(exit)) {
-      const error = exit.cause._tag === "Fail" ? (exit.cause.error as { _tag?: string; retryAfterSeconds?: number }) : undefined
-      if (error instanceof PayloadTooLarge) return Streaming
-      if (error?._tag === "RateLimited") {
-        return { status: 429, headers: { "retry-after": String(error.retryAfterSeconds) }, json: { error: "rate_limited" } }
-      }
-      return replyForFailure(exit.cause)
-    }
+    // the streams frame the started turn's events; the ask route answers with its outcome
+    const exit = await options.run<StartedTurn | TurnOutcome | UiChatAnswer, unknown>(mode === "ask" ? askAndAwait(request) : invoke(request))
+    if (Exit.isFailure(exit)) return refusal(exit.cause)
     // the turn runs to its end whether or not the client stays (spec 3.2)
     if (mode === "stream") {
       ;(exit.value as StartedTurn).listen(streamSink(res))
+      return Streaming
+    }
+    if (mode === "ui") {
+      uiSink(res, exit.value as UiChatAnswer)
       return Streaming
     }
     const outcome = exit.value as TurnOutcome
@@ -204,4 +291,8 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/assistant/ask", handler("ask"), options.limits)
   route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/turns/:turnId/stream", resumeHandler(options, "path"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/turns/stream", resumeHandler(options, "body"), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui", handler("ui"), options.limits)
+  route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stream", chatIdHandler(options, "assistant.chat.ui.stream", "path", answerUiResume), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/stream", chatIdHandler(options, "assistant.chat.ui.stream", "body", answerUiResume), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stop", chatIdHandler(options, "assistant.chat.ui.stop", "path", (value) => ({ status: 200, json: value })), options.limits)
 }

@@ -508,6 +508,55 @@ const resumeOperations = (resume: AnyCapability, schemas: SchemaComponents) => {
   }
 }
 
+/**
+ * The AI SDK useChat routes (gateway/chat.ts, src/assistant/UiMessageStream.ts): the turn and its
+ * resume as the SDK's UI message stream, and the stop; the resume and the stop also name the chat in the path.
+ */
+const UI_CHAT_CAPABILITIES = { chat: "assistant.chat.ui", resume: "assistant.chat.ui.stream", stop: "assistant.chat.ui.stop" } as const
+
+const uiChatPaths = (registry: Registry, schemas: SchemaComponents): Paths => {
+  const chat = registry.byName.get(UI_CHAT_CAPABILITIES.chat)
+  const resume = registry.byName.get(UI_CHAT_CAPABILITIES.resume)
+  const stop = registry.byName.get(UI_CHAT_CAPABILITIES.stop)
+  if (chat === undefined || resume === undefined || stop === undefined) return {}
+  const uiStream = {
+    description:
+      "The AI SDK UI message stream, protocol v1 (header `x-vercel-ai-ui-message-stream: v1`): one JSON chunk per `data:` line " +
+      "(`start`, `start-step`, `text-*`, `reasoning-*`, `tool-input-*`, `tool-output-*`, `tool-approval-request`, `data-question`, `finish-step`, `error`, `finish` with the usage in its metadata), then `data: [DONE]`.",
+    headers: { "x-vercel-ai-ui-message-stream": { description: "`v1`.", schema: { const: "v1" } } },
+    content: { "text/event-stream": { schema: str } }
+  }
+  const chatId = { name: "id", in: "path", required: true, description: "The useChat chat id.", schema: { type: "string", minLength: 1, maxLength: 100 } }
+  const derivedChat = capabilityOperation(chat, schemas, { positions: false })
+  const derivedResume = capabilityOperation(resume, schemas)
+  const { requestBody: _resumeBody, ...resumeByPath } = derivedResume
+  const { requestBody: _stopBody, ...stopByPath } = capabilityOperation(stop, schemas)
+  const resumeResponses = {
+    "200": { ...uiStream, description: `The chat's running turn from its start (useChat's resume replays it). ${uiStream.description}` },
+    "204": { description: "No turn of the chat runs." },
+    ...errors("BadRequest", "Unauthorized", "Forbidden", "ChatRateLimited", "ChatUnavailable")
+  }
+  return {
+    [pathOf(chat)]: {
+      post: {
+        ...derivedChat,
+        summary: "Run one assistant turn for useChat (its request body), answered as the AI SDK UI message stream; or resolve the approvals its last message answers.",
+        responses: {
+          "200": uiStream,
+          ...errors("BadRequest", "Unauthorized", "PaymentRequired", "Forbidden", "NotFound", "Conflict", "PayloadTooLarge", "UnprocessableContent", "ChatRateLimited", "ChatUnavailable")
+        }
+      }
+    },
+    [pathOf(resume)]: { post: { ...derivedResume, summary: "Resume a chat's running turn, the chat named in the body (as the GET route).", responses: resumeResponses } },
+    [placePath("chat/ui/{id}/stream")]: {
+      get: { ...resumeByPath, operationId: `${resume.name}.get`, summary: "Resume a chat's running turn (the AI SDK's resumable-stream route).", parameters: [...resumeByPath.parameters, chatId], responses: resumeResponses }
+    },
+    [placePath("chat/ui/{id}/stop")]: {
+      post: { ...stopByPath, operationId: `${stop.name}.byPath`, summary: "Stop a chat's running turn (the AI SDK's stop-endpoint route).", parameters: [...stopByPath.parameters, chatId] }
+    }
+  }
+}
+
 /** The upload route (gateway/upload.ts) reads a multipart body into the capability's input. */
 const UPLOAD_CAPABILITY = "assistant.attachments.upload"
 const UPLOAD_BODY = {
@@ -552,6 +601,7 @@ const build = (registry: Registry): JsonObject => {
     const { requestBody: _, ...get } = operations.get
     paths[placePath("chat/turns/{turnId}/stream")] = { get }
   }
+  for (const [path, item] of Object.entries(uiChatPaths(registry, schemas))) paths[path] = item
   for (const [path, item] of Object.entries(handDescribed(registry, schemas))) paths[path] = { ...paths[path], ...item }
   return {
     openapi: "3.1.0",

@@ -23,6 +23,8 @@ export type SseCloseReason = "ended" | "aborted"
 export interface SseWriter {
   /** `data: <JSON>`, after `id: <id>` when given. */
   data(json: unknown, id?: string): void
+  /** `data: <text>`, the text as it is (one `data:` line per line of it). */
+  dataText(text: string): void
   /** `event: <name>` then `data: <data>`, one `data:` line per line of `data`; after `id: <id>` when given. */
   event(name: string, data: string, id?: string): void
   comment(text: string): void
@@ -108,6 +110,10 @@ class Writer implements SseWriter {
 
   data(json: unknown, id?: string): void {
     this.#send(`${idLine(id)}data: ${JSON.stringify(json)}\n\n`)
+  }
+
+  dataText(text: string): void {
+    this.#send(`${prefixLines("data: ", text)}\n`)
   }
 
   event(name: string, data: string, id?: string): void {

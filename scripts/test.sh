@@ -23,6 +23,7 @@ echo "test.sh: DATABASE_URL=$DATABASE_URL KAFKA_BROKERS=$KAFKA_BROKERS" >&2
 
 npx tsc --noEmit
 npx tsc --noEmit -p app
+npx tsc --noEmit -p test/app/usechat
 # the browser suites (test/app/) load the app the gateway serves from app/dist
 npm run --silent build:app
 exec npx vitest run "$@"

@@ -161,6 +161,65 @@ export const streamTurn = defineContract({
   mutating: false
 })
 
+/** A useChat chat id: the conversation it stands for (src/assistant/UiChat.ts). */
+const ChatId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(100))
+
+/**
+ * The AI SDK's `useChat` request body (its default transport's): the chat id, the messages (each
+ * checked against the SDK's own UI message schema by the handler) and what prompted the request.
+ */
+export const UiChatRequest = Schema.Struct({
+  id: ChatId,
+  messages: Schema.Array(Schema.Unknown).pipe(Schema.minItems(1), Schema.maxItems(1000)),
+  trigger: Schema.optional(Schema.Literal("submit-message", "regenerate-message")),
+  messageId: Schema.optional(Schema.String)
+})
+
+export const chatUi = defineContract({
+  ...common,
+  name: "assistant.chat.ui",
+  roles: askers,
+  description:
+    "Run one assistant turn for the AI SDK's useChat, answered as its UI message stream (v1): the last message is the content, the chat id the conversation. " +
+    "A last message of the assistant carrying tool-approval responses resolves those approvals instead (agent.approvals.resolve).",
+  rest: { method: "post", path: "chat/ui" },
+  surfaces: ["api"],
+  input: UiChatRequest,
+  // the started turn (or the approvals answered) stays in the process; the gateway frames it
+  output: Schema.Unknown,
+  sensitivity: "medium",
+  mutating: true,
+  changesAccess: false
+})
+
+export const chatUiStream = defineContract({
+  ...common,
+  name: "assistant.chat.ui.stream",
+  roles: askers,
+  description: "Resume the running turn of one of your useChat chats as its UI message stream, from its start; none running: 204. Framed by GET chat/ui/{id}/stream.",
+  rest: { method: "post", path: "chat/ui/stream" },
+  surfaces: ["api"],
+  input: Schema.Struct({ id: ChatId }),
+  // the followed turn stays in the process; the gateway frames it (null: no turn of the chat runs)
+  output: Schema.Unknown,
+  sensitivity: "low",
+  mutating: false
+})
+
+export const chatUiStop = defineContract({
+  ...common,
+  name: "assistant.chat.ui.stop",
+  roles: askers,
+  description: "Stop the running turn of one of your useChat chats (as assistant.turn.cancel does); found false when none runs. Also POST chat/ui/{id}/stop.",
+  rest: { method: "post", path: "chat/ui/stop" },
+  surfaces: ["api"],
+  input: Schema.Struct({ id: ChatId }),
+  output: Schema.Struct({ found: Schema.Boolean }),
+  sensitivity: "low",
+  mutating: true,
+  changesAccess: false
+})
+
 export const listAgentTools = defineContract({
   ...common,
   name: "agent.tools.list",

@@ -39,7 +39,8 @@ import { findTurnToResume, resumeTurn } from "./TurnFollow.ts"
 /** Fields the ask route refuses (spec 4.1: the model override fields). */
 export const MODEL_OVERRIDE_FIELDS = ["tier", "model", "effort"] as const
 
-const pathOf = (invocation: Invocation) =>
+/** The slugs of the invocation's organization and workspace, for a call it makes through the checkpoint. */
+export const pathOf = (invocation: Invocation) =>
   Effect.map(slugsOf(invocation.orgId!, invocation.workspaceId), (slugs) => {
     const [orgSlug, workspaceSlug] = slugs.split("/")
     return { orgSlug, workspaceSlug }

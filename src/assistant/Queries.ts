@@ -235,6 +235,16 @@ export const findOwnTurn = (workspaceId: string, userId: string, id: string): Ef
       order by (run_id = ${id}) desc, started_at desc limit 1`, runRecordOf)
   })
 
+/** The person's running turn in a conversation, with the turnId it was started under (a useChat chat's turn: src/assistant/UiChat.ts). */
+export const findRunningTurnIn = (workspaceId: string, userId: string, conversationId: string): Effect.Effect<(RunRecord & { readonly turnId: string | null }) | undefined, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    return yield* queryFirst("find running turn in conversation", () => db.sql`
+      select run_id, conversation_id, status, reply, result, error, kind, user_id, turn_id from ${db.table("runs")}
+      where workspace_id = ${workspaceId} and user_id = ${userId} and conversation_id = ${conversationId} and kind = 'turn' and status = 'running'
+      order by started_at desc limit 1`, (row) => ({ ...runRecordOf(row), turnId: row.turn_id as string | null }))
+  })
+
 /** The chunks a run's stream was recorded in (`run.streamed`), in the order of their first event. */
 export const runStreamChunks = (runId: string): Effect.Effect<ReadonlyArray<ReadonlyArray<{ readonly seq: number; readonly event: Json }>>, DbError, Db> =>
   Effect.gen(function* () {

@@ -77,14 +77,17 @@ const caughtUpWithLog = Effect.gen(function* () {
   yield* Effect.promise(() => host.awaitProjected(wanted, CATCH_UP_MS))
 })
 
-/** The caller's turn by its run id or turnId; looked for again once this node's read models caught up (it may have started through another node). */
-export const findTurnToResume = (workspaceId: string, userId: string, id: string) =>
+/** What `find` finds; looked for again once this node's read models caught up (it may have been written through another node). */
+export const foundOnceCaughtUp = <A, E, R>(find: Effect.Effect<A | undefined, E, R>) =>
   Effect.gen(function* () {
-    const found = yield* findOwnTurn(workspaceId, userId, id)
+    const found = yield* find
     if (found !== undefined) return found
     yield* caughtUpWithLog
-    return yield* findOwnTurn(workspaceId, userId, id)
+    return yield* find
   })
+
+/** The caller's turn by its run id or turnId. */
+export const findTurnToResume = (workspaceId: string, userId: string, id: string) => foundOnceCaughtUp(findOwnTurn(workspaceId, userId, id))
 
 /** Hands on the run's stream after `after`, from its recorded chunks and then from the tail, and its end. */
 const followRun = (run: RunRecord, workspaceId: string, after: number, listener: Listener<SequencedEvent, TurnEnding>) =>

@@ -109,6 +109,19 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(resume.responses["200"].content)).toEqual(["text/event-stream"])
     expect(resume.responses["204"]).toBeDefined()
     expect(resume.requestBody).toBeUndefined()
+    // the AI SDK useChat routes: the UI message stream, its resume by chat id (204 when none runs), the stop
+    const ui = paths[`${PLACE}/chat/ui`].post
+    expect(ui.operationId).toBe("assistant.chat.ui")
+    expect(Object.keys(ui.requestBody.content["application/json"].schema.properties)).toEqual(expect.arrayContaining(["id", "messages", "trigger"]))
+    expect(Object.keys(ui.responses["200"].content)).toEqual(["text/event-stream"])
+    expect(ui.responses["200"].headers["x-vercel-ai-ui-message-stream"].schema).toEqual({ const: "v1" })
+    const uiResume = paths[`${PLACE}/chat/ui/{id}/stream`].get
+    expect(uiResume.parameters.map((p: any) => p.name)).toContain("id")
+    expect(Object.keys(uiResume.responses)).toEqual(expect.arrayContaining(["200", "204"]))
+    expect(uiResume.requestBody).toBeUndefined()
+    const uiStop = paths[`${PLACE}/chat/ui/{id}/stop`].post
+    expect(uiStop.requestBody).toBeUndefined()
+    expect(uiStop.responses["200"].content["application/json"].schema.required).toEqual(["found"])
     const ask = paths[`${PLACE}/assistant/ask`].post
     expect(Object.keys(ask.requestBody.content["application/json"].schema.properties)).not.toContain("tier")
     expect(ask.responses["200"].content["application/json"].schema.required).toContain("conversationPublicId")

@@ -20,6 +20,11 @@ export const assertAppBuilt = () => {
 
 export const launchBrowser = async (): Promise<Browser> => {
   assertAppBuilt()
+  return launchChromium()
+}
+
+/** Chromium for a suite that serves pages of its own rather than the app. */
+export const launchChromium = async (): Promise<Browser> => {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`no Chromium at ${CHROMIUM_PATH}: install Debian's chromium package (apt-get install chromium) or set CHROMIUM_PATH`)
   }
