@@ -161,7 +161,7 @@ const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary
     const { conversationId, conversationPublicId, create } = conversation
     const record = yield* turnRecorder(conversationId, invocation.meta.actor)
 
-    const runId = invocation.newId("tse")
+    const { runId } = turn
     const userMessageId = invocation.newId("msg")
     const assistantMessageId = invocation.newId("msg")
     // registered before the run is recorded, so a stop requested through any node reaches it
