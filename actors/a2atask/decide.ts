@@ -38,8 +38,12 @@ const messageOf = (
 export const decide = (state: A2aTaskState, command: A2aTaskCommand, meta: CommandMeta): Decision => {
   if (command._tag === "SubmitTask") {
     if (state._tag !== "Absent") return Either.left(new TaskAlreadyExists({ taskId: command.taskId }))
-    const { _tag, message, ...task } = command
-    return Either.right([new TaskSubmitted({ ...task, message: messageOf(command, "user", message), submittedAt: meta.at })])
+    const { _tag, message, runId, ...task } = command
+    // submitted and working in one decision: the log keeps both steps of the A2A lifecycle
+    return Either.right([
+      new TaskSubmitted({ ...task, message: messageOf(command, "user", message), submittedAt: meta.at }),
+      new TaskWorking({ taskId: task.taskId, runId, at: meta.at })
+    ])
   }
   const { taskId } = command
   if (state._tag === "Absent") return Either.left(new TaskNotFound({ taskId }))

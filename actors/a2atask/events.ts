@@ -97,7 +97,8 @@ export class TaskSubmitted extends Schema.TaggedClass<TaskSubmitted>()("a2a.task
   submittedAt: Schema.String
 }) {}
 
-/** The turn's run started, or resumed after its question timed out. */
+/** The task works under its run: from its submission, or again after its question timed out (or, in
+ * an older log, once the run started). */
 export class TaskWorking extends Schema.TaggedClass<TaskWorking>()("a2a.task.working", {
   taskId: TaskId,
   runId: Schema.NonEmptyString,

@@ -5,13 +5,15 @@
 import { Schema } from "effect"
 import { Artifact, MessageContent, TaskFailure, TaskHeader, TaskId } from "./events.ts"
 
-/** A new task, from the caller's first message. */
+/** A new task, from the caller's first message, working from the start: its turn starts at once,
+ * under the run id minted with it. */
 export class SubmitTask extends Schema.TaggedClass<SubmitTask>()("SubmitTask", {
   ...TaskHeader,
+  runId: Schema.NonEmptyString,
   message: MessageContent
 }) {}
 
-/** The turn's run started, or resumed after its question timed out. */
+/** The turn's run resumed after its question timed out. */
 export class MarkWorking extends Schema.TaggedClass<MarkWorking>()("MarkWorking", {
   taskId: TaskId,
   runId: Schema.NonEmptyString

@@ -1,4 +1,4 @@
-import { Either } from "effect"
+import { Array, Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
 import { ApprovalExpired, ConversationNotFound, type ConversationError, QuestionNotFound, RunNotFound, TurnIdInUse, TurnNotFound } from "./errors.ts"
 import {
@@ -198,6 +198,10 @@ const finish = (state: ConversationState, command: FinishRun, meta: CommandMeta)
   // a run ends once; a late or repeated report changes nothing
   if (!running(state, runId)) return nothing
   const { conversationId } = state
+  // the stream's last chunk goes before the end, as its own event: a resumed stream reads chunks
+  const lastChunk = Array.isNonEmptyReadonlyArray(command.streamed)
+    ? [new RunStreamed({ conversationId, runId, events: command.streamed, recordedAt: meta.at })]
+    : []
   const saved = assistantMessageId === null
     ? []
     : [new MessageSaved({ conversationId, messageId: assistantMessageId, runId, role: "assistant", content: command.reply, attachments: [], savedAt: meta.at })]
@@ -205,6 +209,7 @@ const finish = (state: ConversationState, command: FinishRun, meta: CommandMeta)
     .filter(([, asked]) => asked.runId === runId)
     .map(([questionId, asked]) => new QuestionClosed({ conversationId, questionId, reason: "ended", closedAt: meta.at, asked }))
   return Either.right([
+    ...lastChunk,
     ...saved,
     ...closed,
     new RunFinished({

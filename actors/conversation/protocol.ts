@@ -2,7 +2,7 @@
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
 import { Schema, Struct } from "effect"
-import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, runEnding, streamedChunk } from "./events.ts"
+import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, runEnding, streamedChunk, StreamedEvent } from "./events.ts"
 
 /** The node that runs the run: a command from a node of an earlier build names none. */
 const runNode = Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => null, exact: true })
@@ -70,7 +70,9 @@ export class RequestStop extends Schema.TaggedClass<RequestStop>()("RequestStop"
 /** Ends a running run; saves the assistant message when `assistantMessageId` is set. */
 export class FinishRun extends Schema.TaggedClass<FinishRun>()("FinishRun", {
   runId: Schema.NonEmptyString,
-  ...runEnding
+  ...runEnding,
+  /** The turn's stream since its last chunk: its last chunk, recorded with its end. */
+  streamed: Schema.optionalWith(Schema.Array(StreamedEvent), { default: () => [] })
 }) {}
 
 /** Records a chunk of a running turn's chat stream. */

@@ -1,9 +1,11 @@
 /**
- * An A2A task is an assistant turn with a durable task around it (spec 3.1). The turn's events
- * become the task's state changes (commands to its actor) and the stream's A2A events:
- * `run` → working; text → artifact chunks; a question → input-required (the stream ends, the turn
- * waits for the caller's next message); the turn's end → completed, failed or rejected. A task
- * cancelled meanwhile stays cancelled: its actor ignores the turn's late reports.
+ * An A2A task is an assistant turn with a durable task around it (spec 3.1). It is recorded
+ * submitted and working at once, under the run id its turn was prepared with; the turn's events
+ * become the task's later state changes (commands to its actor) and the stream's A2A events:
+ * `run` → working (on the stream); text → artifact chunks; a question → input-required (the
+ * stream ends, the turn waits for the caller's next message); the turn's end → completed, failed
+ * or rejected. A task cancelled meanwhile stays cancelled: its actor ignores the turn's late
+ * reports.
  *
  * A caller answered from a task it started hears the actor's own answers; one that follows a task
  * run elsewhere (another request, another process) hears the task actor's events on this node's
@@ -18,7 +20,7 @@ import { type A2aTaskCommand, CompleteTask, FailTask, MarkWorking, RejectTask, R
 import type { Task } from "../../actors/a2atask/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
-import { follow } from "../../streams/LogSignals.ts"
+import { follow, LogSignals } from "../../streams/LogSignals.ts"
 import { NodeMetrics } from "../../streams/Metrics.ts"
 import { noteWrite, type Position } from "../../streams/ReadFence.ts"
 import { newPublicId } from "../identity/ApiKeyToken.ts"
@@ -78,7 +80,11 @@ export const conversationOfContext = (contextId: string): string | null =>
   /^ctx_[0-9a-f]{32}$/.test(contextId) ? `cnv_${contextId.slice(4)}` : null
 export const contextOfConversation = (publicId: string): string => `ctx_${publicId.slice(4)}`
 
-/** Records the task as submitted, before its turn starts; a failure gives the turn's share back (`release`). */
+/**
+ * Records the task, submitted and working under its turn's run, before the turn starts; a failure
+ * gives the turn's share back (`release`). The task as its submission alone left it: the Task a
+ * stream opens with and a non-blocking send answers, `submitted` as a new task begins on the wire.
+ */
 const submit = (task: NewTask, release: () => void) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
@@ -96,11 +102,14 @@ const submit = (task: NewTask, release: () => void) =>
         apiKeyId: invocation.principal.apiKeyId,
         conversationId: conversationOfContext(contextId)!,
         turnId: task.turn.turnId!,
+        runId: task.turn.runId,
         message: task.message
       }),
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:submit` }
     ).pipe(Effect.onError(() => Effect.sync(release)))
-    return submitted.state as Task
+    // a retried submission decides nothing again: its task as it stands now
+    const [first] = submitted.events
+    return (first?._tag === "a2a.task.submitted" ? A2aTaskActor.evolve(A2aTaskActor.initialState, first) : submitted.state) as Task
   })
 
 /** Makes a report of the turn: its command (none: nothing to record), what follows once it is
@@ -171,7 +180,8 @@ const turnSink = (
   listener: TaskListener,
   report: Reporter,
   { status, artifactId, chunk }: ReturnType<typeof updatesOf>,
-  registry: TurnRegistryService
+  registry: TurnRegistryService,
+  canceled: () => boolean
 ): TurnSink => {
   // the last text chunk is held back until the next, so the final one can say lastChunk
   let held: string | undefined
@@ -195,10 +205,11 @@ const turnSink = (
       switch (event.type) {
         case "run":
           runId = event.runId
-          report(new MarkWorking({ taskId, runId: event.runId }), (recorded) => {
-            // cancelled before its run started: the cancel found no run to stop, so the turn is stopped here
-            // (it runs in this process); its end reports the cancel
-            if (recorded?.state === "canceled") return void registry.stop(event.runId)
+          // the task works since its submission; the stream says so once the run is recorded
+          report(undefined, () => {
+            // cancelled before its run was recorded: the cancel found no run to stop, so the turn is
+            // stopped here (it runs in this process); its end reports the cancel
+            if (canceled()) return void registry.stop(event.runId)
             listener.event(status("working", false))
           })
           break
@@ -269,8 +280,9 @@ const turnSink = (
 export const startTask = (task: NewTask, listener: TaskListener) =>
   Effect.gen(function* () {
     const registry = yield* TurnRegistry
+    const signals = yield* LogSignals
     const { taskId, contextId } = task
-    const { invocation } = task.turn
+    const { invocation, runId } = task.turn
     const clock = yield* Effect.clock
     const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
     const meta = (): CommandMeta => ({ commandId: randomUUID(), at: now(), actor: invocation.meta.actor })
@@ -278,14 +290,22 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
     // before anything is recorded; given back as the turn ends, or now if it does not start
     const { place } = task.turn
     const share = yield* takeTurnShare(invocation).pipe(Effect.onError(() => Effect.sync(place.ended)))
+    // a cancel before the run is recorded finds no run to stop through the conversation: the turn
+    // hears it on this node's tail (listening before the task exists, so it cannot be missed)
+    let canceled = false
+    const listening = signals.listen(A2aTaskActor, taskId, () => {
+      canceled = true
+      registry.stop(runId)
+    }, ["a2a.task.canceled"])
     const release = () => {
+      listening.stop()
       share()
       place.ended()
     }
     const submittedTask = yield* submit(task, release)
     listener.submitted?.(taskView(submittedTask))
     const report = yield* reportInOrder(taskId, meta)
-    const sink = turnSink(task, listener, report, updatesOf(taskId, contextId, now), registry)
+    const sink = turnSink(task, listener, report, updatesOf(taskId, contextId, now), registry, () => canceled)
     yield* startInBackground(executeTurn(task.turn, sink).pipe(Effect.ensuring(Effect.sync(release))))
     return submittedTask
   })

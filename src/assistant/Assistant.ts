@@ -128,6 +128,7 @@ const checkTurn = (invocation: Invocation, input: TurnRequest, newConversationPu
       attachments,
       goal: input.goal === undefined ? null : { statement: input.goal.statement, maxRounds: input.goal.maxRounds ?? 3 },
       turnId: input.turnId ?? null,
+      runId: invocation.newId("tse"),
       model,
       tools: agentTools === null ? allowed : allowed.filter((tool) => agentTools.includes(tool.capability.name)),
       registry,

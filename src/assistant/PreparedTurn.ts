@@ -23,6 +23,8 @@ export interface PreparedTurn {
   readonly attachments: ReadonlyArray<string>
   readonly goal: Goal | null
   readonly turnId: string | null
+  /** The run the turn records, minted as it is prepared: an A2A task records it with its submission. */
+  readonly runId: string
   readonly model: ResolvedModel
   readonly tools: ReadonlyArray<AgentTool>
   readonly registry: Registry

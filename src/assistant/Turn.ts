@@ -161,7 +161,7 @@ const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary
     const { conversationId, conversationPublicId, create } = conversation
     const record = yield* turnRecorder(conversationId, invocation.meta.actor)
 
-    const runId = invocation.newId("tse")
+    const { runId } = turn
     const userMessageId = invocation.newId("msg")
     const assistantMessageId = invocation.newId("msg")
     // registered before the run is recorded, so a stop requested through any node reaches it
@@ -304,9 +304,9 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
       stopped
     }
     const saved = failed === undefined && (reply !== "" || !stopped)
-    // the stream's last events are recorded before the end: `run.finished` follows its last chunk
+    // the stream's last events are recorded with the end: `run.finished` follows its last chunk
     if (failed === undefined) emit({ type: "usage", usage })
-    yield* streamLog.finish
+    const lastChunk = yield* streamLog.finish
     // charging and the summary react to the recorded end, off the turn's way to `done`
     const reaction = registry.afterRun(conversationId, runId)
     const place = { orgId: invocation.orgId!, workspaceId: invocation.workspaceId!, actor: invocation.meta.actor }
@@ -328,7 +328,8 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
           reply,
           result: failed === undefined ? (result as any) : null,
           usage,
-          error: failed ?? null
+          error: failed ?? null,
+          streamed: lastChunk
         })
       )
     )

@@ -7,7 +7,7 @@
  * - a quarter second after the first event not yet recorded;
  * - at once at a boundary the client may act on or wait at: an approval asked for, a question
  *   asked or ended, a tool call's end;
- * - the rest as the turn ends, before its end is recorded (so `run.finished` follows its last chunk).
+ * - the rest with the turn's end, in the same command (its `run.streamed` just before `run.finished`).
  *
  * Each event's `seq` is its place in the turn's stream (1 for `run`), the SSE `id:` the chat route
  * gives it: that route numbers the events it frames in the same order. Chunks are recorded one at
@@ -31,10 +31,9 @@ const encodeEvent = Schema.encodeSync(ChatEvent)
 export interface TurnStreamLog {
   /** Numbers the event, hands it on, and queues it for the next chunk. */
   readonly event: (event: ChatEvent) => void
-  /** Records what is queued, once any chunk under way is recorded; never fails. */
-  readonly finish: Effect.Effect<void>
-  /** How many chunks were recorded. */
-  readonly chunks: () => number
+  /** What is queued, once any chunk under way is recorded (or failed, and queued again): the last
+   * chunk, which the run's end records. */
+  readonly finish: Effect.Effect<ReadonlyArray<StreamedEvent>>
 }
 
 export const turnStreamLog = (runId: string, record: TurnRecorder, emit: (event: ChatEvent) => void) =>
@@ -44,7 +43,6 @@ export const turnStreamLog = (runId: string, record: TurnRecorder, emit: (event:
     let seq = 0
     let pending: Array<StreamedEvent> = []
     let timer: ReturnType<typeof setTimeout> | undefined
-    let recorded = 0
 
     const flush = one.withPermits(1)(
       Effect.suspend(() => {
@@ -53,7 +51,6 @@ export const turnStreamLog = (runId: string, record: TurnRecorder, emit: (event:
         const chunk: ReadonlyArray<StreamedEvent> = pending
         pending = []
         return record(new RecordStream({ runId, events: [first, ...rest] })).pipe(
-          Effect.tap(() => Effect.sync(() => void recorded++)),
           Effect.catchAllCause((cause) =>
             Effect.sync(() => {
               // sent again, in front of what came since, with the next chunk
@@ -86,8 +83,13 @@ export const turnStreamLog = (runId: string, record: TurnRecorder, emit: (event:
       event,
       finish: Effect.suspend(() => {
         cancelTimer()
-        return flush
-      }),
-      chunks: () => recorded
+        return one.withPermits(1)(
+          Effect.sync(() => {
+            const last = pending
+            pending = []
+            return last
+          })
+        )
+      })
     } satisfies TurnStreamLog
   })

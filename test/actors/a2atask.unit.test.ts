@@ -1,6 +1,6 @@
 /**
- * The A2A task actor (`a2atask:<taskId>`) as decider specifications: a task submitted once, the
- * turn's reports (working, a question, the end), the caller's answer by the task's person only,
+ * The A2A task actor (`a2atask:<taskId>`) as decider specifications: a task submitted once and
+ * working under its run from the start, the turn's reports (a question, working again, the end), the caller's answer by the task's person only,
  * cancels within the workspace; terminal tasks never change, and the turn's late reports on them
  * change nothing. Then the `a2a_tasks` rows its projection writes, and the state through JSON.
  */
@@ -64,7 +64,7 @@ const answer = message("user", "m-2", "main")
 const reply = message("agent", "msg_r", "released main")
 const artifact = { artifactId: "art_1", name: "response", parts: text("released main") }
 
-const submit = new SubmitTask({ ...header, message: { messageId: "m-1", parts: text("plan the release") } })
+const submit = new SubmitTask({ ...header, runId: "tse_1", message: { messageId: "m-1", parts: text("plan the release") } })
 const markWorking = new MarkWorking({ taskId, runId: "tse_1" })
 const requireInput = new RequireInput({ taskId, questionId: "qst_1", agentMessage: { messageId: "msg_q", parts: question.parts } })
 const receive = new ReceiveMessage({ taskId, message: { messageId: "m-2", parts: text("main") }, userId: carol })
@@ -75,6 +75,9 @@ const reject = new RejectTask({ taskId, reason: "no conversation cnv_x in this w
 const cancel = new CancelTask({ taskId, workspaceId: "wsp_1" })
 
 const submitted = new TaskSubmitted({ ...header, message: ask, submittedAt: T0 })
+/** Working with the submission, in the same decision. */
+const startedWorking = new TaskWorking({ taskId, runId: "tse_1", at: T0 })
+/** Working once the run started, reported on its own (a log from before the submission carried the run). */
 const working = new TaskWorking({ taskId, runId: "tse_1", at: T1 })
 const inputRequired = new TaskInputRequired({ taskId, questionId: "qst_1", agentMessage: question, at: T1 })
 const received = new TaskMessageReceived({ taskId, questionId: "qst_1", message: answer, at: T2 })
@@ -110,27 +113,28 @@ const notFound = new TaskNotFound({ taskId })
 
 describe("submitting", () =>
   run([
-    ["records the task with the caller's message as an A2A message of it", [], submit, T0, [submitted]],
+    ["records the task with the caller's message as an A2A message of it, working under its run", [], submit, T0, [submitted, startedWorking]],
     ["a second submission under the same id", running, submit, T1, new TaskAlreadyExists({ taskId })]
   ]))
 
 it("a message keeps only the text of each part, whatever else the caller's part carried (the command drops the rest)", () => {
   const withMetadata = { messageId: "m-1", parts: [{ kind: "text" as const, text: "plan the release", metadata: { x: 1 } }] }
-  const decision = A2aTaskActor.decide(A2aTaskActor.initialState, new SubmitTask({ ...header, message: withMetadata }), at(T0))
-  expect(Either.getOrThrow(decision)).toStrictEqual([submitted])
+  const decision = A2aTaskActor.decide(A2aTaskActor.initialState, new SubmitTask({ ...header, runId: "tse_1", message: withMetadata }), at(T0))
+  expect(Either.getOrThrow(decision)).toStrictEqual([submitted, startedWorking])
 })
 
 it("a message keeps its data and file parts as sent, without their metadata", () => {
   const data = { kind: "data" as const, data: { key: "value", nested: { array: [1, 2, 3] } } }
   const file = { kind: "file" as const, file: { name: "note.txt", mimeType: "text/plain", uri: "urn:svc:attachment:gen_1" } }
   const sent = { messageId: "m-1", parts: [...text("plan the release"), { ...data, metadata: { x: 1 } }, { ...file, metadata: { y: 2 } }] }
-  const [event] = Either.getOrThrow(A2aTaskActor.decide(A2aTaskActor.initialState, new SubmitTask({ ...header, message: sent }), at(T0)))
+  const [event] = Either.getOrThrow(A2aTaskActor.decide(A2aTaskActor.initialState, new SubmitTask({ ...header, runId: "tse_1", message: sent }), at(T0)))
   expect((event as TaskSubmitted).message.parts).toStrictEqual([...text("plan the release"), data, file])
 })
 
 describe("the turn's reports", () =>
   run([
-    ["working once the run starts", [submitted], markWorking, T1, [working]],
+    ["working once the run starts, on a task submitted without its run (an older log)", [submitted], markWorking, T1, [working]],
+    ["working again when it already works under its run from the submission: nothing", [submitted, startedWorking], markWorking, T1, []],
     ["working again after an unanswered question timed out", waiting, markWorking, T2, [new TaskWorking({ taskId, runId: "tse_1", at: T2 })]],
     ["working while working (the caller's answer came first): nothing", [...waiting, received], markWorking, T2, []],
     ["a question: input required", running, requireInput, T1, [inputRequired]],
@@ -146,7 +150,8 @@ describe("the turn's reports", () =>
     ["completed after an answer", [...waiting, received], complete, T3, [completed]],
     ["failed", running, fail, T3, [failed]],
     ["failed without a stable code", running, new FailTask({ taskId, error: { code: null, message: "Stream error" } }), T3, [new TaskFailed({ taskId, error: { code: null, message: "Stream error" }, at: T3 })]],
-    ["rejected: the turn could not start", [submitted], reject, T1, [rejected]],
+    ["rejected: the turn could not start", [submitted, startedWorking], reject, T1, [rejected]],
+    ["rejected, on a task submitted without its run (an older log)", [submitted], reject, T1, [rejected]],
     ...[markWorking, requireInput, complete, fail, reject].map((command): Case => [`${command._tag} on a task never submitted`, [], command, T1, notFound]),
     ...terminals.flatMap(([state, history]) =>
       [markWorking, requireInput, complete, fail, reject].map((command): Case => [`${command._tag} on a ${state} task: nothing (the turn raced its end)`, history, command, T3, []])
@@ -168,7 +173,8 @@ describe("the caller's next message", () =>
 
 describe("canceling", () =>
   run([
-    ["a submitted task", [submitted], cancel, T2, [canceled]],
+    ["a task just submitted (its run not started yet)", [submitted, startedWorking], cancel, T2, [canceled]],
+    ["a submitted task of an older log", [submitted], cancel, T2, [canceled]],
     ["a working task", running, cancel, T2, [canceled]],
     ["a task waiting for input", waiting, cancel, T2, [canceled]],
     ["from another workspace: not found", running, new CancelTask({ taskId, workspaceId: "wsp_2" }), T2, notFound],
@@ -221,6 +227,9 @@ describe("projection", () => {
   it("submitted: the caller's message is the history", () => expect(rows([submitted])).toEqual([row]))
 
   it("working: the run", () => expect(rows(running)).toEqual([{ ...row, state: "working", run_id: "tse_1", updated_at: T1 }]))
+
+  it("submitted working under its run: the run, since the submission", () =>
+    expect(rows([submitted, startedWorking])).toEqual([{ ...row, state: "working", run_id: "tse_1" }]))
 
   it("input required: the question is the status message and joins the history", () =>
     expect(rows(waiting)).toEqual([

@@ -254,6 +254,10 @@ describe("finishing a run", () => {
   const otherAsked = new QuestionAsked({ ...asked, runId: "tse_2", questionId: "qst_2" })
   const stopRequested = new RunStopRequested({ conversationId, runId: "tse_1", requestedAt: T2 })
   const failure = { code: "bad_gateway", reason: "model_unavailable", message: "the model did not answer" }
+  const lastChunk = [
+    { seq: 7, event: { type: "text", text: "done" } },
+    { seq: 8, event: { type: "usage", usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } } }
+  ] as const
   run([
     [
       "saves the reply, closes the run's waiting questions with ended, and ends it",
@@ -276,7 +280,15 @@ describe("finishing a run", () => {
       T3,
       [new RunFinished({ ...finished, status: "failed", assistantMessageId: null, reply: "", result: null, error: failure })]
     ],
+    [
+      "with the stream's last chunk: the chunk first, at the end's time, then the reply and the end",
+      opened,
+      new FinishRun({ ...finishing, streamed: lastChunk }),
+      T3,
+      [new RunStreamed({ conversationId, runId: "tse_1", events: lastChunk, recordedAt: T3 }), assistantSaved, finished]
+    ],
     ["a run that already ended: nothing", [...opened, finished], new FinishRun(finishing), T3, []],
+    ["a run that already ended, with a last chunk: nothing, the chunk neither", [...opened, finished], new FinishRun({ ...finishing, streamed: lastChunk }), T3, []],
     ["an unknown run: nothing", opened, new FinishRun({ ...finishing, runId: "tse_9" }), T3, []],
     ["in a conversation that does not exist: nothing", [], new FinishRun(finishing), T3, []]
   ])

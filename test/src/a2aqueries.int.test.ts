@@ -14,7 +14,6 @@ import {
   CancelTask,
   CompleteTask,
   FailTask,
-  MarkWorking,
   ReceiveMessage,
   RejectTask,
   RequireInput,
@@ -56,6 +55,7 @@ const submit = (taskId: string, at: string) =>
     new SubmitTask({
       ...header(taskId),
       turnId: randomUUID(),
+      runId: `tse_${taskId.slice(4)}`,
       message: { messageId: `${taskId}-ask`, parts: text("plan the release") }
     }),
     at
@@ -76,13 +76,13 @@ describe("a task through its life", () => {
   const reply = message("agent", "msg_r", "released main")
   const artifact = { artifactId: "art_1", name: "response", parts: text("released main") }
 
-  it("submitted: found within its workspace, the caller's message its history", async () => {
+  it("submitted, working under its run: found within its workspace, the caller's message its history", async () => {
     expect(Either.isRight(await submit(taskId, "2024-05-01T12:00:00.000Z"))).toBe(true)
     const record = await read(findTask(workspaceId, taskId))
     expect(record).toMatchObject({
       ...header(taskId),
-      runId: null,
-      state: "submitted",
+      runId: `tse_${taskId.slice(4)}`,
+      state: "working",
       statusMessage: null,
       history: [ask],
       artifacts: [],
@@ -94,7 +94,7 @@ describe("a task through its life", () => {
       kind: "task",
       id: taskId,
       contextId,
-      status: { state: "submitted", timestamp: "2024-05-01T12:00:00.000Z" },
+      status: { state: "working", timestamp: "2024-05-01T12:00:00.000Z" },
       artifacts: [],
       history: [ask]
     })
@@ -102,9 +102,7 @@ describe("a task through its life", () => {
     expect(await read(findTask(workspaceId, `a2a_${hex()}`))).toBeUndefined()
   })
 
-  it("working, then waiting on a question: the question is its status message", async () => {
-    await send(taskId, new MarkWorking({ taskId, runId: "tse_1" }), "2024-05-01T12:00:01.000Z")
-    expect(await read(findTask(workspaceId, taskId))).toMatchObject({ state: "working", runId: "tse_1", updatedAt: "2024-05-01T12:00:01.000Z" })
+  it("waiting on a question: the question is its status message", async () => {
     await send(taskId, new RequireInput({ taskId, questionId: "qst_1", agentMessage: { messageId: "msg_q", parts: question.parts } }), "2024-05-01T12:00:02.000Z")
     const record = (await read(findTask(workspaceId, taskId)))!
     expect(record).toMatchObject({ state: "input-required", pendingQuestionId: "qst_1", statusMessage: question, history: [ask, question] })
@@ -162,10 +160,8 @@ describe("states, for pollers", () => {
     const waiting = `a2a_${hex()}`
     for (const id of [canceled, failed, rejected, waiting]) await submit(id, "2024-05-01T13:00:00.000Z")
     await send(canceled, new CancelTask({ taskId: canceled, workspaceId }), "2024-05-01T13:00:01.000Z")
-    await send(failed, new MarkWorking({ taskId: failed, runId: "tse_f" }), "2024-05-01T13:00:01.000Z")
     await send(failed, new FailTask({ taskId: failed, error: { code: null, message: "Stream error" } }), "2024-05-01T13:00:02.000Z")
     await send(rejected, new RejectTask({ taskId: rejected, reason: "no such conversation" }), "2024-05-01T13:00:01.000Z")
-    await send(waiting, new MarkWorking({ taskId: waiting, runId: "tse_w" }), "2024-05-01T13:00:01.000Z")
     await send(waiting, new RequireInput({ taskId: waiting, questionId: "qst_w", agentMessage: { messageId: "msg_w", parts: text("which?") } }), "2024-05-01T13:00:02.000Z")
 
     const stateOf = async (id: string) => (await read(findTask(workspaceId, id)))?.state
@@ -188,6 +184,6 @@ describe("states, for pollers", () => {
     expect(await send(taskId, new CancelTask({ taskId, workspaceId: "wsp_other" }), "2024-05-01T14:00:01.000Z")).toEqual(
       Either.left(expect.objectContaining({ _tag: "TaskNotFound", taskId }))
     )
-    expect((await read(findTask(workspaceId, taskId)))?.state).toBe("submitted")
+    expect((await read(findTask(workspaceId, taskId)))?.state).toBe("working")
   })
 })
