@@ -5,9 +5,9 @@
  */
 import { Clock, Effect, Either } from "effect"
 import type postgres from "postgres"
-import { type AccessCache, decide, type Fact, type Facts, lookupFact } from "../checkpoint/AccessCache.ts"
+import { type AccessCache, decide, type Fact, type Facts, lookupFact, type Table } from "../checkpoint/AccessCache.ts"
 import { parseBearer, parseSessionToken, verifySecret } from "./ApiKeyToken.ts"
-import type { Db, DbError } from "../../streams/Db.ts"
+import type { Db, DbError, DbService } from "../../streams/Db.ts"
 import { Unauthorized } from "../platform/Errors.ts"
 import type { CredentialKind, Principal } from "../checkpoint/Capability.ts"
 import { accessFactsRow, apiKeyByLookupId, customRoleGrantsOf, placeBySlugs, placeSlugs, sessionByLookupId } from "./Queries.ts"
@@ -62,29 +62,19 @@ interface CredentialRecord {
 const credentialOwner = (record: CredentialRecord | undefined) =>
   record === undefined ? undefined : { orgId: record.principal.orgId, credentialId: record.principal.apiKeyId ?? record.principal.sessionId }
 
-/** The key whose token has this lookup id, if any. */
-const keyFact = (lookupId: string): Fact<CredentialRecord | undefined> => ({
-  table: "keys",
-  key: lookupId,
-  what: "find api key",
-  load: async (db) => {
-    const key = await apiKeyByLookupId(db, lookupId)
-    return key === undefined ? undefined : keyRecord(key)
-  },
-  ownerOf: credentialOwner
-})
-
-/** The session whose token has this lookup id, if any. */
-const sessionFact = (lookupId: string): Fact<CredentialRecord | undefined> => ({
-  table: "sessions",
-  key: lookupId,
-  what: "find session",
-  load: async (db) => {
-    const session = await sessionByLookupId(db, lookupId)
-    return session === undefined ? undefined : sessionRecord(session)
-  },
-  ownerOf: credentialOwner
-})
+/** The credential of a table whose token has this lookup id, if any. */
+const credentialFact =
+  <Row>(table: Table, what: string, find: (db: DbService, lookupId: string) => Promise<Row | undefined>, record: (row: Row) => CredentialRecord) =>
+  (lookupId: string): Fact<CredentialRecord | undefined> => ({
+    table,
+    key: lookupId,
+    what,
+    load: async (db) => {
+      const found = await find(db, lookupId)
+      return found === undefined ? undefined : record(found)
+    },
+    ownerOf: credentialOwner
+  })
 
 /** The decision made afresh on every use of a (possibly cached) credential. */
 const admit = (record: CredentialRecord | undefined, raw: string, now: number, invalid: string, expired: string): Either.Either<Principal, Unauthorized> => {
@@ -154,6 +144,9 @@ const sessionRecord = (session: postgres.Row): CredentialRecord => ({
     sso: session.sso_org_id === null ? null : { orgId: session.sso_org_id, providerId: session.sso_provider_id }
   }
 })
+
+const keyFact = credentialFact("keys", "find api key", apiKeyByLookupId, keyRecord)
+const sessionFact = credentialFact("sessions", "find session", sessionByLookupId, sessionRecord)
 
 /** The organization and workspace a path names, if both exist. */
 export const placeFact = (orgSlug: string, workspaceSlug: string): Fact<{ readonly orgId: string; readonly workspaceId: string } | undefined> => ({
