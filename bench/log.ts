@@ -145,7 +145,11 @@ const chainCost = (mode: string, makeLog: MakeLog) =>
   })
 
 const range = (xs: ReadonlyArray<number>) => `${Math.round(Math.min(...xs))} – ${Math.round(Math.max(...xs))}`
-const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
 
 const kafkaLog = (schema: string, chained: boolean, lingerMs: number) =>
   KafkaLog.layer({ brokers, prefix: schema, partitions: PARTITIONS, clientId: schema, chained, lingerMs })
