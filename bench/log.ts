@@ -9,6 +9,12 @@
  * The hash chain's cost (docs/audit.md): the same appends through partition writers on a chained
  * and an unchained log, in turns (`BENCH_CHAIN_ROUNDS` rounds, each on fresh logs), and
  * `svc audit verify` of the whole chained log in events per second.
+ *
+ * `BENCH_LOGS=kafka` (or `embedded`) measures one log only; `BENCH_LINGER_MS` sets the Kafka
+ * partition writers' linger (KafkaLog's default otherwise); `BENCH_CHAIN_ROUNDS=0` leaves out the
+ * chain's cost. `BENCH_LINGER_SWEEP=0,1,2,5` adds, on Kafka, one event per append through
+ * partition writers at each of those lingers, `BENCH_LINGER_ROUNDS` rounds (2) in turns, each on
+ * a fresh log: on a shared machine only figures taken in turns compare.
  */
 import { Effect, Fiber, Layer } from "effect"
 import { randomBytes } from "node:crypto"
@@ -33,6 +39,10 @@ const PARTITIONS = 12
 const CONCURRENCY = 64
 const BATCH = 100
 const CHAIN_ROUNDS = Number(process.env.BENCH_CHAIN_ROUNDS ?? 2)
+const LOGS = (process.env.BENCH_LOGS ?? "embedded,kafka").split(",")
+const LINGER_MS = process.env.BENCH_LINGER_MS === undefined ? KafkaLog.DEFAULT_APPEND_LINGER_MS : Number(process.env.BENCH_LINGER_MS)
+const LINGER_SWEEP = (process.env.BENCH_LINGER_SWEEP ?? "").split(",").filter((ms) => ms !== "").map(Number)
+const LINGER_ROUNDS = Number(process.env.BENCH_LINGER_ROUNDS ?? 2)
 
 const name = () => `bench_${randomBytes(4).toString("hex")}`
 
@@ -129,17 +139,52 @@ const chainCost = (mode: string, makeLog: MakeLog) =>
         yield* Effect.promise(() => db.sql.end())
       }
     }
-    const range = (xs: ReadonlyArray<number>) => `${Math.round(Math.min(...xs))} – ${Math.round(Math.max(...xs))}`
-    const median = (xs: ReadonlyArray<number>) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
     return [0, 1].map((w) =>
       `| ${mode} | ${w === 0 ? 1 : BATCH} per append, partition writers | ${range(rates.plain[w])} | ${range(rates.chained[w])} | ${(median(rates.chained[w]) / median(rates.plain[w])).toFixed(3)} |`
     )
   })
 
+const range = (xs: ReadonlyArray<number>) => `${Math.round(Math.min(...xs))} – ${Math.round(Math.max(...xs))}`
+const median = (xs: ReadonlyArray<number>) => {
+  const sorted = [...xs].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
+const kafkaLog = (schema: string, chained: boolean, lingerMs: number) =>
+  KafkaLog.layer({ brokers, prefix: schema, partitions: PARTITIONS, clientId: schema, chained, lingerMs })
+
+/** One event per append through Kafka's partition writers at each linger of the sweep, in turns, each on a fresh log and read model. */
+const lingerSweep = Effect.gen(function* () {
+  const rates = LINGER_SWEEP.map(() => ({ appended: [] as Array<number>, projected: [] as Array<number> }))
+  for (let round = 0; round < LINGER_ROUNDS; round++) {
+    for (const [i, lingerMs] of LINGER_SWEEP.entries()) {
+      const schema = name()
+      const db = pool(schema)
+      yield* migrate(db.sql, schema)
+      const single = yield* appendAndProject(db, 1, "writers").pipe(Effect.provide(kafkaLog(schema, true, lingerMs)))
+      rates[i].appended.push(single.appendRate)
+      rates[i].projected.push(single.projectedRate)
+      yield* Effect.promise(() => db.sql.end())
+    }
+  }
+  return [
+    "",
+    `Kafka partition writers' linger: 1 event per append, ${CONCURRENCY} in flight, ${LINGER_ROUNDS} rounds in turns, ${EVENTS} events each.`,
+    "",
+    "| linger | appended events/s | appended and projected events/s | appended ÷ linger 0 (medians) |",
+    "|---:|---:|---:|---:|",
+    ...LINGER_SWEEP.map(
+      (lingerMs, i) =>
+        `| ${lingerMs} ms | ${range(rates[i].appended)} | ${range(rates[i].projected)} | ${LINGER_SWEEP[0] === 0 ? (median(rates[i].appended) / median(rates[0].appended)).toFixed(2) : ""} |`
+    )
+  ]
+})
+
 /** One fresh schema per log mode, so each projection starts from an empty read model. */
 const main = Effect.gen(function* () {
   const header = [
-    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; Postgres at ${new URL(databaseUrl).host}; ${EVENTS} events per run, ${PARTITIONS} partitions.`,
+    `Machine: ${cpus().length} × ${cpus()[0]?.model ?? "cpu"}, ${Math.round(totalmem() / 2 ** 30)} GiB; Node ${process.version}; Postgres at ${new URL(databaseUrl).host}; ${EVENTS} events per run, ${PARTITIONS} partitions; Kafka partition writers' linger ${LINGER_MS} ms.`,
     "",
     "| log | workload | appended events/s | appended and projected events/s |",
     "|---|---|---:|---:|"
@@ -149,18 +194,20 @@ const main = Effect.gen(function* () {
   const modes: Array<[string, MakeLog]> = [
     ["embedded", (schema, db, chained) => Layer.scoped(EventLog, EmbeddedLog.make(db.sql, { logSchema: `${schema}_log`, partitions: PARTITIONS, chained }))],
     ...(brokers.length > 0
-      ? [["kafka", (schema: string, _db: DbService, chained: boolean) => KafkaLog.layer({ brokers, prefix: schema, partitions: PARTITIONS, clientId: schema, chained })] as [string, MakeLog]]
+      ? [
+          ["kafka", (schema: string, _db: DbService, chained: boolean) => kafkaLog(schema, chained, LINGER_MS)] as [string, MakeLog]
+        ]
       : [])
   ]
-  for (const [mode, makeLog] of modes) {
+  for (const [mode, makeLog] of modes.filter(([mode]) => LOGS.includes(mode))) {
     const schema = name()
     const db = pool(schema)
     yield* migrate(db.sql, schema)
     rows.push(...(yield* measure(mode, makeLog(schema, db, true), db)))
     yield* Effect.promise(() => db.sql.end())
-    chainRows.push(...(yield* chainCost(mode, makeLog)))
+    if (CHAIN_ROUNDS > 0) chainRows.push(...(yield* chainCost(mode, makeLog)))
   }
-  if (brokers.length === 0) rows.push("| kafka | not measured: KAFKA_BROKERS unset | | |")
+  if (brokers.length === 0 && LOGS.includes("kafka")) rows.push("| kafka | not measured: KAFKA_BROKERS unset | | |")
   const chainTable = [
     "",
     `The hash chain's cost: appended events/s, ${CHAIN_ROUNDS} rounds in turns (unchained, chained), ${EVENTS} events each.`,
@@ -169,7 +216,8 @@ const main = Effect.gen(function* () {
     "|---|---|---:|---:|---:|",
     ...chainRows
   ]
-  console.log([...header, ...rows, ...chainTable].join("\n"))
+  const lingerTable = brokers.length > 0 && LINGER_SWEEP.length > 0 ? yield* lingerSweep : []
+  console.log([...(rows.length === 0 ? [header[0]] : [...header, ...rows]), ...(chainRows.length === 0 ? [] : chainTable), ...lingerTable].join("\n"))
 })
 
 Effect.runPromise(Effect.scoped(main)).then(

@@ -109,7 +109,7 @@ export const registry = makeRegistry([...identityCapabilities, ...nodeCapabiliti
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)
 
-export type LogSettings = Pick<AppConfig, "dbSchema" | "kafkaBrokers" | "topicPrefix" | "partitions" | "nodeId">
+export type LogSettings = Pick<AppConfig, "dbSchema" | "kafkaBrokers" | "topicPrefix" | "partitions" | "nodeId" | "kafkaAppendLingerMs">
 
 /** Where the log's layout (its generations, `streams/Layout.ts`) is recorded, on the pool given. */
 export const layoutPlace = (config: Pick<AppConfig, "dbSchema" | "kafkaBrokers" | "topicPrefix">, sql: Db.DbService["sql"]): LayoutPlace =>
@@ -129,7 +129,13 @@ export const layoutInUse = (config: LogSettings) =>
 /** One generation's log (its name: the embedded log's schema, or the topic prefix). */
 export const generationLogLayer = (config: LogSettings, generation: Pick<Generation, "name" | "partitions">) =>
   config.kafkaBrokers.length > 0
-    ? KafkaLog.layer({ brokers: config.kafkaBrokers, prefix: generation.name, partitions: generation.partitions, clientId: config.nodeId })
+    ? KafkaLog.layer({
+        brokers: config.kafkaBrokers,
+        prefix: generation.name,
+        partitions: generation.partitions,
+        clientId: config.nodeId,
+        lingerMs: config.kafkaAppendLingerMs
+      })
     : EmbeddedLog.layer({ logSchema: generation.name, partitions: generation.partitions })
 
 /** The log alone (the replay tool reads it without joining the cluster): the generation in use. */

@@ -41,7 +41,15 @@ export interface KafkaLogConfig {
    * measure what the chain costs (bench/log.ts). The platform always chains.
    */
   readonly chained?: boolean
+  /**
+   * How long a partition writer's transaction, once an append is waiting, waits for more appends
+   * to join it (KAFKA_APPEND_LINGER_MS; default DEFAULT_APPEND_LINGER_MS). 0: it begins at once.
+   */
+  readonly lingerMs?: number
 }
+
+/** The linger of a partition writer's transaction (docs/decisions.md, "Issue 24: Kafka appends in wider transactions"). */
+export const DEFAULT_APPEND_LINGER_MS = 2
 
 export const topicsOf = (prefix: string) => ({
   commands: `${prefix}.commands`,
@@ -388,7 +396,9 @@ export const make = (config: KafkaLogConfig): Effect.Effect<EventLogService, Log
     const openWriter: EventLogService["openWriter"] = (partition) => {
       const unknown = unknownPartitions("openWriter", [partition])
       const end = Effect.map(endOffsets([partition]), (ends) => ends.get(partition)!)
-      return unknown ? Effect.fail(unknown) : openTransactionalWriter(kafka, topics.events, prefix, partition, config.chained ?? true, end)
+      return unknown
+        ? Effect.fail(unknown)
+        : openTransactionalWriter(kafka, topics.events, prefix, partition, config.chained ?? true, config.lingerMs ?? DEFAULT_APPEND_LINGER_MS, end)
     }
 
     return { mode: "kafka", partitions, append, openWriter, subscribe, endOffsets } satisfies EventLogService
@@ -428,6 +438,7 @@ const openTransactionalWriter = (
   prefix: string,
   partition: number,
   chained: boolean,
+  lingerMs: number,
   /** The partition's end offset, read by the adapter's admin. */
   endOffset: Effect.Effect<number, LogError>
 ): Effect.Effect<PartitionWriter, LogError, Scope.Scope> =>
@@ -502,9 +513,11 @@ const openTransactionalWriter = (
       }
     }
 
-    // one transaction per group: appends that arrive while one is in flight go together in the next
+    // one transaction per group: appends that arrive while one is in flight, or within the linger
+    // after the first, go together in the next
     const committer = yield* GroupCommit.make({
       maxItems: MAX_APPENDS_PER_SEND,
+      windowMs: lingerMs,
       // the partition changed hands while the append waited: its owner answers at once, not at its timeout
       closed: () => new LogError({ operation: `append to partition ${partition}`, message: `the writer of partition ${partition} was closed; the append's outcome is unknown` }),
       commit: (appends: ReadonlyArray<ReadonlyArray<EventRecord>>) =>

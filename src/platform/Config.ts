@@ -11,6 +11,7 @@ import * as path from "node:path"
 import { type LoggingSettings, logLevelNames } from "./Logging.ts"
 import { type OutboundAllowEntry, parseOutboundAllow } from "./Outbound.ts"
 import type { AuditSettings } from "../../streams/Checkpoints.ts"
+import { DEFAULT_APPEND_LINGER_MS } from "../../streams/KafkaLog.ts"
 
 export interface AppConfig {
   /** HTTP port of the gateway. */
@@ -34,6 +35,8 @@ export interface AppConfig {
   readonly nodeId: string
   /** Consumer-group session timeout: how soon a dead node's partitions move. */
   readonly kafkaSessionTimeoutMs: number
+  /** How long a partition writer's Kafka transaction waits for more appends to join it (0: none). */
+  readonly kafkaAppendLingerMs: number
   /** Largest JSON body accepted (413 beyond it). */
   readonly maxBodyBytes: number
   /** How long a command waits for its owner's reply before 503. */
@@ -265,6 +268,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     partitions: int(env.LOG_PARTITIONS, 12, "LOG_PARTITIONS"),
     nodeId: env.NODE_ID ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`,
     kafkaSessionTimeoutMs: int(env.KAFKA_SESSION_TIMEOUT_MS, 10_000, "KAFKA_SESSION_TIMEOUT_MS"),
+    kafkaAppendLingerMs: env.KAFKA_APPEND_LINGER_MS === "0" ? 0 : int(env.KAFKA_APPEND_LINGER_MS, DEFAULT_APPEND_LINGER_MS, "KAFKA_APPEND_LINGER_MS"),
     maxBodyBytes: int(env.MAX_BODY_BYTES, 1_048_576, "MAX_BODY_BYTES"),
     commandTimeoutMs: int(env.COMMAND_TIMEOUT_MS, 15_000, "COMMAND_TIMEOUT_MS"),
     drainTimeoutMs: int(env.DRAIN_TIMEOUT_MS, 30_000, "DRAIN_TIMEOUT_MS"),

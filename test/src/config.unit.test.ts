@@ -88,3 +88,15 @@ describe("ADMISSION_*", () => {
     }
   })
 })
+
+describe("KAFKA_APPEND_LINGER_MS", () => {
+  it("lets a partition's transaction wait 2 ms for company by default, or none at 0", () => {
+    expect(loadConfig({}).kafkaAppendLingerMs).toBe(2)
+    expect(loadConfig({ KAFKA_APPEND_LINGER_MS: "0" }).kafkaAppendLingerMs).toBe(0)
+    expect(loadConfig({ KAFKA_APPEND_LINGER_MS: "5" }).kafkaAppendLingerMs).toBe(5)
+  })
+
+  it("refuses what is not a whole number of milliseconds", () => {
+    for (const value of ["-1", "0.5", "soon"]) expect(() => loadConfig({ KAFKA_APPEND_LINGER_MS: value }), value).toThrow(/KAFKA_APPEND_LINGER_MS/)
+  })
+})

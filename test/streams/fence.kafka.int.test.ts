@@ -118,6 +118,20 @@ if (kafkaBrokers.length === 0) {
         expect(present.filter((i) => !unknown.includes(i))).toEqual(acknowledged)
       }))
 
+    it.effect("appends that reach a writer within its linger share one transaction; a later one gets its own", () =>
+      Effect.gen(function* () {
+        const lingering = yield* KafkaLog.make({ brokers: kafkaBrokers, prefix, partitions: PARTITIONS, clientId: "fence-test", lingerMs: 200 })
+        const key = `linger:${randomUUID()}`
+        const writer = yield* lingering.openWriter(partitionFor(key, PARTITIONS))
+        const first = yield* Effect.fork(writer.append([record(key, 1)]))
+        yield* Effect.sleep("20 millis")
+        const [second] = yield* writer.append([record(key, 2)])
+        const [firstOffset] = yield* Fiber.join(first)
+        const [later] = yield* writer.append([record(key, 3)])
+        // a transaction's records take consecutive offsets, and its commit marker the one after them
+        expect([second - firstOffset, later - second]).toEqual([1, 2])
+      }).pipe(Effect.scoped))
+
     it.effect("a reader passes an aborted transaction: it reads none of it and reaches the end offset", () =>
       Effect.gen(function* () {
         const log = yield* EventLog
