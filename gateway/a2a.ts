@@ -54,7 +54,7 @@ export interface A2aRouteOptions {
 
 type Id = string | number | null
 
-interface RpcError {
+export interface RpcError {
   readonly code: number
   readonly message: string
   readonly data?: unknown
@@ -80,7 +80,7 @@ const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
  * takes them, and its answer and stream events in that version's shape (0.3's are the
  * capabilities' own; 1.0's are mapped by src/a2a/V1.ts).
  */
-interface ServedMethod {
+export interface ServedMethod {
   readonly capability: string
   readonly streams: boolean
   readonly input: (params: Record<string, unknown>) => unknown
@@ -93,7 +93,7 @@ const v03Method = (method: string): ServedMethod | undefined =>
     ? { capability: METHOD_CAPABILITY[method], streams: STREAMING_METHODS.has(method), input: (params) => params, result: (value) => value, event: encodeStreamEvent }
     : undefined
 
-const v1Method = (method: string): ServedMethod | undefined => {
+export const v1Method = (method: string): ServedMethod | undefined => {
   const served = Object.hasOwn(V1_METHODS, method) ? V1_METHODS[method] : undefined
   return served === undefined ? undefined : { ...served, event: streamEventToV1 }
 }
@@ -111,7 +111,7 @@ const REFUSED_AS_REQUEST: ReadonlySet<number> = new Set([JSONRPC_INVALID_REQUEST
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
-const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
+export const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
   const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; limit?: string; bound?: string; retryAfterSeconds?: number } | undefined
   switch (error?._tag) {
     case "TaskNotFound":
@@ -167,52 +167,62 @@ const envelopeOf = (entry: unknown): { readonly id: Id; readonly notification: b
   return { id, notification: rawId === undefined, method: entry.method, params: entry.params }
 }
 
+/**
+ * What one request's calls share: the positions its reads must see, those its writes reached, and
+ * the request, whose log line names what they invoked and what failed on the server's side.
+ */
+export interface RequestCalls {
+  readonly req: HttpRequest
+  readonly sent: string | undefined
+  readonly written: Map<number, number>
+}
+
+export const requestCalls = (req: HttpRequest): RequestCalls => ({ req, sent: req.headers[POSITION_HEADER], written: new Map() })
+
+/** Runs a method's capability through the checkpoint for the caller. */
+export const callMethod = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown) => {
+  const exit = await options.run(
+    invoke({
+      authorization: undefined,
+      principal,
+      surface: "a2a",
+      capability: served.capability,
+      path: null,
+      input: Effect.succeed(served.input((params ?? {}) as Record<string, unknown>)),
+      position: calls.sent,
+      written: calls.written,
+      trace: calls.req
+    })
+  )
+  if (Exit.isFailure(exit)) calls.req.failure ??= describeFailure(exit.cause).failure
+  return exit
+}
+
+/** A non-streaming method: its result in its version's shape, or its error. */
+export const answerMethod = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
+  const exit = await callMethod(options, principal, calls, served, params)
+  if (Exit.isFailure(exit)) return { error: rpcErrorOf(exit.cause) }
+  if (served.capability === "a2a.card.extended") {
+    // the extended card names the endpoints this gateway serves, like the public one
+    const { url, supportedInterfaces } = publicAgentCard(options.baseUrl())
+    return { result: served.result({ ...(exit.value as object), url, supportedInterfaces }) }
+  }
+  return { result: served.result(exit.value) }
+}
+
+/** The caller, or the 401 that answers a request without a valid credential. */
+export const callerOf = async (options: A2aRouteOptions, req: HttpRequest): Promise<{ principal: Principal } | { refused: HttpReply }> => {
+  const authenticated = await options.run(authenticate({ authorization: req.headers.authorization }))
+  if (Exit.isFailure(authenticated)) return { refused: { ...replyForFailure(authenticated.cause), headers: { "www-authenticate": `Bearer realm="a2a"` } } }
+  return { principal: authenticated.value }
+}
+
 export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
   // the card in the version the client asks for (a 1.0 client says so in A2A-Version); 0.3's lists the 1.0 interfaces too
   route(app, "get", "/.well-known/agent-card.json", async (req) => {
     const card = publicAgentCard(options.baseUrl())
     return { status: 200, headers: { vary: "A2A-Version" }, json: versionOf(req.headers[VERSION_HEADER]) === "1.0" ? cardToV1(card) : card }
   })
-
-  /**
-   * What one request's calls share: the positions its reads must see, those its writes reached, and
-   * the request, whose log line names what they invoked and what failed on the server's side.
-   */
-  interface RequestCalls {
-    readonly req: HttpRequest
-    readonly sent: string | undefined
-    readonly written: Map<number, number>
-  }
-
-  const call = async (principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown) => {
-    const exit = await options.run(
-      invoke({
-        authorization: undefined,
-        principal,
-        surface: "a2a",
-        capability: served.capability,
-        path: null,
-        input: Effect.succeed(served.input((params ?? {}) as Record<string, unknown>)),
-        position: calls.sent,
-        written: calls.written,
-        trace: calls.req
-      })
-    )
-    if (Exit.isFailure(exit)) calls.req.failure ??= describeFailure(exit.cause).failure
-    return exit
-  }
-
-  /** A non-streaming method: its result, or its error. */
-  const answer = async (principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
-    const exit = await call(principal, calls, served, params)
-    if (Exit.isFailure(exit)) return { error: rpcErrorOf(exit.cause) }
-    if (served.capability === "a2a.card.extended") {
-      // the extended card names the endpoint this gateway serves, like the public one
-      const { url, supportedInterfaces } = publicAgentCard(options.baseUrl())
-      return { result: served.result({ ...(exit.value as object), url, supportedInterfaces }) }
-    }
-    return { result: served.result(exit.value) }
-  }
 
   const dispatch = async (principal: Principal, calls: RequestCalls, entry: unknown, inBatch: boolean): Promise<object | undefined> => {
     const envelope = envelopeOf(entry)
@@ -229,7 +239,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     if (params !== undefined && !isObject(params)) return reply(failure(id, { code: JSONRPC_INVALID_PARAMS, message: "Invalid params: A2A methods take named params (an object)" }))
     if (inBatch && served.streams) return reply(failure(id, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${method} streams and cannot be part of a batch` }))
     try {
-      const outcome = await answer(principal, calls, served, params)
+      const outcome = await answerMethod(options, principal, calls, served, params)
       return reply("result" in outcome ? success(id, outcome.result) : failure(id, outcome.error))
     } catch (error) {
       calls.req.failure ??= errorFields(error)
@@ -239,7 +249,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
 
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
   const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, served: ServedMethod, params: unknown): Promise<HttpReply | typeof Streaming> => {
-    const exit = await call(principal, calls, served, params)
+    const exit = await callMethod(options, principal, calls, served, params)
     // a node full of turns or streams opens no stream: 503 with Retry-After, the JSON-RPC error as the body
     if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded) {
       const refused = failure(id, rpcErrorOf(exit.cause))
@@ -258,14 +268,11 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
   }
 
   const handler = async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {
-    const authenticated = await options.run(authenticate({ authorization: req.headers.authorization }))
-    if (Exit.isFailure(authenticated)) {
-      const reply = replyForFailure(authenticated.cause)
-      return { ...reply, headers: { "www-authenticate": `Bearer realm="a2a"` } }
-    }
-    const principal = authenticated.value
+    const caller = await callerOf(options, req)
+    if ("refused" in caller) return caller.refused
+    const { principal } = caller
     // a stream's headers are sent before its task writes: only plain answers name their writes
-    const calls: RequestCalls = { req, sent: req.headers[POSITION_HEADER], written: new Map() }
+    const calls = requestCalls(req)
     let body: unknown
     try {
       body = parseJsonBody(await req.body())

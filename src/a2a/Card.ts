@@ -27,10 +27,12 @@ const assistantSkill = {
 
 /**
  * Where and how the agent is reached, as A2A 1.0 lists it (`supportedInterfaces`, the preferred
- * first): 1.0 and 0.3 over JSON-RPC on one endpoint, told apart by the `A2A-Version` header.
+ * first): 1.0 and 0.3 over JSON-RPC on one endpoint, told apart by the `A2A-Version` header, and
+ * 1.0 over HTTP+JSON under it.
  */
 const supportedInterfaces = (endpoint: string) => [
   { url: endpoint, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+  { url: `${endpoint}/v1`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
   { url: endpoint, protocolBinding: "JSONRPC", protocolVersion: "0.3" }
 ]
 

@@ -8,7 +8,7 @@
 import { A2AClient } from "@a2a-js/sdk/client"
 import type { Task as V03Task } from "@a2a-js/sdk"
 import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, Role, SendMessageRequest, type StreamResponse, SubscribeToTaskRequest, type Task, TaskState } from "@a2a-js/sdk-v1"
-import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory } from "@a2a-js/sdk-v1/client"
+import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk-v1/client"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/platform/Config.ts"
@@ -27,6 +27,12 @@ const fetchWithKey = (key: string): typeof fetch => (input, init) => {
 /** A 1.x client of a credential over JSON-RPC, made from the public card as the SDK makes one. */
 const jsonRpcClient = (key: string): Promise<Client> =>
   new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new JsonRpcTransportFactory({ fetchImpl: fetchWithKey(key) })] })).createFromUrl(node.baseUrl)
+
+/** The same over HTTP+JSON, the card's REST interface. */
+const restClient = (key: string): Promise<Client> =>
+  new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, { transports: [new RestTransportFactory({ fetchImpl: fetchWithKey(key) })], preferredTransports: ["HTTP+JSON"] })
+  ).createFromUrl(node.baseUrl)
 
 let v1: Client
 let v03: A2AClient
@@ -82,6 +88,7 @@ describe("the Agent Card", () => {
     expect(response.headers.get("vary")).toContain("A2A-Version")
     expect(card.supportedInterfaces).toEqual([
       { url: `${node.baseUrl}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+      { url: `${node.baseUrl}/a2a/v1`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
       { url: `${node.baseUrl}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "0.3" }
     ])
     expect(card).not.toHaveProperty("protocolVersion")
@@ -258,5 +265,60 @@ describe("one task, two wires", () => {
     const continued = (await v03.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), contextId: task1.contextId, parts: [{ kind: "text", text: "/memory" }] } })) as { result: V03Task }
     expect(continued.result.contextId).toBe(task1.contextId)
     expect(continued.result.status.state).toBe("completed")
+  })
+})
+
+describe("the HTTP+JSON binding (/a2a/v1)", () => {
+  it("the 1.x client's REST transport: send, stream, get, list with paging, cancel, subscribe and the extended card", async () => {
+    const rest = await restClient(node.bootstrap.workspaceKey)
+    expect(rest.protocolVersion).toBe("1.0")
+    const card = await rest.getAgentCard()
+    expect(card.name).toBe(`${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug} assistant`)
+
+    const task = await send("over rest", rest)
+    expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    expect(textOf(task.artifacts[0]?.parts)).toBe("You said: over rest")
+    expect((await rest.getTask(getRequest(task.id, 0))).history).toEqual([])
+
+    const streamed = await readStream(rest.sendMessageStream(textMessage("/long 9", { contextId: task.contextId })))
+    expect(streamed[0].payload?.$case).toBe("task")
+    const end = streamed.at(-1)!.payload!
+    expect(end.$case === "statusUpdate" && end.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+
+    // the context's two tasks, one a page, newest first
+    const first = await rest.listTasks(list({ contextId: task.contextId, pageSize: 1 }))
+    expect(first.totalSize).toBe(2)
+    const second = await rest.listTasks(list({ contextId: task.contextId, pageSize: 1, pageToken: first.nextPageToken }))
+    expect([...first.tasks, ...second.tasks].map((t) => t.id).reverse()).toEqual([task.id, (streamed[0].payload!.value as Task).id])
+    expect(second.nextPageToken).toBe("")
+
+    let runningId = ""
+    let canceled: Task | undefined
+    let followed: Promise<Array<StreamResponse>> | undefined
+    await readStream(rest.sendMessageStream(textMessage("/slow 150\n/long 60")), async (event) => {
+      if (event.payload?.$case === "task") runningId = event.payload.value.id
+      if (event.payload?.$case === "artifactUpdate" && followed === undefined) {
+        followed = readStream(rest.resubscribeTask(subscribe(runningId)))
+        canceled = await rest.cancelTask(cancel(runningId))
+      }
+    })
+    expect(canceled?.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    const last = (await followed!).at(-1)!.payload!
+    expect(last.$case === "statusUpdate" && last.value.status?.state).toBe(TaskState.TASK_STATE_CANCELED)
+    await expect(rest.cancelTask(cancel(runningId))).rejects.toMatchObject({ name: "TaskNotCancelableError", statusCode: 400 })
+    await expect(rest.getTask(getRequest(`a2a_${randomUUID().replaceAll("-", "")}`))).rejects.toMatchObject({ name: "TaskNotFoundError", statusCode: 404 })
+  })
+
+  it("on the wire: a 1.0 request only, google.rpc.Status errors, push configs refused", async () => {
+    const headers = { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "content-type": "application/json" }
+    const body = JSON.stringify({ message: { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text: "x" }] } })
+    const unversioned = await fetch(`${node.baseUrl}/a2a/v1/message:send`, { method: "POST", headers, body })
+    expect(unversioned.status).toBe(400)
+    expect(((await unversioned.json()) as any).error.details[0]).toMatchObject({ reason: "VERSION_NOT_SUPPORTED", domain: "a2a-protocol.org" })
+    const push = await fetch(`${node.baseUrl}/a2a/v1/tasks/a2a_x/pushNotificationConfigs`, { method: "POST", headers: { ...headers, "a2a-version": "1.0" }, body: "{}" })
+    expect(push.status).toBe(400)
+    expect(((await push.json()) as any).error).toMatchObject({ status: "FAILED_PRECONDITION", details: [{ reason: "PUSH_NOTIFICATION_NOT_SUPPORTED" }] })
+    const anonymous = await fetch(`${node.baseUrl}/a2a/v1/tasks`, { headers: { "a2a-version": "1.0" } })
+    expect(anonymous.status).toBe(401)
   })
 })
