@@ -1,8 +1,9 @@
 /**
- * A2A v0.3 on one JSON-RPC 2.0 endpoint, `POST /a2a` (spec 4.3, 7.4), and the public Agent Card.
- * Every method is a capability on the `a2a` surface, invoked through the checkpoint with the
- * caller's Bearer credential. `message/stream` and `tasks/resubscribe` answer with SSE, one
- * JSON-RPC response envelope per `data:` line. Batches (docs/decisions.md): every entry is answered
+ * A2A v0.3 and 1.0 on one JSON-RPC 2.0 endpoint, `POST /a2a` (spec 4.3, 7.4), and the public Agent
+ * Card. `A2A-Version` picks the version: absent or 0.3 is 0.3 (its method names), 1.0 is 1.0 (its
+ * PascalCase names, its shapes from src/a2a/V1.ts), any other -32009. Every method is a capability
+ * on the `a2a` surface, invoked through the checkpoint with the caller's Bearer credential. The
+ * streaming methods answer with SSE, one JSON-RPC response envelope per `data:` line. Batches (docs/decisions.md): every entry is answered
  * in order; a streaming method in a batch, and an id repeated in a batch, get -32600.
  */
 import { Cause, Effect, Exit, Option, Schema } from "effect"
@@ -24,8 +25,11 @@ import {
   JSONRPC_REFUSED,
   PUSH_CONFIG_PREFIX,
   STREAMING_METHODS,
-  unservedVersion
+  type A2aVersion,
+  unservedVersion,
+  versionOf
 } from "../src/a2a/Protocol.ts"
+import { cardToV1, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
@@ -50,7 +54,7 @@ export interface A2aRouteOptions {
 
 type Id = string | number | null
 
-interface RpcError {
+export interface RpcError {
   readonly code: number
   readonly message: string
   readonly data?: unknown
@@ -72,6 +76,33 @@ const METHOD_CAPABILITY: Readonly<Record<string, string>> = {
 }
 
 /**
+ * A method as one A2A version names it: the capability that runs it, its params as the capability
+ * takes them, and its answer and stream events in that version's shape (0.3's are the
+ * capabilities' own; 1.0's are mapped by src/a2a/V1.ts).
+ */
+export interface ServedMethod {
+  readonly capability: string
+  readonly streams: boolean
+  readonly input: (params: Record<string, unknown>) => unknown
+  readonly result: (value: unknown) => unknown
+  readonly event: (event: TaskStreamEvent) => unknown
+}
+
+const v03Method = (method: string): ServedMethod | undefined =>
+  (A2A_METHODS as ReadonlyArray<string>).includes(method)
+    ? { capability: METHOD_CAPABILITY[method], streams: STREAMING_METHODS.has(method), input: (params) => params, result: (value) => value, event: encodeStreamEvent }
+    : undefined
+
+export const v1Method = (method: string): ServedMethod | undefined => {
+  const served = Object.hasOwn(V1_METHODS, method) ? V1_METHODS[method] : undefined
+  return served === undefined ? undefined : { ...served, event: streamEventToV1 }
+}
+
+const methodIn = (version: A2aVersion, method: string) => (version === "1.0" ? v1Method(method) : v03Method(method))
+
+const isPushConfig = (version: A2aVersion, method: string) => (version === "1.0" ? V1_PUSH_CONFIG_METHODS.has(method) : method.startsWith(PUSH_CONFIG_PREFIX))
+
+/**
  * Errors that say a request is not one the server can run: answered even without an id (with id
  * null), as the A2A reference server and the A2A TCK do, so the sender learns of its mistake.
  */
@@ -80,7 +111,7 @@ const REFUSED_AS_REQUEST: ReadonlySet<number> = new Set([JSONRPC_INVALID_REQUEST
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
-const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
+export const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
   const error = Option.getOrUndefined(Cause.failureOption(cause)) as { _tag?: string; message?: string; reason?: string; limit?: string; bound?: string; retryAfterSeconds?: number } | undefined
   switch (error?._tag) {
     case "TaskNotFound":
@@ -136,45 +167,62 @@ const envelopeOf = (entry: unknown): { readonly id: Id; readonly notification: b
   return { id, notification: rawId === undefined, method: entry.method, params: entry.params }
 }
 
+/**
+ * What one request's calls share: the positions its reads must see, those its writes reached, and
+ * the request, whose log line names what they invoked and what failed on the server's side.
+ */
+export interface RequestCalls {
+  readonly req: HttpRequest
+  readonly sent: string | undefined
+  readonly written: Map<number, number>
+}
+
+export const requestCalls = (req: HttpRequest): RequestCalls => ({ req, sent: req.headers[POSITION_HEADER], written: new Map() })
+
+/** Runs a method's capability through the checkpoint for the caller. */
+export const callMethod = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown) => {
+  const exit = await options.run(
+    invoke({
+      authorization: undefined,
+      principal,
+      surface: "a2a",
+      capability: served.capability,
+      path: null,
+      input: Effect.succeed(served.input((params ?? {}) as Record<string, unknown>)),
+      position: calls.sent,
+      written: calls.written,
+      trace: calls.req
+    })
+  )
+  if (Exit.isFailure(exit)) calls.req.failure ??= describeFailure(exit.cause).failure
+  return exit
+}
+
+/** A non-streaming method: its result in its version's shape, or its error. */
+export const answerMethod = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
+  const exit = await callMethod(options, principal, calls, served, params)
+  if (Exit.isFailure(exit)) return { error: rpcErrorOf(exit.cause) }
+  if (served.capability === "a2a.card.extended") {
+    // the extended card names the endpoints this gateway serves, like the public one
+    const { url, supportedInterfaces } = publicAgentCard(options.baseUrl())
+    return { result: served.result({ ...(exit.value as object), url, supportedInterfaces }) }
+  }
+  return { result: served.result(exit.value) }
+}
+
+/** The caller, or the 401 that answers a request without a valid credential. */
+export const callerOf = async (options: A2aRouteOptions, req: HttpRequest): Promise<{ principal: Principal } | { refused: HttpReply }> => {
+  const authenticated = await options.run(authenticate({ authorization: req.headers.authorization }))
+  if (Exit.isFailure(authenticated)) return { refused: { ...replyForFailure(authenticated.cause), headers: { "www-authenticate": `Bearer realm="a2a"` } } }
+  return { principal: authenticated.value }
+}
+
 export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
-  route(app, "get", "/.well-known/agent-card.json", async () => ({ status: 200, json: publicAgentCard(options.baseUrl()) }))
-
-  /**
-   * What one request's calls share: the positions its reads must see, those its writes reached, and
-   * the request, whose log line names what they invoked and what failed on the server's side.
-   */
-  interface RequestCalls {
-    readonly req: HttpRequest
-    readonly sent: string | undefined
-    readonly written: Map<number, number>
-  }
-
-  const call = async (principal: Principal, calls: RequestCalls, method: string, params: unknown) => {
-    const exit = await options.run(
-      invoke({
-        authorization: undefined,
-        principal,
-        surface: "a2a",
-        capability: METHOD_CAPABILITY[method],
-        path: null,
-        input: Effect.succeed(params ?? {}),
-        position: calls.sent,
-        written: calls.written,
-        trace: calls.req
-      })
-    )
-    if (Exit.isFailure(exit)) calls.req.failure ??= describeFailure(exit.cause).failure
-    return exit
-  }
-
-  /** A non-streaming method: its result, or its error. */
-  const answer = async (principal: Principal, calls: RequestCalls, method: string, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
-    const exit = await call(principal, calls, method, params)
-    if (Exit.isFailure(exit)) return { error: rpcErrorOf(exit.cause) }
-    // the extended card names the endpoint this gateway serves, like the public one
-    if (method === "agent/getAuthenticatedExtendedCard") return { result: { ...(exit.value as object), url: publicAgentCard(options.baseUrl()).url } }
-    return { result: exit.value }
-  }
+  // the card in the version the client asks for (a 1.0 client says so in A2A-Version); 0.3's lists the 1.0 interfaces too
+  route(app, "get", "/.well-known/agent-card.json", async (req) => {
+    const card = publicAgentCard(options.baseUrl())
+    return { status: 200, headers: { vary: "A2A-Version" }, json: versionOf(req.headers[VERSION_HEADER]) === "1.0" ? cardToV1(card) : card }
+  })
 
   const dispatch = async (principal: Principal, calls: RequestCalls, entry: unknown, inBatch: boolean): Promise<object | undefined> => {
     const envelope = envelopeOf(entry)
@@ -183,14 +231,15 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     // a notification that runs is answered with nothing; one refused as a request (docs/a2a.md) is answered, with id null
     const reply = (body: ReturnType<typeof success> | ReturnType<typeof failure>) =>
       envelope.notification && !("error" in body && REFUSED_AS_REQUEST.has(body.error.code)) ? undefined : body
-    const unserved = unservedVersion(calls.req.headers[VERSION_HEADER])
-    if (unserved !== undefined) return reply(failure(id, unserved))
-    if (method.startsWith(PUSH_CONFIG_PREFIX)) return reply(failure(id, { code: A2A_PUSH_NOT_SUPPORTED, message: "Push Notification is not supported" }))
-    if (!(A2A_METHODS as ReadonlyArray<string>).includes(method)) return reply(failure(id, { code: JSONRPC_METHOD_NOT_FOUND, message: `Method not found: ${method}` }))
+    const version = versionOf(calls.req.headers[VERSION_HEADER])
+    if (version === undefined) return reply(failure(id, unservedVersion(calls.req.headers[VERSION_HEADER])!))
+    if (isPushConfig(version, method)) return reply(failure(id, { code: A2A_PUSH_NOT_SUPPORTED, message: "Push Notification is not supported" }))
+    const served = methodIn(version, method)
+    if (served === undefined) return reply(failure(id, { code: JSONRPC_METHOD_NOT_FOUND, message: `Method not found: ${method} (A2A ${version})` }))
     if (params !== undefined && !isObject(params)) return reply(failure(id, { code: JSONRPC_INVALID_PARAMS, message: "Invalid params: A2A methods take named params (an object)" }))
-    if (inBatch && STREAMING_METHODS.has(method)) return reply(failure(id, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${method} streams and cannot be part of a batch` }))
+    if (inBatch && served.streams) return reply(failure(id, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${method} streams and cannot be part of a batch` }))
     try {
-      const outcome = await answer(principal, calls, method, params)
+      const outcome = await answerMethod(options, principal, calls, served, params)
       return reply("result" in outcome ? success(id, outcome.result) : failure(id, outcome.error))
     } catch (error) {
       calls.req.failure ??= errorFields(error)
@@ -199,8 +248,8 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
   }
 
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
-  const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, method: string, params: unknown): Promise<HttpReply | typeof Streaming> => {
-    const exit = await call(principal, calls, method, params)
+  const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, served: ServedMethod, params: unknown): Promise<HttpReply | typeof Streaming> => {
+    const exit = await callMethod(options, principal, calls, served, params)
     // a node full of turns or streams opens no stream: 503 with Retry-After, the JSON-RPC error as the body
     if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded) {
       const refused = failure(id, rpcErrorOf(exit.cause))
@@ -214,19 +263,16 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       return Streaming
     }
     const task = exit.value as Started<TaskStreamEvent, void>
-    task.listen({ event: (result) => sse.data(success(id, encodeStreamEvent(result))), done: () => sse.end() })
+    task.listen({ event: (result) => sse.data(success(id, served.event(result))), done: () => sse.end() })
     return Streaming
   }
 
   const handler = async (req: HttpRequest, res: uWS.HttpResponse): Promise<HttpReply | typeof Streaming> => {
-    const authenticated = await options.run(authenticate({ authorization: req.headers.authorization }))
-    if (Exit.isFailure(authenticated)) {
-      const reply = replyForFailure(authenticated.cause)
-      return { ...reply, headers: { "www-authenticate": `Bearer realm="a2a"` } }
-    }
-    const principal = authenticated.value
+    const caller = await callerOf(options, req)
+    if ("refused" in caller) return caller.refused
+    const { principal } = caller
     // a stream's headers are sent before its task writes: only plain answers name their writes
-    const calls: RequestCalls = { req, sent: req.headers[POSITION_HEADER], written: new Map() }
+    const calls = requestCalls(req)
     let body: unknown
     try {
       body = parseJsonBody(await req.body())
@@ -258,10 +304,11 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       return withPositions(answers.length === 0 ? { status: 204 } : { status: 200, json: answers }, calls.written)
     }
     const envelope = envelopeOf(body)
-    const served = unservedVersion(req.headers[VERSION_HEADER]) === undefined
+    const version = versionOf(req.headers[VERSION_HEADER])
     // a version not served opens no stream: dispatch answers its refusal
-    if (served && !("error" in envelope) && STREAMING_METHODS.has(envelope.method) && (envelope.params === undefined || isObject(envelope.params))) {
-      return stream(principal, calls, res, envelope.id, envelope.method, envelope.params)
+    const served = version === undefined || "error" in envelope ? undefined : methodIn(version, envelope.method)
+    if (served?.streams === true && !("error" in envelope) && (envelope.params === undefined || isObject(envelope.params))) {
+      return stream(principal, calls, res, envelope.id, served, envelope.params)
     }
     const answered = await dispatch(principal, calls, body, false)
     const retryAfter = retryAfterOf(answered)

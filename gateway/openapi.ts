@@ -9,6 +9,7 @@ import { Schema } from "effect"
 import { isDeepStrictEqual } from "node:util"
 import { MAX_ATTACHMENTS } from "../src/assistant/Files.ts"
 import { A2A_METHODS, PUSH_CONFIG_PREFIX } from "../src/a2a/Protocol.ts"
+import { V1_METHODS } from "../src/a2a/V1.ts"
 import { SESSION_COOKIE } from "../src/identity/Auth.ts"
 import { type AnyCapability, type Registry, restRouteOf } from "../src/checkpoint/Capability.ts"
 import { ChatRequest } from "../src/assistant/Api.ts"
@@ -222,7 +223,7 @@ const JSON_RPC_REQUEST = {
   properties: {
     jsonrpc: { const: "2.0" },
     id: { type: ["string", "number", "null"] },
-    method: { type: "string", description: `One of ${A2A_METHODS.join(", ")}; \`${PUSH_CONFIG_PREFIX}*\` always answers -32003.` },
+    method: { type: "string", description: `A2A 0.3 (no A2A-Version header): one of ${A2A_METHODS.join(", ")}; \`${PUSH_CONFIG_PREFIX}*\` always answers -32003. A2A 1.0 (A2A-Version: 1.0): one of ${Object.keys(V1_METHODS).join(", ")}; its push-notification config methods answer -32003.` },
     params: { type: "object" }
   }
 }
@@ -397,7 +398,7 @@ const protocolRoutes = (): Paths => ({
   "/a2a": {
     post: {
       operationId: "a2a",
-      summary: "A2A v0.3 over JSON-RPC 2.0 (spec 4.3): one request, or a batch.",
+      summary: "A2A v0.3 and 1.0 over JSON-RPC 2.0 (spec 4.3), chosen by the A2A-Version header: one request, or a batch.",
       security: BEARER_ONLY,
       parameters: [ref("parameters", "Position")],
       requestBody: { required: true, content: json({ oneOf: [JSON_RPC_REQUEST, { type: "array", items: JSON_RPC_REQUEST, minItems: 1 }] }) },

@@ -8,6 +8,7 @@ import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { auditPublicKey } from "../src/audit/AuditExport.ts"
 
 import { a2aRoutes } from "./a2a.ts"
+import { a2aRestRoutes } from "./a2aRest.ts"
 import { appRoutes, loadApp } from "./app.ts"
 import { authRoutes } from "./auth.ts"
 import { chatRoutes } from "./chat.ts"
@@ -131,6 +132,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
   pluginOAuthRoutes(app, options)
   chatRoutes(app, { run: options.run, limits })
   a2aRoutes(app, { run: options.run, baseUrl: () => publicBase, limits })
+  a2aRestRoutes(app, { run: options.run, baseUrl: () => publicBase, limits })
   route(app, "post", "/v1/*", capabilityRoute("post"), limits)
   route(app, "del", "/v1/*", capabilityRoute("del"), limits)
 

@@ -7,6 +7,7 @@ import { askers } from "../assistant/Api.ts"
 import { defineContract } from "../checkpoint/Capability.ts"
 import { EmptyParams, MessageSendParams, TaskIdParams, TaskQueryParams } from "./Protocol.ts"
 import { Task } from "../platform/Wire.ts"
+import { ListTasksParams } from "./V1.ts"
 
 
 const common = {
@@ -47,6 +48,17 @@ export const getTask = defineContract({
   description: "Read one of your tasks (A2A tasks/get); historyLength keeps the last N messages of its history.",
   input: TaskQueryParams,
   output: Task,
+  sensitivity: "low",
+  mutating: false
+})
+
+export const listTasks = defineContract({
+  ...common,
+  name: "a2a.tasks.list",
+  description: "List your tasks in this workspace, newest status first (A2A 1.0 ListTasks): filtered by context, state or status time, a page at a time with a cursor.",
+  input: ListTasksParams,
+  // 0.3 tasks, which the 1.0 mapping (src/a2a/V1.ts) turns into 1.0's
+  output: Schema.Unknown,
   sensitivity: "low",
   mutating: false
 })

@@ -1,5 +1,5 @@
 /**
- * The Agent Card (A2A v0.3): the public one at `/.well-known/agent-card.json` describes the
+ * The Agent Card (A2A v0.3, with 1.0's list of interfaces; src/a2a/V1.ts gives its 1.0 shape): the public one at `/.well-known/agent-card.json` describes the
  * platform's workspace assistant; the authenticated extended card, for a caller's workspace, lists
  * the agent with every skill it has there: the workspace's agents (a message names one in
  * `metadata.agentSlug`, the card's one extension) and its tools, as the caller's role allows.
@@ -25,11 +25,25 @@ const assistantSkill = {
   outputModes: ["text/plain"]
 }
 
+/**
+ * Where and how the agent is reached, as A2A 1.0 lists it (`supportedInterfaces`, the preferred
+ * first): 1.0 and 0.3 over JSON-RPC on one endpoint, told apart by the `A2A-Version` header, and
+ * 1.0 over HTTP+JSON under it.
+ */
+const supportedInterfaces = (endpoint: string) => [
+  { url: endpoint, protocolBinding: "JSONRPC", protocolVersion: "1.0" },
+  { url: `${endpoint}/v1`, protocolBinding: "HTTP+JSON", protocolVersion: "1.0" },
+  { url: endpoint, protocolBinding: "JSONRPC", protocolVersion: "0.3" }
+]
+
+const endpointOf = (baseUrl: string) => `${baseUrl.replace(/\/+$/, "")}/a2a`
+
 export const publicAgentCard = (baseUrl: string) => ({
   protocolVersion: PROTOCOL_VERSION,
   name: "svc workspace assistant",
   description: "The assistant of a workspace, reachable by any A2A client with a workspace key.",
-  url: `${baseUrl.replace(/\/+$/, "")}/a2a`,
+  url: endpointOf(baseUrl),
+  supportedInterfaces: supportedInterfaces(endpointOf(baseUrl)),
   preferredTransport: "JSONRPC",
   version: AGENT_VERSION,
   capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },

@@ -15,7 +15,8 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { AgentSlug } from "../../actors/agent/events.ts"
 import { AGENT_SLUG_METADATA, extendedAgentCard } from "./Card.ts"
 import type { MessageSendParams } from "./Protocol.ts"
-import { readTask, taskView } from "./Queries.ts"
+import { listOwnTasks, readTask, type TaskCursor, taskView } from "./Queries.ts"
+import { DEFAULT_PAGE_SIZE, stateFromV1, type TaskPage } from "./V1.ts"
 import { contentOf, keptParts, uploadsOf } from "./Parts.ts"
 import { contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask } from "./Tasks.ts"
 import { findConversation } from "../assistant/Queries.ts"
@@ -29,7 +30,7 @@ import { BadRequest } from "../platform/Errors.ts"
 import { PublicUrl } from "../identity/Organization.ts"
 import { prepareTurn } from "../assistant/Assistant.ts"
 import { uploaderOf } from "../assistant/Attachments.ts"
-import { ownRecord } from "../checkpoint/Person.ts"
+import { ownRecord, personOf } from "../checkpoint/Person.ts"
 import * as Api from "./Api.ts"
 
 /**
@@ -125,6 +126,58 @@ export const getTask = implement(Api.getTask, (invocation, params) =>
   Effect.map(ownTask(invocation, params.id), (task) => taskView(task, params.historyLength))
 )
 
+/** A page token: where the last page ended, opaque to the caller. */
+const pageToken = (cursor: TaskCursor) => Buffer.from(JSON.stringify([cursor.updatedAt, cursor.taskId])).toString("base64url")
+
+const invalidPageToken = new BadRequest({ reason: "invalid_page_token", message: "pageToken is not one a ListTasks answer gave" })
+
+const cursorOf = (token: string) =>
+  Effect.try({
+    try: (): TaskCursor => {
+      const [updatedAt, taskId] = JSON.parse(Buffer.from(token, "base64url").toString("utf8")) as unknown[]
+      if (typeof updatedAt !== "string" || Number.isNaN(Date.parse(updatedAt)) || typeof taskId !== "string") throw invalidPageToken
+      return { updatedAt, taskId }
+    },
+    catch: () => invalidPageToken
+  })
+
+const badFilter = (field: string, message: string) => new BadRequest({ reason: `invalid_${field}`, message })
+
+/**
+ * ListTasks (A2A 1.0): the caller's person's own tasks in this workspace, as tasks/get shows each
+ * (artifacts only when asked), newest status first; another person's are never listed.
+ */
+export const listTasks = implement(Api.listTasks, (invocation, params) =>
+  Effect.gen(function* () {
+    const person = yield* personOf(invocation)
+    const state = params.status === undefined || params.status === "TASK_STATE_UNSPECIFIED" ? undefined : stateFromV1(params.status)
+    if (params.status !== undefined && params.status !== "TASK_STATE_UNSPECIFIED" && state === undefined) return yield* badFilter("status", `status ${params.status} is not an A2A task state`)
+    if (params.statusTimestampAfter !== undefined && Number.isNaN(Date.parse(params.statusTimestampAfter))) {
+      return yield* badFilter("status_timestamp_after", "statusTimestampAfter must be an ISO 8601 time")
+    }
+    const cursor = params.pageToken === undefined || params.pageToken === "" ? undefined : yield* cursorOf(params.pageToken)
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE
+    const { tasks, total } = yield* listOwnTasks(
+      invocation.workspaceId!,
+      person,
+      { contextId: params.contextId || undefined, state, updatedAfter: params.statusTimestampAfter },
+      cursor,
+      pageSize
+    )
+    const page = tasks.slice(0, pageSize)
+    const last = page.at(-1)
+    return {
+      tasks: page.map((task) => {
+        const view = taskView(task, params.historyLength)
+        return params.includeArtifacts === true ? view : { ...view, artifacts: [] }
+      }),
+      nextPageToken: tasks.length > pageSize && last !== undefined ? pageToken({ updatedAt: last.updatedAt, taskId: last.taskId }) : "",
+      pageSize,
+      totalSize: total
+    } satisfies TaskPage
+  })
+)
+
 export const resubscribe = implement(Api.resubscribe, (invocation, params) =>
   Effect.gen(function* () {
     yield* ownTask(invocation, params.id)
@@ -157,4 +210,4 @@ export const extendedCard = implement(Api.extendedCard, (invocation) =>
   })
 )
 
-export const a2aCapabilities: ReadonlyArray<AnyCapability> = [sendMessage, streamMessage, getTask, resubscribe, cancelTask, extendedCard]
+export const a2aCapabilities: ReadonlyArray<AnyCapability> = [sendMessage, streamMessage, getTask, listTasks, resubscribe, cancelTask, extendedCard]

@@ -22,15 +22,23 @@ export const A2A_CONTENT_TYPE_NOT_SUPPORTED = -32005
 export const A2A_VERSION_NOT_SUPPORTED = -32009
 
 /** The A2A versions `/a2a` serves, as `A2A-Version` names them (Major.Minor; a patch is allowed and ignored). */
-export const SERVED_A2A_VERSIONS = ["0.3"] as const
+export const SERVED_A2A_VERSIONS = ["0.3", "1.0"] as const
+export type A2aVersion = (typeof SERVED_A2A_VERSIONS)[number]
+
+/** The served version a request's `A2A-Version` names; absent (or empty) is 0.3; undefined: not served. */
+export const versionOf = (header: string | undefined): A2aVersion | undefined => {
+  const version = header?.trim() ?? ""
+  if (version === "") return "0.3"
+  return SERVED_A2A_VERSIONS.find((served) => version === served || version.startsWith(`${served}.`))
+}
 
 /**
  * The refusal of a request whose `A2A-Version` this endpoint does not serve, or undefined. A request
  * without the header is a 0.3 request, as A2A 1.0's negotiation says of a client that sends none.
  */
 export const unservedVersion = (header: string | undefined): { readonly code: number; readonly message: string; readonly data: object } | undefined => {
+  if (versionOf(header) !== undefined) return undefined
   const version = header?.trim() ?? ""
-  if (version === "" || SERVED_A2A_VERSIONS.some((served) => version === served || version.startsWith(`${served}.`))) return undefined
   return {
     code: A2A_VERSION_NOT_SUPPORTED,
     message: `A2A version '${version}' is not supported; this endpoint serves ${SERVED_A2A_VERSIONS.join(", ")}`,

@@ -9,8 +9,8 @@ import { Effect } from "effect"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import { type A2aMessage, type Artifact, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
 import { type ActorHost, peekFenced } from "../../streams/ActorHost.ts"
-import { Db, type DbError, queryFirst } from "../../streams/Db.ts"
-import type { Task } from "../platform/Wire.ts"
+import { Db, type DbError, query, queryFirst } from "../../streams/Db.ts"
+import type { Task, TaskState as WireTaskState } from "../platform/Wire.ts"
 
 export interface TaskRecord {
   readonly taskId: string
@@ -38,32 +38,81 @@ export interface TaskRecord {
   readonly updatedAt: string
 }
 
+const TASK_COLUMNS = [
+  "task_id", "context_id", "org_id", "workspace_id", "user_id", "api_key_id", "conversation_id", "turn_id", "run_id", "state",
+  "status_message", "history", "artifacts", "pending_question_id", "created_at", "updated_at"
+]
+
+const recordOf = (row: any): TaskRecord => ({
+  taskId: row.task_id,
+  contextId: row.context_id,
+  orgId: row.org_id,
+  workspaceId: row.workspace_id,
+  userId: row.user_id,
+  apiKeyId: row.api_key_id,
+  conversationId: row.conversation_id,
+  turnId: row.turn_id,
+  runId: row.run_id,
+  state: row.state,
+  statusMessage: row.status_message,
+  history: row.history,
+  artifacts: row.artifacts,
+  pendingQuestionId: row.pending_question_id,
+  createdAt: (row.created_at as Date).toISOString(),
+  updatedAt: (row.updated_at as Date).toISOString()
+})
+
 export const findTask = (workspaceId: string, taskId: string): Effect.Effect<TaskRecord | undefined, DbError, Db> =>
   Effect.gen(function* () {
     if (!TASK_ID.test(taskId)) return undefined
     const db = yield* Db
     return yield* queryFirst("find a2a task", () => db.sql`
-      select task_id, context_id, org_id, workspace_id, user_id, api_key_id, conversation_id, turn_id, run_id, state,
-        status_message, history, artifacts, pending_question_id, created_at, updated_at
+      select ${db.sql(TASK_COLUMNS)}
       from ${db.table("a2a_tasks")}
-      where workspace_id = ${workspaceId} and task_id = ${taskId}`, (row): TaskRecord => ({
-      taskId: row.task_id,
-      contextId: row.context_id,
-      orgId: row.org_id,
-      workspaceId: row.workspace_id,
-      userId: row.user_id,
-      apiKeyId: row.api_key_id,
-      conversationId: row.conversation_id,
-      turnId: row.turn_id,
-      runId: row.run_id,
-      state: row.state,
-      statusMessage: row.status_message,
-      history: row.history,
-      artifacts: row.artifacts,
-      pendingQuestionId: row.pending_question_id,
-      createdAt: (row.created_at as Date).toISOString(),
-      updatedAt: (row.updated_at as Date).toISOString()
-    }))
+      where workspace_id = ${workspaceId} and task_id = ${taskId}`, recordOf)
+  })
+
+/** Where a page of a person's tasks ends: its last task's status time and id (newest first, ties by id). */
+export interface TaskCursor {
+  readonly updatedAt: string
+  readonly taskId: string
+}
+
+export interface TaskFilter {
+  readonly contextId?: string
+  readonly state?: WireTaskState
+  /** ISO 8601: only tasks whose status changed after it. */
+  readonly updatedAfter?: string
+}
+
+/**
+ * One page of a person's tasks in a workspace, newest status first, after `cursor`; `total` counts
+ * every task the filter matches, on every page.
+ */
+export const listOwnTasks = (
+  workspaceId: string,
+  userId: string,
+  filter: TaskFilter,
+  cursor: TaskCursor | undefined,
+  limit: number
+): Effect.Effect<{ readonly tasks: ReadonlyArray<TaskRecord>; readonly total: number }, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const none = db.sql``
+    const rows = yield* query("list a2a tasks", () => db.sql`
+      select * from (
+        select ${db.sql(TASK_COLUMNS)}, count(*) over () as total
+        from ${db.table("a2a_tasks")}
+        where workspace_id = ${workspaceId} and user_id = ${userId}
+          ${filter.contextId === undefined ? none : db.sql`and context_id = ${filter.contextId}`}
+          ${filter.state === undefined ? none : db.sql`and state = ${filter.state}`}
+          ${filter.updatedAfter === undefined ? none : db.sql`and updated_at > ${filter.updatedAfter}`}
+      ) matching
+      ${cursor === undefined ? none : db.sql`where (updated_at, task_id) < (${cursor.updatedAt}::timestamptz, ${cursor.taskId})`}
+      order by updated_at desc, task_id desc
+      limit ${limit + 1}`)
+    // one row past the page tells whether another follows; total is the same on every row
+    return { tasks: rows.map(recordOf), total: rows.length === 0 ? 0 : Number(rows[0].total) }
   })
 
 /**

@@ -374,18 +374,25 @@ describe("-32009: the A2A-Version header (A2A 1.0's negotiation)", () => {
 
   it("a version this endpoint does not serve is refused before the method runs, sending or streaming, and nothing is started", async () => {
     const before = await tasks()
-    for (const version of ["1.0", "1", "0.2", "banana"]) {
+    for (const version of ["1", "2.0", "0.2", "banana"]) {
       const error = expectRpcError(await rpc(request("message/send", message("hello"), 41), { headers: { "a2a-version": version } }), 41, -32009)
       expect(error.message).toContain(`'${version}'`)
-      expect(error.data).toEqual({ supportedVersions: ["0.3"] })
+      expect(error.data).toEqual({ supportedVersions: ["0.3", "1.0"] })
     }
     // a 1.0 method name is refused the same way: the version is read first
-    expectRpcError(await rpc(request("SendMessage", message("hello"), 42), { headers: { "a2a-version": "1.0" } }), 42, -32009)
+    expectRpcError(await rpc(request("SendMessage", message("hello"), 42), { headers: { "a2a-version": "2.0" } }), 42, -32009)
     // a stream is not opened: the refusal is a JSON answer
-    expectRpcError(await rpc(request("message/stream", message("hello"), 43), { headers: { "a2a-version": "1.0", accept: "text/event-stream" } }), 43, -32009)
+    expectRpcError(await rpc(request("message/stream", message("hello"), 43), { headers: { "a2a-version": "2.0", accept: "text/event-stream" } }), 43, -32009)
     // every entry of a batch, and a notification too (the request as a whole is refused)
-    const batch = await rpc([request("tasks/get", { id: "x" }, 44), { jsonrpc: "2.0", method: "message/send", params: message("hello") }], { headers: { "a2a-version": "1.0" } })
+    const batch = await rpc([request("tasks/get", { id: "x" }, 44), { jsonrpc: "2.0", method: "message/send", params: message("hello") }], { headers: { "a2a-version": "2.0" } })
     expect(batch.map((answer: any) => [answer.id, answer.error.code])).toEqual([[44, -32009], [null, -32009]])
+    expect(await tasks()).toBe(before)
+  })
+
+  it("1.0 is served too, with its own method names: a 0.3 name under A2A-Version 1.0 is not found, and nothing is started", async () => {
+    const before = await tasks()
+    expectRpcError(await rpc(request("message/send", message("hello"), 46), { headers: { "a2a-version": "1.0" } }), 46, -32601)
+    expectRpcError(await rpc(request("message/stream", message("hello"), 47), { headers: { "a2a-version": "1.0", accept: "text/event-stream" } }), 47, -32601)
     expect(await tasks()).toBe(before)
   })
 
