@@ -26,16 +26,14 @@ describe.skipIf(kafkaBrokers.length === 0)("resuming a chat stream on a two-proc
     cluster = await startTwoProcessCluster({ partitions: PARTITIONS, dirPrefix: "svc-resume-cluster-", env: { CLUSTER_SAMPLE_MS: "1000" } })
   })
   afterAll(() => cluster?.stop())
+  // what the chat client needs of a node: its address and the bootstrap's place and key
+  const nodeOf = (p: ClusterProcess) => ({ baseUrl: p.baseUrl, bootstrap: cluster!.bootstrap }) as unknown as TestNode
 
-  it("a stream dropped mid-turn on one process resumes on the other, live and after the end", { timeout: 180_000 }, async () => {
-    const { a, b, bootstrap } = cluster!
-    // what the chat client needs of a node: its address and the bootstrap's place and key
-    const nodeOf = (p: ClusterProcess) => ({ baseUrl: p.baseUrl, bootstrap }) as unknown as TestNode
-
-    // a slow turn on a: 90 words, 3 a chunk, 100 ms apart, take 3 s
+  /** The events a client saw of a turn on `p` before it dropped the stream after the third text chunk. */
+  const droppedAfterThreeChunks = async (p: ClusterProcess, content: string) => {
     const seen: Array<{ id: string | undefined; item: any }> = []
     const abort = new AbortController()
-    await streamChat(nodeOf(a), { content: "/long 90\n/slow 100" }, {
+    await streamChat(nodeOf(p), { content }, {
       signal: abort.signal,
       onEvent: (event, id) => {
         seen.push({ id, item: event })
@@ -43,6 +41,13 @@ describe.skipIf(kafkaBrokers.length === 0)("resuming a chat stream on a two-proc
       }
     })
     expect(abort.signal.aborted).toBe(true)
+    return seen
+  }
+
+  it("a stream dropped mid-turn on one process resumes on the other, live and after the end", { timeout: 180_000 }, async () => {
+    const { a, b } = cluster!
+    // a slow turn on a: 90 words, 3 a chunk, 100 ms apart, take 3 s
+    const seen = await droppedAfterThreeChunks(a, "/long 90\n/slow 100")
     const runId: string = seen[0].item.runId
     expect((await postJson(nodeOf(a), "assistant/reply", { runId })).body.runStatus).toBe("running")
 
@@ -71,18 +76,9 @@ describe.skipIf(kafkaBrokers.length === 0)("resuming a chat stream on a two-proc
   })
 
   it("a stream whose process was killed mid-turn ends on the other with engine_aborted once that process is gone", { timeout: 120_000 }, async () => {
-    const { a, b, bootstrap } = cluster!
-    const nodeOf = (p: ClusterProcess) => ({ baseUrl: p.baseUrl, bootstrap }) as unknown as TestNode
+    const { a, b } = cluster!
     // a turn of 60 s on a, its stream dropped after three chunks, then a killed
-    const seen: Array<{ id: string | undefined; item: any }> = []
-    const abort = new AbortController()
-    await streamChat(nodeOf(a), { content: "/long 1800\n/slow 100" }, {
-      signal: abort.signal,
-      onEvent: (event, id) => {
-        seen.push({ id, item: event })
-        if (seen.filter((s) => s.item.type === "text").length === 3) abort.abort()
-      }
-    })
+    const seen = await droppedAfterThreeChunks(a, "/long 1800\n/slow 100")
     const runId: string = seen[0].item.runId
     a.child.kill("SIGKILL")
     const killed = Date.now()
