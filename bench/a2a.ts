@@ -25,6 +25,15 @@
  *   reasoning, then `You said: hello` in chunks of three words), and publishes the turn's text the
  *   same way. The fair peer: every `message/send` of the platform is an agent turn.
  *
+ * Then A2A 1.0: the same two calls as `SendMessage` and `GetTask` (1.0's shapes: `ROLE_USER`,
+ * parts without `kind`, `{task}` as `SendMessage`'s result, `TASK_STATE_COMPLETED`) under the
+ * header `A2A-Version: 1.0`, to the platform's `/a2a` and to the a2a-js 1.x reference server
+ * (`@a2a-js/sdk` 1.3, installed as `@a2a-js/sdk-v1`: Express, its `jsonRpcHandler` without the
+ * 0.3 compatibility layer, `DefaultRequestHandler`, `InMemoryTaskStore`), once with the echo
+ * agent (`reference-v1`) and once with the `ai` SDK agent (`agent-v1`): the same answers, published
+ * as 1.0 events. The ceiling is measured in the 0.3 pass only. With BENCH_VERSIONS=0.3 or
+ * BENCH_VERSIONS=1.0, only that version's servers run.
+ *
  * Each server and method runs for BENCH_SECONDS with BENCH_CONCURRENCY requests in flight (each
  * sends its next as soon as its answer is in; none is sent after the window), after
  * BENCH_WARMUP_SECONDS of warm-up. Requests per second: every answer ÷ the time from the first
@@ -32,7 +41,8 @@
  * last byte. Also the serving process's CPU time per request (`process.cpuUsage()`, all its
  * threads: with PGlite, the database's too; a real Postgres's is not counted), and the event-loop
  * utilization of the serving process's main thread and of the load generator (near 100 %: the
- * client limits the figure). Platform ÷ each other server's ratios close the output.
+ * client limits the figure). Platform ÷ each other server of the same version: the ratios close the
+ * output.
  *
  * One node runs in this process, as in bench/chat.ts: embedded PGlite unless DATABASE_URL is set,
  * the embedded log unless KAFKA_BROKERS is set, the chat rate limit raised out of the way. The load
@@ -47,6 +57,14 @@
 import type { AgentCard, Message } from "@a2a-js/sdk"
 import { type AgentExecutor, DefaultRequestHandler, InMemoryTaskStore } from "@a2a-js/sdk/server"
 import { jsonRpcHandler, UserBuilder } from "@a2a-js/sdk/server/express"
+import { type AgentCard as AgentCardV1, type Message as MessageV1, type Part as PartV1, Role, TaskState } from "@a2a-js/sdk-v1"
+import {
+  AgentEvent,
+  type AgentExecutor as AgentExecutorV1,
+  DefaultRequestHandler as DefaultRequestHandlerV1,
+  InMemoryTaskStore as InMemoryTaskStoreV1
+} from "@a2a-js/sdk-v1/server"
+import { jsonRpcHandler as jsonRpcHandlerV1, UserBuilder as UserBuilderV1 } from "@a2a-js/sdk-v1/server/express"
 import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from "@ai-sdk/provider"
 import { streamText } from "ai"
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test"
@@ -107,7 +125,35 @@ const ONLY = process.env.BENCH_ONLY === "send" ? "message/send" : process.env.BE
 const HELLO = "hello"
 const PATHNAME = "/a2a"
 
+/** The two calls measured, named as in 0.3; `WIRE` names them in each version. */
 type Method = "message/send" | "tasks/get"
+type Version = "0.3" | "1.0"
+const VERSIONS = (["0.3", "1.0"] as const).filter((version) => process.env.BENCH_VERSIONS === undefined || process.env.BENCH_VERSIONS.split(",").includes(version))
+
+/** How each version writes the two calls and their answers. */
+const WIRE: Record<Version, {
+  readonly headers: Readonly<Record<string, string>>
+  readonly methods: Record<Method, string>
+  readonly message: () => object
+  /** The Task in a successful answer's result. */
+  readonly taskOf: (method: Method, result: unknown) => { id?: string; status?: { state?: string } } | undefined
+  readonly completed: string
+}> = {
+  "0.3": {
+    headers: {},
+    methods: { "message/send": "message/send", "tasks/get": "tasks/get" },
+    message: () => ({ kind: "message", role: "user", parts: [{ kind: "text", text: HELLO }], messageId: randomUUID() }),
+    taskOf: (_method, result) => ((result as { kind?: string } | undefined)?.kind === "task" ? (result as { id: string }) : undefined),
+    completed: "completed"
+  },
+  "1.0": {
+    headers: { "A2A-Version": "1.0" },
+    methods: { "message/send": "SendMessage", "tasks/get": "GetTask" },
+    message: () => ({ role: "ROLE_USER", parts: [{ text: HELLO }], messageId: randomUUID() }),
+    taskOf: (method, result) => (method === "message/send" ? (result as { task?: { id: string } } | undefined)?.task : (result as { id?: string } | undefined)),
+    completed: "TASK_STATE_COMPLETED"
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // The ceiling (child process): a bare uWS JSON-RPC route answering a fixed Task.
@@ -140,7 +186,8 @@ const startCeiling = () => {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The peers (child processes): the a2a-js reference server, with an echo agent or an `ai` SDK agent.
+// The peers (child processes): the a2a-js reference servers, 0.3 and 1.x, each with an echo agent
+// or an `ai` SDK agent.
 
 const CARD: AgentCard = {
   name: "Bench peer",
@@ -173,6 +220,52 @@ const agentAnswering = (answer: (content: string) => Promise<string>): AgentExec
       final: true,
       status: { state: "completed", timestamp: new Date().toISOString(), message: { kind: "message", role: "agent", messageId: randomUUID(), taskId, contextId, parts } }
     })
+    bus.finished()
+  },
+  cancelTask: async () => {}
+})
+
+/** 1.0's card: the same agent, its JSON-RPC 1.0 interface. */
+const CARD_V1: AgentCardV1 = {
+  name: CARD.name,
+  description: CARD.description,
+  supportedInterfaces: [{ url: CARD.url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }],
+  provider: undefined,
+  version: CARD.version,
+  capabilities: { streaming: true, pushNotifications: false, extensions: [] },
+  securitySchemes: {},
+  securityRequirements: [],
+  defaultInputModes: CARD.defaultInputModes,
+  defaultOutputModes: CARD.defaultOutputModes,
+  skills: CARD.skills.map((skill) => ({ ...skill, examples: [], inputModes: [], outputModes: [], securityRequirements: [] })),
+  signatures: []
+}
+
+const textOfMessageV1 = (message: MessageV1) => message.parts.flatMap((part) => (part.content?.$case === "text" ? [part.content.value] : [])).join("\n")
+
+/** `agentAnswering` in 1.0's events: the task, the answer as its artifact, the completed status. */
+const agentAnsweringV1 = (answer: (content: string) => Promise<string>): AgentExecutorV1 => ({
+  execute: async ({ taskId, contextId, userMessage }, bus) => {
+    bus.publish(AgentEvent.task({
+      id: taskId,
+      contextId,
+      status: { state: TaskState.TASK_STATE_SUBMITTED, timestamp: new Date().toISOString(), message: undefined },
+      artifacts: [],
+      history: [userMessage],
+      metadata: undefined
+    }))
+    const text = await answer(textOfMessageV1(userMessage))
+    const parts: Array<PartV1> = [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "" }]
+    bus.publish(AgentEvent.artifactUpdate({
+      taskId,
+      contextId,
+      artifact: { artifactId: randomUUID(), name: "answer", description: "", parts, metadata: undefined, extensions: [] },
+      append: false,
+      lastChunk: true,
+      metadata: undefined
+    }))
+    const message: MessageV1 = { messageId: randomUUID(), contextId, taskId, role: Role.ROLE_AGENT, parts, metadata: undefined, extensions: [], referenceTaskIds: [] }
+    bus.publish(AgentEvent.statusUpdate({ taskId, contextId, status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString(), message }, metadata: undefined }))
     bus.finished()
   },
   cancelTask: async () => {}
@@ -236,6 +329,14 @@ const startPeer = (agent: AgentExecutor) => () => {
   void announce(listenHttp(http.createServer(app)), async () => usageReply())
 }
 
+/** A 1.x peer: the 1.x reference server with `agent`, JSON-RPC 1.0 on `POST /a2a`, no authentication. */
+const startPeerV1 = (agent: AgentExecutorV1) => () => {
+  const requestHandler = new DefaultRequestHandlerV1(CARD_V1, new InMemoryTaskStoreV1(), agent)
+  const app = express()
+  app.use(PATHNAME, jsonRpcHandlerV1({ requestHandler, userBuilder: UserBuilderV1.noAuthentication }))
+  void announce(listenHttp(http.createServer(app)), async () => usageReply())
+}
+
 // ---------------------------------------------------------------------------------------------
 // The load generator (child process): node:http, one socket per request in flight.
 
@@ -244,6 +345,7 @@ interface Load {
   readonly port: number
   readonly key: string
   readonly method: Method
+  readonly version: Version
   /** tasks/get: the task read. */
   readonly taskId: string
   readonly concurrency: number
@@ -252,20 +354,17 @@ interface Load {
 
 let nextId = 1
 
-/** The request body of `method`, with a fresh JSON-RPC id (and, for message/send, a fresh messageId). */
-const bodyOf = (method: Method, taskId: string) => {
+/** The request body of `method` in `version`, with a fresh JSON-RPC id (and, for message/send, a fresh messageId). */
+const bodyOf = (method: Method, version: Version, taskId: string) => {
   const id = nextId++
-  const params =
-    method === "message/send"
-      ? { message: { kind: "message", role: "user", parts: [{ kind: "text", text: HELLO }], messageId: randomUUID() } }
-      : { id: taskId }
-  return { id, body: JSON.stringify({ jsonrpc: "2.0", id, method, params }) }
+  const params = method === "message/send" ? { message: WIRE[version].message() } : { id: taskId }
+  return { id, body: JSON.stringify({ jsonrpc: "2.0", id, method: WIRE[version].methods[method], params }) }
 }
 
 /** The failure in an answer to request `id` of `method`, if any: it must be the Task, and for message/send a completed one. */
-const failureOf = (method: Method, id: number, status: number, text: string) => {
+const failureOf = (method: Method, version: Version, id: number, status: number, text: string) => {
   if (status !== 200) return `${status} ${text.slice(0, 160)}`
-  let answer: { id?: unknown; result?: { kind?: string; status?: { state?: string } }; error?: { code: number; message: string } }
+  let answer: { id?: unknown; result?: unknown; error?: { code: number; message: string } }
   try {
     answer = JSON.parse(text)
   } catch {
@@ -273,15 +372,17 @@ const failureOf = (method: Method, id: number, status: number, text: string) => 
   }
   if (answer.error !== undefined) return `error ${answer.error.code} ${answer.error.message}`
   if (answer.id !== id) return `answered id ${String(answer.id)} to ${id}`
-  if (answer.result?.kind !== "task") return `not a Task: ${text.slice(0, 160)}`
-  if (method === "message/send" && answer.result.status?.state !== "completed") return `task ${answer.result.status?.state}`
+  const task = WIRE[version].taskOf(method, answer.result)
+  if (task?.id === undefined) return `not a Task: ${text.slice(0, 160)}`
+  if (method === "message/send" && task.status?.state !== WIRE[version].completed) return `task ${task.status?.state}`
   return undefined
 }
 
-const generateLoad = ({ port, key, method, taskId, concurrency, seconds }: Load) =>
+const generateLoad = ({ port, key, method, version, taskId, concurrency, seconds }: Load) =>
   loadWindow(concurrency, seconds, () => {
-    const { id, body } = bodyOf(method, taskId)
-    return postForText({ port, path: PATHNAME, key }, body, REQUEST_TIMEOUT_MS, (status, text) => failureOf(method, id, status, text))
+    const { id, body } = bodyOf(method, version, taskId)
+    return postForText({ port, path: PATHNAME, key, headers: WIRE[version].headers }, body, REQUEST_TIMEOUT_MS, (status, text) =>
+      failureOf(method, version, id, status, text))
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -289,10 +390,54 @@ const generateLoad = ({ port, key, method, taskId, concurrency, seconds }: Load)
 
 const progress = progressOf("bench:a2a")
 
-/** The servers measured, in the order of their windows, and their rows' labels. */
-const SERVERS = ["ceiling", "reference", "agent", "platform"] as const
-type Which = (typeof SERVERS)[number]
-type Child = Exclude<Which, "platform">
+/** The servers measured, in the order of their windows, each with the version it is spoken. */
+const VERSION_OF = {
+  ceiling: "0.3",
+  reference: "0.3",
+  agent: "0.3",
+  platform: "0.3",
+  "reference-v1": "1.0",
+  "agent-v1": "1.0",
+  "platform-v1": "1.0"
+} as const satisfies Record<string, Version>
+type Which = keyof typeof VERSION_OF
+const SERVERS = (Object.keys(VERSION_OF) as Array<Which>).filter((which) => VERSIONS.includes(VERSION_OF[which]))
+/** The platform's pass in each version. */
+const PLATFORM: Record<Version, Which> = { "0.3": "platform", "1.0": "platform-v1" }
+const isPlatform = (which: Which) => which === "platform" || which === "platform-v1"
+type Child = Exclude<Which, "platform" | "platform-v1">
+
+/** Platform ÷ each other server of its version, a line per method and version. */
+const ratioLines = (methods: ReadonlyArray<Method>, results: Record<Method, Partial<Record<Which, Measured>>>, labels: Record<Which, string>) =>
+  methods.flatMap((method) =>
+    VERSIONS.map((version) => {
+      const platform = results[method][PLATFORM[version]]!
+      const others = SERVERS.filter((which) => VERSION_OF[which] === version && !isPlatform(which))
+      return `- ${WIRE[version].methods[method]} (${version}): ${others.map((which) => `÷ ${labels[which]}: ${ratios(platform, results[method][which]!)}`).join("; ")}`
+    })
+  )
+
+/** Issue 24's targets, measured on the 0.3 pass. */
+const targetLines = (results: Record<Method, Partial<Record<Which, Measured>>>, works: ReadonlyArray<{ what: string; p50Ms: number }>) => {
+  const send = results["message/send"] as Partial<Record<Which, Measured>> | undefined
+  const get = results["tasks/get"] as Partial<Record<Which, Measured>> | undefined
+  const lines: Array<string> = []
+  if (send?.platform !== undefined && send.agent !== undefined) {
+    const sendP99 = quantile(send.platform.sorted, 0.99)
+    const sendMet = send.platform.rate >= 0.5 * send.agent.rate && send.platform.cpuMs <= 2 * send.agent.cpuMs
+    const loneSend = works.find((work) => work.what === "`message/send`")?.p50Ms
+    lines.push(
+      `Targets (issue 24): message/send at least 0.5 × the \`ai\` SDK agent peer at most twice its CPU per send: ${sendMet ? "met" : "not met"} ` +
+        `(${ratio(send.platform.rate, send.agent.rate)} ×, ${ratio(send.platform.cpuMs, send.agent.cpuMs)} × its CPU; p99 ${ms(sendP99)} ms); ` +
+        `a lone send answered in at most 25 ms at p50: ${loneSend !== undefined && loneSend <= 25 ? "met" : "not met"} (${loneSend === undefined ? "–" : ms(loneSend)} ms).`
+    )
+  }
+  if (get?.platform !== undefined && get.reference !== undefined) {
+    const getMet = get.platform.rate >= get.reference.rate
+    lines.push(`Target: tasks/get at least the reference's rate: ${getMet ? "met" : "not met"} (${int(get.platform.rate)}/s, ${ratio(get.platform.rate, get.reference.rate)} ×).`)
+  }
+  return lines
+}
 
 const bench = async (context: Bench) => {
   progress(`starting a node (${database}, ${brokers.length === 0 ? "embedded" : "Kafka"} log)`)
@@ -300,66 +445,66 @@ const bench = async (context: Bench) => {
   const key = node.bootstrap.workspaceKey
   const labels: Record<Which, string> = {
     ceiling: "ceiling (bare uWS)",
-    reference: "a2a-js reference (Express, echo agent)",
-    agent: "a2a-js reference, `ai` SDK agent (mock model)",
-    platform: platformLabel(node.log.mode)
+    reference: "a2a-js 0.3 reference (Express, echo agent)",
+    agent: "a2a-js 0.3 reference, `ai` SDK agent (mock model)",
+    platform: `${platformLabel(node.log.mode)}, 0.3`,
+    "reference-v1": "a2a-js 1.x reference (Express, echo agent)",
+    "agent-v1": "a2a-js 1.x reference, `ai` SDK agent (mock model)",
+    "platform-v1": `${platformLabel(node.log.mode)}, 1.0`
   }
 
-  const children: Record<Child, ReturnType<Bench["fork"]>> = { ceiling: context.fork("ceiling"), reference: context.fork("reference"), agent: context.fork("agent") }
+  const children = Object.fromEntries(SERVERS.filter((which) => !isPlatform(which)).map((which) => [which, context.fork(which)])) as Partial<Record<Child, ReturnType<Bench["fork"]>>>
   const load = context.fork("load")
-  const ports: Record<Which, number> = {
-    ceiling: await portOf(children.ceiling),
-    reference: await portOf(children.reference),
-    agent: await portOf(children.agent),
-    platform: node.port
-  }
+  const ports = { platform: node.port, "platform-v1": node.port } as Record<Which, number>
+  for (const [which, child] of Object.entries(children)) ports[which as Child] = await portOf(child)
 
-  /** One JSON-RPC call from this process, for the setup. */
+  /** One JSON-RPC call from this process, for the setup: the Task answered. */
   const call = async (which: Which, method: Method, params: object) => {
+    const version = VERSION_OF[which]
     const reply = await fetch(`http://127.0.0.1:${ports[which]}${PATHNAME}`, {
       method: "POST",
-      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: "setup", method, params })
+      headers: { ...WIRE[version].headers, authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: "setup", method: WIRE[version].methods[method], params })
     })
-    const answer = (await reply.json()) as { result?: { id: string; status: { state: string } }; error?: unknown }
-    if (reply.status !== 200 || answer.result === undefined) throw new Error(`${which}: ${method} answered ${reply.status} ${JSON.stringify(answer)}`)
-    return answer.result
+    const answer = (await reply.json()) as { result?: unknown; error?: unknown }
+    const task = WIRE[version].taskOf(method, answer.result)
+    if (reply.status !== 200 || task?.id === undefined) throw new Error(`${which}: ${method} answered ${reply.status} ${JSON.stringify(answer)}`)
+    return { id: task.id, state: task.status?.state, result: answer.result }
   }
   /** The task each server's tasks/get reads: the completed task of a first message/send. */
-  const firstTask = async (which: Which) => {
-    const sent = await call(which, "message/send", { message: { kind: "message", role: "user", parts: [{ kind: "text", text: HELLO }], messageId: randomUUID() } })
-    if (sent.status.state !== "completed") throw new Error(`${which}: the first task is ${sent.status.state}, not completed`)
-    return sent.id
-  }
-  const taskIds: Record<Which, string> = {
-    platform: await firstTask("platform"),
-    reference: await firstTask("reference"),
-    agent: await firstTask("agent"),
-    ceiling: "any"
+  const taskIds = {} as Record<Which, string>
+  for (const which of SERVERS.filter((which) => which !== "ceiling")) {
+    const sent = await call(which, "message/send", { message: WIRE[VERSION_OF[which]].message() })
+    if (sent.state !== WIRE[VERSION_OF[which]].completed) throw new Error(`${which}: the first task is ${sent.state}, not completed`)
+    taskIds[which] = sent.id
   }
   // the ceiling answers with the platform's Task
-  const task = await call("platform", "tasks/get", { id: taskIds.platform })
-  await ask(children.ceiling, { kind: "result", result: task }, kindIs("result"))
+  if (children.ceiling !== undefined) {
+    taskIds.ceiling = "any"
+    const task = await call("platform", "tasks/get", { id: taskIds.platform })
+    await ask(children.ceiling, { kind: "result", result: task.result }, kindIs("result"))
+  }
 
   // the work one send and one get cost the node, counted before the windows (`counting.ts`)
   progress("platform: the work per operation, counted")
   const works = [await countWork(node, "`message/send`", a2aSend(node), WORK_OPERATIONS), await countWork(node, "`tasks/get`", await a2aGet(node), WORK_OPERATIONS)]
 
-  const usage = (which: Which): Promise<Usage> => (which === "platform" ? Promise.resolve(usageNow()) : usageOf(children[which]))
+  const usage = (which: Which): Promise<Usage> => (isPlatform(which) ? Promise.resolve(usageNow()) : usageOf(children[which as Child]!))
 
   const session = PROFILE_DIR === undefined ? undefined : await openProfiler()
   if (PROFILE_DIR !== undefined) await mkdir(PROFILE_DIR, { recursive: true })
   const profiles: Partial<Record<Method, CpuProfile>> = {}
 
   const measure = async (which: Which, method: Method, seconds: number, profiled = false) => {
-    progress(`${which}: ${method}, ${CONCURRENCY} in flight, ${seconds} s`)
-    if (which === "platform") await settle(node)
+    progress(`${which}: ${WIRE[VERSION_OF[which]].methods[method]}, ${CONCURRENCY} in flight, ${seconds} s`)
+    if (isPlatform(which)) await settle(node)
+    // the 0.3 pass is the one profiled
     const profiling = profiled && which === "platform" && session !== undefined
     if (profiling) await session.start()
     const before = await usage(which)
     const window = await ask<Window>(
       load,
-      { kind: "load", port: ports[which], key, method, taskId: taskIds[which], concurrency: CONCURRENCY, seconds } satisfies Load,
+      { kind: "load", port: ports[which], key, method, version: VERSION_OF[which], taskId: taskIds[which], concurrency: CONCURRENCY, seconds } satisfies Load,
       kindIs("window")
     )
     const after = await usage(which)
@@ -374,39 +519,23 @@ const bench = async (context: Bench) => {
   const methods = (["message/send", "tasks/get"] as const).filter((method) => ONLY === undefined || method === ONLY)
   // warm every server up, then measure each in turn
   for (const method of methods) for (const which of SERVERS) await measure(which, method, WARMUP_SECONDS)
-  const results = {} as Record<Method, Record<Which, Measured>>
+  const results = {} as Record<Method, Partial<Record<Which, Measured>>>
   for (const method of methods) {
-    results[method] = {} as Record<Which, Measured>
+    results[method] = {}
     for (const which of SERVERS) results[method][which] = await measure(which, method, SECONDS, true)
   }
   session?.close()
-  const send = results["message/send"] as Record<Which, Measured> | undefined
-  const get = results["tasks/get"] as Record<Which, Measured> | undefined
 
-  const methodRow = (method: Method, which: Which) => row([method, labels[which], ...windowCells(results[method][which])])
-  const others = SERVERS.filter((which) => which !== "platform")
-  const ratioLines = methods.map((method) => `- ${method}: ${others.map((which) => `÷ ${labels[which]}: ${ratios(results[method].platform, results[method][which])}`).join("; ")}`)
-  const sendP99 = send === undefined ? 0 : quantile(send.platform.sorted, 0.99)
-  const sendMet = send !== undefined && send.platform.rate >= 0.5 * send.agent.rate && send.platform.cpuMs <= 2 * send.agent.cpuMs
-  const loneSend = works.find((work) => work.what === "`message/send`")?.p50Ms
-  const getMet = get !== undefined && get.platform.rate >= get.reference.rate
-  const sendTarget = send === undefined ? [] : [
-    `Targets (issue 24): message/send at least 0.5 × the \`ai\` SDK agent peer at most twice its CPU per send: ${sendMet ? "met" : "not met"} ` +
-      `(${ratio(send.platform.rate, send.agent.rate)} ×, ${ratio(send.platform.cpuMs, send.agent.cpuMs)} × its CPU; p99 ${ms(sendP99)} ms); ` +
-      `a lone send answered in at most 25 ms at p50: ${loneSend !== undefined && loneSend <= 25 ? "met" : "not met"} (${loneSend === undefined ? "–" : ms(loneSend)} ms).`
-  ]
-  const getTarget = get === undefined ? [] : [
-    `Target: tasks/get at least the reference's rate: ${getMet ? "met" : "not met"} (${int(get.platform.rate)}/s, ${ratio(get.platform.rate, get.reference.rate)} ×).`
-  ]
+  const methodRow = (method: Method, which: Which) => row([WIRE[VERSION_OF[which]].methods[method], labels[which], ...windowCells(results[method][which]!)])
   const profiled = methods.flatMap((method) => {
     const profile = profiles[method]
     return profile === undefined ? [] : ["", ...profileTables(`the platform's ${method} window`, profile)]
   })
 
   console.log([
-    `${machine(node.log.mode)}; offline model; ${CONCURRENCY} in flight, ${SECONDS} s per window${PROFILE_DIR === undefined ? "" : "; the platform's windows CPU-profiled (slower)"}.`,
+    `${machine(node.log.mode)}; offline model; ${CONCURRENCY} in flight, ${SECONDS} s per window${PROFILE_DIR === undefined ? "" : "; the platform's 0.3 windows CPU-profiled (slower)"}.`,
     "",
-    `\`POST ${PATHNAME}\` (${WINDOW_LEGEND}):`,
+    `\`POST ${PATHNAME}\`, A2A ${VERSIONS.join(" and ")} (${WINDOW_LEGEND}):`,
     "",
     ...table(
       ["method", "server", ...WINDOW_COLUMNS],
@@ -414,16 +543,15 @@ const bench = async (context: Bench) => {
       methods.flatMap((method) => SERVERS.map((which) => methodRow(method, which)))
     ),
     "",
-    "The work one operation costs the platform, one at a time:",
+    "The work one operation costs the platform (0.3), one at a time:",
     "",
     ...workTable(works),
     "",
-    "Ratios, platform ÷ each:",
+    "Ratios, platform ÷ each server of the same version:",
     "",
-    ...ratioLines,
+    ...ratioLines(methods, results, labels),
     "",
-    ...sendTarget,
-    ...getTarget,
+    ...targetLines(results, works),
     ...profiled
   ].join("\n"))
 }
@@ -431,5 +559,11 @@ const bench = async (context: Bench) => {
 runBench(import.meta.url, {
   bench,
   load: generateLoad,
-  servers: { ceiling: startCeiling, reference: startPeer(agentAnswering(echo)), agent: startPeer(agentAnswering(agentTurn)) }
+  servers: {
+    ceiling: startCeiling,
+    reference: startPeer(agentAnswering(echo)),
+    agent: startPeer(agentAnswering(agentTurn)),
+    "reference-v1": startPeerV1(agentAnsweringV1(echo)),
+    "agent-v1": startPeerV1(agentAnsweringV1(agentTurn))
+  }
 })

@@ -237,6 +237,8 @@ export interface Target {
   readonly port: number
   readonly path: string
   readonly key: string
+  /** More request headers, such as the protocol version a server is asked to speak. */
+  readonly headers?: Readonly<Record<string, string>>
 }
 
 /**
@@ -267,7 +269,7 @@ export const post = (
       path: target.path,
       method: "POST",
       agent,
-      headers: { authorization: `Bearer ${target.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+      headers: { ...target.headers, authorization: `Bearer ${target.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
     },
     (response) => read(response, end)
   )
