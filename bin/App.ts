@@ -59,6 +59,7 @@ import { systemCapabilities } from "../src/checkpoint/System.ts"
 import type { AppConfig } from "../src/platform/Config.ts"
 import * as Db from "../streams/Db.ts"
 import { signerLayer } from "../streams/Checkpoints.ts"
+import { cardSignerLayer } from "../src/a2a/CardSignature.ts"
 import { secretsLayer } from "../src/platform/Secrets.ts"
 import { AssistantSettings } from "../src/assistant/Settings.ts"
 import * as FairShares from "../src/platform/FairShares.ts"
@@ -175,6 +176,7 @@ export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: numbe
     Envelope.layer(config.authTokenEncryptionKey),
     Mail.layer(config.mail),
     signerLayer(config.audit, config.dataDir),
+    cardSignerLayer(config.a2aCardSigningKey, config.dataDir),
     fileContentsLayer,
     AccessCache.layer,
     NodeMetrics.layer

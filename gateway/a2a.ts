@@ -29,6 +29,7 @@ import {
   unservedVersion,
   versionOf
 } from "../src/a2a/Protocol.ts"
+import { CardSigner, JWKS_PATH } from "../src/a2a/CardSignature.ts"
 import { cardToV1, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
@@ -205,10 +206,17 @@ export const answerMethod = async (options: A2aRouteOptions, principal: Principa
   if (served.capability === "a2a.card.extended") {
     // the extended card names the endpoints this gateway serves, like the public one
     const { url, supportedInterfaces } = publicAgentCard(options.baseUrl())
-    return { result: served.result({ ...(exit.value as object), url, supportedInterfaces }) }
+    const card = served.result({ ...(exit.value as object), url, supportedInterfaces }) as object
+    // 1.0's card is signed, the extended one as the public one (0.3's carries no signatures)
+    return { result: served.result === V1_METHODS.GetExtendedAgentCard!.result ? await signedCard(options, card) : card }
   }
   return { result: served.result(exit.value) }
 }
+
+/** What the node's card key gives: a signer of 1.0 cards and its JWK Set (loaded at start, so this cannot fail). */
+const cardSigner = async (options: A2aRouteOptions) => Exit.getOrElse(await options.run(CardSigner), (cause) => { throw Cause.squash(cause) })
+
+const signedCard = async (options: A2aRouteOptions, card: object): Promise<object> => (await cardSigner(options)).sign(card, options.baseUrl())
 
 /** The caller, or the 401 that answers a request without a valid credential. */
 export const callerOf = async (options: A2aRouteOptions, req: HttpRequest): Promise<{ principal: Principal } | { refused: HttpReply }> => {
@@ -221,7 +229,11 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
   // the card in the version the client asks for (a 1.0 client says so in A2A-Version); 0.3's lists the 1.0 interfaces too
   route(app, "get", "/.well-known/agent-card.json", async (req) => {
     const card = publicAgentCard(options.baseUrl())
-    return { status: 200, headers: { vary: "A2A-Version" }, json: versionOf(req.headers[VERSION_HEADER]) === "1.0" ? cardToV1(card) : card }
+    return { status: 200, headers: { vary: "A2A-Version" }, json: versionOf(req.headers[VERSION_HEADER]) === "1.0" ? await signedCard(options, cardToV1(card)) : card }
+  })
+  // the public key of the 1.0 card's signatures, which their `jku` names
+  route(app, "get", JWKS_PATH, async () => {
+    return { status: 200, json: (await cardSigner(options)).jwks }
   })
 
   const dispatch = async (principal: Principal, calls: RequestCalls, entry: unknown, inBatch: boolean): Promise<object | undefined> => {

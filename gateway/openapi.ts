@@ -267,6 +267,9 @@ const discoveryRoutes = (): Paths => ({
   "/.well-known/agent-card.json": {
     get: { operationId: "a2a.card", summary: "The public A2A Agent Card (v0.3).", security: PUBLIC, responses: { "200": { description: "The Agent Card.", content: json({ type: "object" }) } } }
   },
+  "/.well-known/jwks.json": {
+    get: { operationId: "a2a.card.jwks", summary: "The JWK Set holding the public key of the A2A 1.0 card's signatures (their `jku`).", security: PUBLIC, responses: { "200": { description: "A JWK Set.", content: json({ type: "object" }) } } }
+  },
   "/.well-known/oauth-protected-resource": {
     get: { operationId: "mcp.resource_metadata", summary: "RFC 9728 metadata of the MCP endpoint.", security: PUBLIC, responses: { "200": { description: "Protected-resource metadata.", content: json({ type: "object" }) } } }
   },

@@ -58,11 +58,14 @@ export const publicAgentCard = (baseUrl: string) => ({
 /** The key of `message.metadata` that names the workspace agent a new task's turn runs as. */
 export const AGENT_SLUG_METADATA = "agentSlug"
 
-/** A2A v0.3 has no field that addresses one agent of an endpoint: a message names it in its metadata, as this extension says. */
+/**
+ * A2A v0.3 has no field that addresses one agent of an endpoint: a message names it in its metadata,
+ * as this extension says. It is not required, which the card says by leaving `required` out: a
+ * `false` there is a default the 1.0 card's signed canonical form omits (src/a2a/CardSignature.ts).
+ */
 const agentSlugExtension = {
   uri: "urn:svc:a2a:ext:agent-slug:v1",
-  description: `A message that starts a task may name the workspace agent it is for in message.metadata.${AGENT_SLUG_METADATA}: the id of one of this card's skills tagged "agent". Without it, the workspace assistant answers.`,
-  required: false
+  description: `A message that starts a task may name the workspace agent it is for in message.metadata.${AGENT_SLUG_METADATA}: the id of one of this card's skills tagged "agent". Without it, the workspace assistant answers.`
 }
 
 const agentSkill = (agent: WorkspaceAgent) => ({

@@ -65,6 +65,8 @@ export interface AppConfig {
   readonly tracing: boolean
   /** Base64 of 32 bytes sealing stored secrets (TOTP, SSO client secrets); unset: `<data dir>/secret.key`. */
   readonly secretKey: string | undefined
+  /** The A2A 1.0 card's ES256 key (src/a2a/CardSignature.ts), PKCS#8 PEM or JWK; unset: `<data dir>/a2a-card-signing.pem`. */
+  readonly a2aCardSigningKey: string | undefined
   /** Whether the sign-in cookie is marked Secure (off only for plain-http development). */
   readonly secureCookies: boolean
   /** Brute-force protection of passwords, TOTP codes and CLI user codes. */
@@ -278,6 +280,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     dbStatementCounts: env.DB_STATEMENT_COUNTS === "true",
     tracing: env.TRACING === "true" || Object.keys(env).some((name) => name.startsWith("OTEL_")),
     secretKey: env.SECRET_KEY || undefined,
+    a2aCardSigningKey: env.A2A_CARD_SIGNING_KEY || undefined,
     secureCookies: env.SECURE_COOKIES !== "false",
     lockout: {
       accountFailures: int(env.LOCKOUT_ACCOUNT_FAILURES, 5, "LOCKOUT_ACCOUNT_FAILURES"),

@@ -7,7 +7,7 @@
  */
 import { A2AClient } from "@a2a-js/sdk/client"
 import type { Task as V03Task } from "@a2a-js/sdk"
-import { CancelTaskRequest, GetTaskRequest, ListTasksRequest, Role, SendMessageRequest, type StreamResponse, SubscribeToTaskRequest, type Task, TaskState } from "@a2a-js/sdk-v1"
+import { type AgentCard, CancelTaskRequest, GetTaskRequest, ListTasksRequest, Role, SendMessageRequest, type StreamResponse, SubscribeToTaskRequest, type Task, TaskState, verifyAgentCardSignature } from "@a2a-js/sdk-v1"
 import { type Client, ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, RestTransportFactory } from "@a2a-js/sdk-v1/client"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -110,6 +110,57 @@ describe("the Agent Card", () => {
     expect(card.supportedInterfaces.map((i) => `${i.protocolBinding} ${i.protocolVersion} ${i.url}`)).toContain(`JSONRPC 1.0 ${node.baseUrl}/a2a`)
     expect(card.skills.map((skill) => skill.id)).toEqual(expect.arrayContaining(["assistant", "system__ping"]))
     expect(card.capabilities?.extensions?.map((e) => e.uri)).toEqual(["urn:svc:a2a:ext:agent-slug:v1"])
+  })
+})
+
+/**
+ * The SDK's card-signature check, its key fetched as a client would: the JWK Set `jku` names, the key
+ * `kid` names. It is given the card as served (JSON): the SDK's parsed card loses its
+ * securitySchemes when the check re-reads it, so no signature over the served card holds on that.
+ */
+const fetchedKeys: Array<string> = []
+const verifySignature = verifyAgentCardSignature(async (kid, jku) => {
+  fetchedKeys.push(`${jku} ${kid}`)
+  const { keys } = (await (await fetch(jku!)).json()) as { keys: Array<{ kid: string }> }
+  const key = keys.find((candidate) => candidate.kid === kid)
+  if (key === undefined) throw new Error(`no key ${kid} at ${jku}`)
+  return key
+})
+
+const publicCard = async () => (await (await fetch(`${node.baseUrl}/.well-known/agent-card.json`, { headers: { "a2a-version": "1.0" } })).json()) as AgentCard
+
+describe("the signed Agent Card", () => {
+  it("the public 1.0 card carries an ES256 JWS the SDK's check accepts, with the key from /.well-known/jwks.json", async () => {
+    const card = await publicCard()
+    expect(card.signatures).toHaveLength(1)
+    const header = JSON.parse(Buffer.from(card.signatures[0]!.protected, "base64url").toString())
+    expect(header).toMatchObject({ alg: "ES256", typ: "JOSE", jku: `${node.baseUrl}/.well-known/jwks.json` })
+    fetchedKeys.length = 0
+    await verifySignature(card)
+    expect(fetchedKeys).toEqual([`${node.baseUrl}/.well-known/jwks.json ${header.kid}`])
+  })
+
+  it("the extended card is signed too, over JSON-RPC and HTTP+JSON; the 0.3 card is not", async () => {
+    const rpc = await fetch(`${node.baseUrl}/a2a`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "a2a-version": "1.0", "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetExtendedAgentCard", params: {} })
+    })
+    const { result } = (await rpc.json()) as { result: AgentCard }
+    expect(result.name).toBe(`${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug} assistant`)
+    await verifySignature(result)
+    const rest = await fetch(`${node.baseUrl}/a2a/v1/extendedAgentCard`, { headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "a2a-version": "1.0" } })
+    await verifySignature((await rest.json()) as AgentCard)
+    expect(await (await fetch(`${node.baseUrl}/.well-known/agent-card.json`)).json()).not.toHaveProperty("signatures")
+  })
+
+  it("a card altered after signing fails the check: a renamed agent, an added skill, an interface moved elsewhere", async () => {
+    const card = await publicCard()
+    await expect(verifySignature({ ...card, name: "someone else" })).rejects.toThrow("No valid signatures")
+    await expect(verifySignature({ ...card, skills: [...card.skills, { ...card.skills[0]!, id: "extra" }] })).rejects.toThrow("No valid signatures")
+    const moved = card.supportedInterfaces.map((i) => ({ ...i, url: "https://attacker.example/a2a" }))
+    await expect(verifySignature({ ...card, supportedInterfaces: moved })).rejects.toThrow("No valid signatures")
+    await expect(verifySignature({ ...card, signatures: [] })).rejects.toThrow("No signatures")
   })
 })
 
