@@ -97,11 +97,15 @@ describe("approvals as interrupts", () => {
     const [interrupt] = parked.interrupts
     const parkedCall = agent.messages.flatMap((m) => (m.role === "assistant" ? (m.toolCalls ?? []) : [])).find((c) => c.id === interrupt!.toolCallId)
     expect(parkedCall).toMatchObject({ function: { name: "node.delete", arguments: JSON.stringify({ nodeId }) } })
+    expect(parked.types).not.toContain("TOOL_CALL_RESULT")
     expect((await call(node, "node.get", { nodeId })).status).toBe(200)
     const answered = await runOnce(agent, { resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { approved, note: approved ? undefined : "keep it" } }] })
     expect(answered.outcome).toBe("success")
-    const result = agent.messages.find((m) => m.role === "tool" && m.toolCallId === interrupt!.toolCallId)
-    return { nodeId, result: result?.role === "tool" ? JSON.parse(result.content as string) : undefined }
+    expect(answered.types).toEqual(["RUN_STARTED", "TOOL_CALL_RESULT", "RUN_FINISHED"])
+    const results = agent.messages.filter((m) => m.role === "tool" && m.toolCallId === interrupt!.toolCallId)
+    expect(results).toHaveLength(1)
+    const [result] = results
+    return { nodeId, agent, interruptId: interrupt!.id, result: result?.role === "tool" ? JSON.parse(result.content as string) : undefined }
   }
 
   it("approved on the next run: the call runs and its result is the execution", async () => {
@@ -110,9 +114,13 @@ describe("approvals as interrupts", () => {
     expect((await call(node, "node.get", { nodeId })).status).toBe(404)
   })
 
-  it("denied on the next run: nothing runs and the result says denied", async () => {
-    const { nodeId, result } = await parkAndAnswer(false)
+  it("denied on the next run: nothing runs and the result says denied; answered again, the result says why it was refused", async () => {
+    const { nodeId, agent, interruptId, result } = await parkAndAnswer(false)
     expect(result).toMatchObject({ status: "denied" })
+    expect((await call(node, "node.get", { nodeId })).status).toBe(200)
+    const again = await runOnce(agent, { resume: [{ interruptId, status: "resolved", payload: { approved: true } }] })
+    const refused = again.events.find((e) => e.type === "TOOL_CALL_RESULT") as { content?: string } | undefined
+    expect(JSON.parse(refused?.content ?? "null")).toEqual({ error: expect.any(String) })
     expect((await call(node, "node.get", { nodeId })).status).toBe(200)
   })
 })
