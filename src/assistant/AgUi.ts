@@ -14,6 +14,12 @@ import type { ChatEvent } from "../platform/Wire.ts"
 import type { TurnOutcome } from "./ChatEvents.ts"
 import type { ApprovalResolution } from "./ChatThread.ts"
 
+/**
+ * The CUSTOM event's name for a question the agent asked (and, with its status, for its end). Not an
+ * interrupt: the turn waits for the answer (`assistant/question/answer`) with the run still open.
+ */
+export const QUESTION_EVENT = "question"
+
 /** The interrupt's reason for a parked tool call. */
 export const APPROVAL_INTERRUPT = "tool_approval"
 
@@ -53,6 +59,8 @@ export class AgUiStream {
   #texts = 0
   readonly #calls = new Map<string, StartedCall>()
   readonly #interrupts: Array<Interrupt> = []
+  /** The ask_user call of each question asked. */
+  readonly #questionCalls = new Map<string, string>()
 
   constructor(private readonly run: AgUiRun) {}
 
@@ -71,11 +79,9 @@ export class AgUiStream {
       case "tool-call-start":
         return [...this.#startCall(event.toolCallId, event.capability, event.inputPreview), ...this.#endCall(event.toolCallId)]
       case "tool-call-end": {
-        const call = this.#calls.get(event.toolCallId)
-        if (call === undefined) return []
-        call.answered = true
-        const content = event.status === "completed" ? JSON.stringify(event.output ?? null) : JSON.stringify({ error: event.errorReason ?? "failed" })
-        return [...this.#endCall(event.toolCallId), { type: EventType.TOOL_CALL_RESULT, messageId: `result-${event.toolCallId}`, toolCallId: event.toolCallId, content, role: "tool" }]
+        // a call never named here has nothing to answer; an ask_user call was answered by its question's end
+        if (this.#calls.get(event.toolCallId)?.answered !== false) return []
+        return [...this.#endCall(event.toolCallId), this.#result(event.toolCallId, event.status === "completed" ? event.output ?? null : { error: event.errorReason ?? "failed" })]
       }
       case "approval-required": {
         const toolCallId = this.#unansweredCallOf(event.capability) ?? event.approvalId
@@ -89,15 +95,29 @@ export class AgUiStream {
         })
         return [...this.#startCall(toolCallId, event.capability, event.inputPreview), ...this.#endCall(toolCallId)]
       }
+      case "question": {
+        // the ask_user call that asked: its input is whole now, its result the question's end
+        const toolCallId = this.#unansweredCallOf("ask_user")
+        if (toolCallId !== undefined) this.#questionCalls.set(event.id, toolCallId)
+        const call = toolCallId === undefined ? [] : this.#endCall(toolCallId)
+        return [...this.#closeText(), ...call, { type: EventType.CUSTOM, name: QUESTION_EVENT, value: { id: event.id, question: event.question, options: event.options, status: "open" } }]
+      }
+      case "question-end": {
+        const toolCallId = this.#questionCalls.get(event.id)
+        const call = this.#calls.get(toolCallId ?? "")
+        const result: ReadonlyArray<AGUIEvent> = toolCallId === undefined || call === undefined || call.answered ? [] : [this.#result(toolCallId, { status: event.status })]
+        return [...result, { type: EventType.CUSTOM, name: QUESTION_EVENT, value: { id: event.id, status: event.status, ...(event.reason === undefined ? {} : { reason: event.reason }) } }]
+      }
       default:
-        // reasoning, steps, usage and questions have no AG-UI event here; a failure ends the run with RUN_ERROR
+        // reasoning, steps and usage have no AG-UI event here; a failure ends the run with RUN_ERROR
         return []
     }
   }
 
   /** The run's end: RUN_ERROR for a failure; else RUN_FINISHED, cancelled when stopped, an interrupt when calls wait for approval. */
   end(outcome: TurnOutcome): ReadonlyArray<AGUIEvent> {
-    const closed = this.#closeText()
+    // a run ends no call still taking its input (one the turn left as it stopped or failed)
+    const closed = [...this.#closeText(), ...[...this.#calls.keys()].flatMap((toolCallId) => this.#endCall(toolCallId))]
     if ("failure" in outcome) {
       return [...closed, { type: EventType.RUN_ERROR, message: outcome.failure.message, ...(outcome.failure.code === null ? {} : { code: outcome.failure.code }) }]
     }
@@ -105,6 +125,11 @@ export class AgUiStream {
     if (outcome.result.stopped) return [...closed, { ...finished, outcome: { type: "cancelled" } }]
     if (this.#interrupts.length > 0) return [...closed, { ...finished, outcome: { type: "interrupt", interrupts: this.#interrupts } }]
     return [...closed, { ...finished, result: { reply: outcome.result.reply }, outcome: { type: "success" } }]
+  }
+
+  #result(toolCallId: string, output: unknown): AGUIEvent {
+    this.#calls.get(toolCallId)!.answered = true
+    return { type: EventType.TOOL_CALL_RESULT, messageId: `result-${toolCallId}`, toolCallId, content: JSON.stringify(output), role: "tool" }
   }
 
   #openText(): ReadonlyArray<AGUIEvent> {

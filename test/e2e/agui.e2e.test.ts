@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto"
 import { type AgentSubscriber, type BaseEvent, HttpAgent, type Interrupt } from "@ag-ui/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { chatUrl, streamChat } from "../support/chat.ts"
+import { chatUrl, postJson, streamChat } from "../support/chat.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call } from "./client.ts"
 
@@ -122,5 +122,29 @@ describe("approvals as interrupts", () => {
     const refused = again.events.find((e) => e.type === "TOOL_CALL_RESULT") as { content?: string } | undefined
     expect(JSON.parse(refused?.content ?? "null")).toEqual({ error: expect.any(String) })
     expect((await call(node, "node.get", { nodeId })).status).toBe(200)
+  })
+})
+
+describe("questions", () => {
+  it("a question is a CUSTOM event named question, answered through the question route while the run goes on", async () => {
+    const agent = agentOf()
+    say(agent, "/ask Which colour? | red | blue")
+    const asked: Array<unknown> = []
+    agent.subscribe({
+      onCustomEvent: ({ event }) => {
+        asked.push(event.value)
+        const value = event.value as { id: string; status: string }
+        if (event.name === "question" && value.status === "open") void postJson(node, "assistant/question/answer", { questionId: value.id, answer: "blue" })
+      }
+    })
+    const run = await runOnce(agent)
+    expect(run.outcome).toBe("success")
+    expect(asked).toEqual([
+      { id: expect.stringMatching(/^qst_/), question: "Which colour?", options: ["red", "blue"], status: "open" },
+      expect.objectContaining({ status: "answered" })
+    ])
+    expect(assistantText(agent)).toContain('Tool ask_user returned: {"answer":"blue"}')
+    // the ask_user call has one result, the question's end
+    expect(agent.messages.filter((m) => m.role === "tool")).toEqual([expect.objectContaining({ content: JSON.stringify({ status: "answered" }) })])
   })
 })
