@@ -572,7 +572,7 @@ const agUiPaths = (registry: Registry, schemas: SchemaComponents): Paths => {
         responses: {
           "200": {
             description:
-              "AG-UI 1.0 events, one JSON event per `data:` line: `RUN_STARTED`, `TEXT_MESSAGE_*`, `TOOL_CALL_START`/`ARGS`/`END`/`RESULT`, then `RUN_FINISHED` " +
+              "AG-UI 1.0 events, one JSON event per `data:` line: `RUN_STARTED`, `TEXT_MESSAGE_*`, `TOOL_CALL_START`/`ARGS`/`END`/`RESULT`, `CUSTOM` named `question` for a question asked and ended, then `RUN_FINISHED` " +
               "(outcome `success`; `interrupt` with one `tool_approval` interrupt per call parked for approval; `cancelled` when stopped) or `RUN_ERROR`. " +
               "A run whose resume answers interrupts (payload `{ approved, note? }`; `cancelled` denies) streams each call's execution as its `TOOL_CALL_RESULT`.",
             content: { "text/event-stream": { schema: str } }
