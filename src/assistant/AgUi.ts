@@ -46,11 +46,15 @@ export interface AgUiRun {
 
 const runStarted = (run: AgUiRun): AGUIEvent => ({ type: EventType.RUN_STARTED, threadId: run.threadId, runId: run.runId, protocolVersion: PROTOCOL_VERSION })
 
-/** A call whose TOOL_CALL_START went out; `ended` once its input is whole (TOOL_CALL_END), `answered` once its result went out. */
+/**
+ * A call whose TOOL_CALL_START went out; `ended` once its input is whole (TOOL_CALL_END), `answered`
+ * once its result went out, `parked` once an approval holds it (its result is the resuming run's).
+ */
 interface StartedCall {
   readonly capability: string
   ended: boolean
   answered: boolean
+  parked: boolean
 }
 
 /** One turn's run: `event` for each of the turn's events in order, then `end` with its outcome. */
@@ -93,7 +97,9 @@ export class AgUiStream {
           expiresAt: event.expiresAt,
           responseSchema: { type: "object", properties: { approved: { type: "boolean" }, note: { type: "string" } }, required: ["approved"] }
         })
-        return [...this.#startCall(toolCallId, event.capability, event.inputPreview), ...this.#endCall(toolCallId)]
+        const started = this.#startCall(toolCallId, event.capability, event.inputPreview)
+        this.#calls.get(toolCallId)!.parked = true
+        return [...started, ...this.#endCall(toolCallId)]
       }
       case "question": {
         // the ask_user call that asked: its input is whole now, its result the question's end
@@ -148,7 +154,7 @@ export class AgUiStream {
   /** TOOL_CALL_START once per call; a call whose input did not stream gets the turn's preview of it as its arguments. */
   #startCall(toolCallId: string, capability: string, preview: string | undefined): ReadonlyArray<AGUIEvent> {
     if (this.#calls.has(toolCallId)) return []
-    this.#calls.set(toolCallId, { capability, ended: false, answered: false })
+    this.#calls.set(toolCallId, { capability, ended: false, answered: false, parked: false })
     const args: ReadonlyArray<AGUIEvent> = preview === undefined || preview === "" ? [] : [{ type: EventType.TOOL_CALL_ARGS, toolCallId, delta: preview }]
     return [...this.#closeText(), { type: EventType.TOOL_CALL_START, toolCallId, toolCallName: capability }, ...args]
   }
@@ -160,9 +166,9 @@ export class AgUiStream {
     return [{ type: EventType.TOOL_CALL_END, toolCallId }]
   }
 
-  /** The last call of this capability with no result yet: the one an approval parks. */
+  /** The first call of this capability neither answered nor parked: the one an approval parks or a question asks by. */
   #unansweredCallOf(capability: string): string | undefined {
-    return [...this.#calls].reverse().find(([, call]) => call.capability === capability && !call.answered)?.[0]
+    return [...this.#calls].find(([, call]) => call.capability === capability && !call.answered && !call.parked)?.[0]
   }
 }
 
