@@ -18,6 +18,9 @@ import type uWS from "uWebSockets.js"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "../src/assistant/ChatEvents.ts"
 import type { ResumedTurn } from "../src/assistant/TurnFollow.ts"
 import type { UiChatAnswer } from "../src/assistant/UiChat.ts"
+import type { AGUIEvent } from "@ag-ui/core"
+import { AgUiStream, encodeAgUiEvent, resumeAnswerEvents } from "../src/assistant/AgUi.ts"
+import type { AgUiAnswer } from "../src/assistant/AgUiRun.ts"
 import { approvalAnswerChunks, UI_MESSAGE_STREAM_END, UI_MESSAGE_STREAM_HEADERS, type UiChunk, UiMessageStream } from "../src/assistant/UiMessageStream.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { authenticate } from "../src/identity/Auth.ts"
@@ -34,7 +37,10 @@ export interface ChatRouteOptions {
   readonly limits: { readonly maxBodyBytes: number }
 }
 
-type Mode = "stream" | "ask" | "ui"
+type Mode = "stream" | "ask" | "ui" | "agui"
+
+/** The capability each turn route invokes. */
+const CAPABILITY_OF: Readonly<Record<Mode, string>> = { stream: "ask_assistant", ask: "ask_assistant", ui: "assistant.chat.ui", agui: "assistant.chat.agui" }
 
 /** The ask route's status for a failure after the turn started (7.2 codes; the stream has no status to give). */
 const ASK_FAILURE_STATUS: Readonly<Record<string, number>> = {
@@ -195,6 +201,26 @@ const uiSink = (res: uWS.HttpResponse, answer: UiChatAnswer): void => {
   })
 }
 
+/** What an AG-UI run started, as its events over SSE (@ag-ui/encoder's framing): the turn's events and end, or the interrupts it answered. */
+const agUiSink = (res: uWS.HttpResponse, answer: AgUiAnswer): void => {
+  const sse = openSse(res)
+  const write = (events: ReadonlyArray<AGUIEvent>) => {
+    for (const event of events) sse.framed(encodeAgUiEvent(event))
+  }
+  if (answer._tag === "resumed") {
+    write(resumeAnswerEvents(answer.run, answer.answers))
+    return sse.end()
+  }
+  const stream = new AgUiStream(answer.run)
+  answer.turn.listen({
+    event: (event) => write(stream.event(event)),
+    done: (outcome) => {
+      write(stream.end(outcome))
+      sse.end()
+    }
+  })
+}
+
 /** A chat's running turn followed from its start, as its UI message stream (the message a reloaded useChat shows again). */
 const uiResumeSink = (res: uWS.HttpResponse, resumed: ResumedTurn): void => {
   const ui = openUiStream(res)
@@ -266,14 +292,14 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       authorization: undefined,
       principal: authenticated.value,
       surface: "api" as const,
-      capability: mode === "ui" ? "assistant.chat.ui" : "ask_assistant",
+      capability: CAPABILITY_OF[mode],
       path: { orgSlug, workspaceSlug },
-      input: mode === "ui" ? jsonBody(req) : chatInput(req, mode),
+      input: mode === "ui" || mode === "agui" ? jsonBody(req) : chatInput(req, mode),
       idempotencyKey: req.headers["idempotency-key"],
       trace: req
     }
     // the streams frame the started turn's events; the ask route answers with its outcome
-    const exit = await options.run<StartedTurn | TurnOutcome | UiChatAnswer, unknown>(mode === "ask" ? askAndAwait(request) : invoke(request))
+    const exit = await options.run<StartedTurn | TurnOutcome | UiChatAnswer | AgUiAnswer, unknown>(mode === "ask" ? askAndAwait(request) : invoke(request))
     if (Exit.isFailure(exit)) return refusal(exit.cause)
     // the turn runs to its end whether or not the client stays (spec 3.2)
     if (mode === "stream") {
@@ -284,6 +310,10 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       uiSink(res, exit.value as UiChatAnswer)
       return Streaming
     }
+    if (mode === "agui") {
+      agUiSink(res, exit.value as AgUiAnswer)
+      return Streaming
+    }
     const outcome = exit.value as TurnOutcome
     return "result" in outcome ? { status: 200, json: encodeResult(outcome.result) } : askFailure(outcome.failure)
   }
@@ -292,6 +322,7 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
   route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/turns/:turnId/stream", resumeHandler(options, "path"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/turns/stream", resumeHandler(options, "body"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui", handler("ui"), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/agui", handler("agui"), options.limits)
   route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stream", chatIdHandler(options, "assistant.chat.ui.stream", "path", answerUiResume), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/stream", chatIdHandler(options, "assistant.chat.ui.stream", "body", answerUiResume), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stop", chatIdHandler(options, "assistant.chat.ui.stop", "path", (value) => ({ status: 200, json: value })), options.limits)

@@ -561,6 +561,32 @@ const uiChatPaths = (registry: Registry, schemas: SchemaComponents): Paths => {
   }
 }
 
+/** The AG-UI route (gateway/chat.ts, src/assistant/AgUi.ts): RunAgentInput in, AG-UI 1.0 events out over SSE. */
+const AG_UI_CAPABILITY = "assistant.chat.agui"
+
+const agUiPaths = (registry: Registry, schemas: SchemaComponents): Paths => {
+  const run = registry.byName.get(AG_UI_CAPABILITY)
+  if (run === undefined) return {}
+  return {
+    [pathOf(run)]: {
+      post: {
+        ...capabilityOperation(run, schemas, { positions: false }),
+        summary: "Run one assistant turn for an AG-UI client (its RunAgentInput), answered as AG-UI 1.0 events; or answer the interrupts a previous run ended with (its resume).",
+        responses: {
+          "200": {
+            description:
+              "AG-UI 1.0 events, one JSON event per `data:` line: `RUN_STARTED`, `TEXT_MESSAGE_*`, `TOOL_CALL_START`/`ARGS`/`END`/`RESULT`, `CUSTOM` named `question` for a question asked and ended, then `RUN_FINISHED` " +
+              "(outcome `success`; `interrupt` with one `tool_approval` interrupt per call parked for approval; `cancelled` when stopped) or `RUN_ERROR`. " +
+              "A run whose resume answers interrupts (payload `{ approved, note? }`; `cancelled` denies) streams each call's execution as its `TOOL_CALL_RESULT`.",
+            content: { "text/event-stream": { schema: str } }
+          },
+          ...errors("BadRequest", "Unauthorized", "PaymentRequired", "Forbidden", "NotFound", "Conflict", "PayloadTooLarge", "UnprocessableContent", "ChatRateLimited", "ChatUnavailable")
+        }
+      }
+    }
+  }
+}
+
 /** The upload route (gateway/upload.ts) reads a multipart body into the capability's input. */
 const UPLOAD_CAPABILITY = "assistant.attachments.upload"
 const UPLOAD_BODY = {
@@ -606,6 +632,7 @@ const build = (registry: Registry): JsonObject => {
     paths[placePath("chat/turns/{turnId}/stream")] = { get }
   }
   for (const [path, item] of Object.entries(uiChatPaths(registry, schemas))) paths[path] = item
+  for (const [path, item] of Object.entries(agUiPaths(registry, schemas))) paths[path] = item
   for (const [path, item] of Object.entries(handDescribed(registry, schemas))) paths[path] = { ...paths[path], ...item }
   return {
     openapi: "3.1.0",

@@ -28,6 +28,8 @@ export interface SseWriter {
   /** `event: <name>` then `data: <data>`, one `data:` line per line of `data`; after `id: <id>` when given. */
   event(name: string, data: string, id?: string): void
   comment(text: string): void
+  /** An event a protocol's own encoder framed (`data:` lines and the blank line), sent as it is. */
+  framed(event: string): void
   /** Flushes what is queued, then ends the response. */
   end(): void
   readonly closed: boolean
@@ -119,6 +121,10 @@ class Writer implements SseWriter {
   event(name: string, data: string, id?: string): void {
     if (LINE_BREAK.test(name)) throw new TypeError("An SSE event name cannot contain a line break")
     this.#send(`${idLine(id)}event: ${name}\n${prefixLines("data: ", data)}\n`)
+  }
+
+  framed(event: string): void {
+    this.#send(event)
   }
 
   comment(text: string): void {

@@ -220,6 +220,51 @@ export const chatUiStop = defineContract({
   changesAccess: false
 })
 
+/**
+ * AG-UI 1.0's RunAgentInput, as far as the route reads it: the thread (a chat id, the conversation
+ * it stands for), the run, the messages (the last person's message is the content) and the answers
+ * to the interrupts a previous run ended with. Tools, context, state and forwarded props are
+ * accepted and not read: the workspace's capabilities are the agent's tools.
+ */
+export const AgUiRunInput = Schema.Struct({
+  threadId: ChatId,
+  runId: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  messages: Schema.Array(Schema.Unknown).pipe(Schema.maxItems(1000)),
+  protocolVersion: Schema.optional(Schema.String),
+  parentRunId: Schema.optional(Schema.String),
+  tools: Schema.optional(Schema.Array(Schema.Unknown)),
+  context: Schema.optional(Schema.Array(Schema.Unknown)),
+  state: Schema.optional(Schema.Unknown),
+  forwardedProps: Schema.optional(Schema.Unknown),
+  resume: Schema.optional(
+    Schema.Array(
+      Schema.Struct({
+        interruptId: Schema.String,
+        status: Schema.Literal("resolved", "cancelled"),
+        payload: Schema.optional(Schema.Unknown),
+        metadata: Schema.optional(Schema.Unknown)
+      })
+    ).pipe(Schema.maxItems(100))
+  )
+})
+
+export const chatAgUi = defineContract({
+  ...common,
+  name: "assistant.chat.agui",
+  roles: askers,
+  description:
+    "Run one assistant turn for an AG-UI client (RunAgentInput in, AG-UI 1.0 events out over SSE): the thread id is the conversation, the last person's message the content. " +
+    "A turn that parks tool calls for approval ends with an interrupt outcome; a run whose resume answers those interrupts resolves the approvals instead (agent.approvals.resolve).",
+  rest: { method: "post", path: "agui" },
+  surfaces: ["api"],
+  input: AgUiRunInput,
+  // the started turn (or the approvals answered) stays in the process; the gateway frames it
+  output: Schema.Unknown,
+  sensitivity: "medium",
+  mutating: true,
+  changesAccess: false
+})
+
 export const listAgentTools = defineContract({
   ...common,
   name: "agent.tools.list",

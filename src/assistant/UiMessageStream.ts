@@ -8,7 +8,7 @@
  */
 import { UI_MESSAGE_STREAM_HEADERS as SDK_HEADERS, type UIMessageChunk } from "ai"
 import type { ChatEvent, QuestionEndEvent, Usage } from "../platform/Wire.ts"
-import type { Execution } from "./Api.ts"
+import type { ApprovalResolution } from "./ChatThread.ts"
 import { previewOf, type TurnOutcome } from "./ChatEvents.ts"
 
 /** The SDK's headers for the protocol, but the three the SSE writer sends itself. */
@@ -182,10 +182,8 @@ export class UiMessageStream {
   }
 }
 
-/** What became of one approval a useChat request answered: its execution (spec 2.4), or why the resolve was refused. */
-export type ApprovalAnswer =
-  | { readonly toolCallId: string; readonly execution: typeof Execution.Type }
-  | { readonly toolCallId: string; readonly refused: string }
+/** What became of one approval a useChat request answered, named by its call. */
+export type ApprovalAnswer = { readonly toolCallId: string } & ApprovalResolution
 
 /**
  * The stream that answers a request resolving approvals: it continues the assistant message that

@@ -122,6 +122,12 @@ describe("GET /openapi.json", () => {
     const uiStop = paths[`${PLACE}/chat/ui/{id}/stop`].post
     expect(uiStop.requestBody).toBeUndefined()
     expect(uiStop.responses["200"].content["application/json"].schema.required).toEqual(["found"])
+    // the AG-UI route: RunAgentInput in, AG-UI events out
+    const agui = paths[`${PLACE}/agui`].post
+    expect(agui.operationId).toBe("assistant.chat.agui")
+    expect(Object.keys(agui.requestBody.content["application/json"].schema.properties)).toEqual(expect.arrayContaining(["threadId", "runId", "messages", "resume"]))
+    expect(Object.keys(agui.responses["200"].content)).toEqual(["text/event-stream"])
+    expect(agui.responses["200"].description).toContain("RUN_FINISHED")
     const ask = paths[`${PLACE}/assistant/ask`].post
     expect(Object.keys(ask.requestBody.content["application/json"].schema.properties)).not.toContain("tier")
     expect(ask.responses["200"].content["application/json"].schema.required).toContain("conversationPublicId")
