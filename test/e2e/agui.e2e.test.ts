@@ -8,7 +8,7 @@ import { type AgentSubscriber, type BaseEvent, HttpAgent, type Interrupt } from 
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chatUrl, postJson, streamChat } from "../support/chat.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { call } from "./client.ts"
+import { call, createNote } from "./client.ts"
 
 let node: TestNode
 
@@ -80,11 +80,7 @@ describe("a turn as an AG-UI run", () => {
 })
 
 describe("approvals as interrupts", () => {
-  const makeNode = async () => {
-    await call(node, "schema.define_label", { label: "Note", properties: {} })
-    const created = await call(node, "node.create", { label: "Note", properties: {} })
-    return created.body.nodeId as string
-  }
+  const makeNode = () => createNote(node)
 
   /** A run that parks a delete (ending with its interrupt), then the run that answers it. */
   const parkAndAnswer = async (approved: boolean) => {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import type { UiDataTypes, UiMessageMetadata } from "../../src/assistant/UiMessageStream.ts"
 import { chatUrl, postJson, streamChat } from "../support/chat.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { call } from "./client.ts"
+import { call, createNote } from "./client.ts"
 
 type ChatMessage = UIMessage<UiMessageMetadata, UiDataTypes>
 
@@ -102,11 +102,7 @@ describe("a turn as a UI message stream", () => {
 })
 
 describe("approvals", () => {
-  const makeNode = async () => {
-    await call(node, "schema.define_label", { label: "Note", properties: {} })
-    const created = await call(node, "node.create", { label: "Note", properties: {} })
-    return created.body.nodeId as string
-  }
+  const makeNode = () => createNote(node)
 
   /** A turn that parks a delete, then the next request answering its approval as useChat's addToolApprovalResponse does. */
   const parkAndAnswer = async (approved: boolean) => {

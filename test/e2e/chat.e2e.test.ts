@@ -9,7 +9,7 @@ import { postJson, streamChat, waitForEvent } from "../support/chat.ts"
 import { addPerson, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { steppedClock } from "../support/clock.ts"
-import { call } from "./client.ts"
+import { call, createNote } from "./client.ts"
 
 let node: TestNode
 const clock = steppedClock()
@@ -111,12 +111,7 @@ describe("approvals", () => {
     const card = turn.events.find((e) => e.type === "approval-required")
     return { turn, card }
   }
-  const makeNode = async () => {
-    await call(node, "schema.define_label", { label: "Note", properties: {} })
-    const created = await call(node, "node.create", { label: "Note", properties: {} })
-    expect(created.status).toBe(200)
-    return created.body.nodeId as string
-  }
+  const makeNode = () => createNote(node)
 
   it("parks a call that needs approval: it does not run, the turn goes on, and approving runs it as a new run", async () => {
     const nodeId = await makeNode()

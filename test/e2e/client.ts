@@ -87,6 +87,14 @@ export const eventsOf = async (node: TestNode, key: string): Promise<Array<{ typ
   return rows.map((r) => ({ type: r.type, payload: r.payload }))
 }
 
+/** A `Note` node for a test to act on (deleting it, say): its id. */
+export const createNote = async (node: TestNode): Promise<string> => {
+  await call(node, "schema.define_label", { label: "Note", properties: {} })
+  const created = await call(node, "node.create", { label: "Note", properties: {} })
+  if (created.status !== 200) throw new Error(`node.create answered ${created.status}`)
+  return created.body.nodeId as string
+}
+
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** Polls `read` until `done` holds of its value, for read models projected asynchronously. */
