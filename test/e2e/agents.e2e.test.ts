@@ -251,7 +251,9 @@ describe("a turn of an agent", () => {
 
   it("A2A: the extended card lists the agents as skills and declares how a message names one; message.metadata.agentSlug runs it", async () => {
     const card = (await rpc("agent/getAuthenticatedExtendedCard", {})).result
-    expect(card.capabilities.extensions).toEqual([expect.objectContaining({ uri: "urn:svc:a2a:ext:agent-slug:v1", required: false })])
+    // not required: left out, as the signed 1.0 card must (its verifier's schema drops the default)
+    expect(card.capabilities.extensions).toEqual([expect.objectContaining({ uri: "urn:svc:a2a:ext:agent-slug:v1" })])
+    expect(card.capabilities.extensions[0].required ?? false).toBe(false)
     const skills = new Map<string, any>(card.skills.map((skill: any) => [skill.id, skill]))
     expect(skills.get("assistant")).toMatchObject({ name: "Workspace assistant" })
     expect(skills.get("writer")).toMatchObject({ name: "Writer", description: "Writes short notes.", tags: ["agent"] })
