@@ -184,6 +184,21 @@ const openUiStream = (res: uWS.HttpResponse) => {
   }
 }
 
+/** A started turn relayed through a protocol's mapping (src/assistant/UiMessageStream.ts, AgUi.ts): each event's frames, then the end's, then `end`. */
+const relayMapped = <F>(
+  turn: StartedTurn,
+  mapping: { readonly event: (event: ChatEvent) => ReadonlyArray<F>; readonly end: (outcome: TurnOutcome) => ReadonlyArray<F> },
+  write: (frames: ReadonlyArray<F>) => void,
+  end: () => void
+) =>
+  turn.listen({
+    event: (event) => write(mapping.event(event)),
+    done: (outcome) => {
+      write(mapping.end(outcome))
+      end()
+    }
+  })
+
 /** What a useChat request started, as its UI message stream: the turn's events and end, or the approvals it answered. */
 const uiSink = (res: uWS.HttpResponse, answer: UiChatAnswer): void => {
   const ui = openUiStream(res)
@@ -191,14 +206,7 @@ const uiSink = (res: uWS.HttpResponse, answer: UiChatAnswer): void => {
     ui.write(approvalAnswerChunks(answer.messageId, answer.answers))
     return ui.end()
   }
-  const stream = new UiMessageStream()
-  answer.turn.listen({
-    event: (event) => ui.write(stream.event(event)),
-    done: (outcome) => {
-      ui.write(stream.end(outcome))
-      ui.end()
-    }
-  })
+  relayMapped(answer.turn, new UiMessageStream(), ui.write, ui.end)
 }
 
 /** What an AG-UI run started, as its events over SSE (@ag-ui/encoder's framing): the turn's events and end, or the interrupts it answered. */
@@ -211,14 +219,7 @@ const agUiSink = (res: uWS.HttpResponse, answer: AgUiAnswer): void => {
     write(resumeAnswerEvents(answer.run, answer.answers))
     return sse.end()
   }
-  const stream = new AgUiStream(answer.run)
-  answer.turn.listen({
-    event: (event) => write(stream.event(event)),
-    done: (outcome) => {
-      write(stream.end(outcome))
-      sse.end()
-    }
-  })
+  relayMapped(answer.turn, new AgUiStream(answer.run), write, () => sse.end())
 }
 
 /** A chat's running turn followed from its start, as its UI message stream (the message a reloaded useChat shows again). */
