@@ -31,9 +31,12 @@ import { type HttpRequest, jsonBody, jsonError, observeRequests, PayloadTooLarge
  * taking a bearer credential, never a cookie, and the public discovery documents. The MCP SDK
  * client sends MCP-Protocol-Version when it fetches the protected-resource metadata too.
  */
+const A2A_REQUEST_HEADERS = ["Authorization", "Content-Type", "Svc-Position", "X-A2A-Extensions", "A2A-Version"]
 const CORS_ROUTES: ReadonlyArray<CorsRoute> = [
   { path: "/mcp", methods: ["POST", "GET", "DELETE"], requestHeaders: ["Authorization", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-ID"], public: false },
-  { path: "/a2a", methods: ["POST"], requestHeaders: ["Authorization", "Content-Type", "Svc-Position", "X-A2A-Extensions", "A2A-Version"], public: false },
+  { path: "/a2a", methods: ["POST"], requestHeaders: A2A_REQUEST_HEADERS, public: false },
+  // A2A 1.0's HTTP+JSON binding (gateway/a2aRest.ts): its reads are GETs, its push-config deletes DELETEs
+  { path: "/a2a/v1/", methods: ["GET", "POST", "DELETE"], requestHeaders: A2A_REQUEST_HEADERS, public: false },
   { path: "/.well-known/", methods: ["GET"], requestHeaders: ["Mcp-Protocol-Version"], public: true }
 ]
 const CORS_EXPOSED_HEADERS = ["Mcp-Session-Id", "WWW-Authenticate", "Svc-Position", "Retry-After", "X-Request-Id"]

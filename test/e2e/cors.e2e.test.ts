@@ -63,10 +63,17 @@ describe("preflight", () => {
     expect(a2a.headers.get("access-control-allow-origin")).toBe(INSPECTOR)
     expect(a2a.headers.get("access-control-allow-headers")).toBe("Authorization, Content-Type, Svc-Position, X-A2A-Extensions, A2A-Version")
     expect(a2a.headers.get("access-control-allow-credentials")).toBeNull()
+
+    // A2A 1.0's HTTP+JSON binding: the same headers, and its GETs too
+    const rest = await preflight("/a2a/v1/tasks", INSPECTOR, "GET", "authorization,a2a-version")
+    expect(rest.status).toBe(204)
+    expect(rest.headers.get("access-control-allow-origin")).toBe(INSPECTOR)
+    expect(rest.headers.get("access-control-allow-methods")).toBe("GET, POST, DELETE")
+    expect(rest.headers.get("access-control-allow-headers")).toBe("Authorization, Content-Type, Svc-Position, X-A2A-Extensions, A2A-Version")
   })
 
-  it("from another origin: 403 without CORS headers on /mcp and /a2a", async () => {
-    for (const path of ["/mcp", "/a2a"]) {
+  it("from another origin: 403 without CORS headers on /mcp, /a2a and /a2a/v1", async () => {
+    for (const path of ["/mcp", "/a2a", "/a2a/v1/message:send"]) {
       const response = await preflight(path, STRANGER, "POST", "authorization,content-type")
       expect(response.status, path).toBe(403)
       expect(corsHeadersOf(response)).toEqual({})
@@ -136,7 +143,7 @@ describe("responses", () => {
   })
 
   it("the public documents are readable from any origin", async () => {
-    for (const path of ["/.well-known/agent-card.json", "/.well-known/oauth-protected-resource"]) {
+    for (const path of ["/.well-known/agent-card.json", "/.well-known/oauth-protected-resource", "/.well-known/jwks.json"]) {
       const response = await fetch(`${node.baseUrl}${path}`, { headers: { origin: STRANGER } })
       expect(response.status, path).toBe(200)
       expect(response.headers.get("access-control-allow-origin")).toBe("*")
