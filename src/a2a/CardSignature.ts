@@ -63,17 +63,30 @@ export interface CardSignerService {
 
 export class CardSigner extends Context.Tag("svc/a2a/CardSigner")<CardSigner, CardSignerService>() {}
 
+/** Cards whose signature is kept: the public card and each extended card a caller reads, per base URL. */
+const SIGNATURES_KEPT = 256
+
 export const makeCardSigner = (privateKey: KeyObject): CardSignerService => {
   const { kty, crv, x, y } = createPublicKey(privateKey).export({ format: "jwk" }) as Record<string, string>
   // RFC 7638: the key's thumbprint names it, so a rotated key is a new kid
   const kid = createHash("sha256").update(JSON.stringify({ crv, kty, x, y })).digest("base64url")
   const b64 = (text: string) => Buffer.from(text, "utf8").toString("base64url")
+  // A card changes with its agents and settings, not per request; ECDSA costs far more than the
+  // canonical form, and one card answers with one signature until it changes.
+  const signatures = new Map<string, string>()
+  const signatureOf = (signingInput: string) => {
+    const known = signatures.get(signingInput)
+    if (known !== undefined) return known
+    if (signatures.size >= SIGNATURES_KEPT) signatures.clear()
+    const signature = sign("sha256", Buffer.from(signingInput), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url")
+    signatures.set(signingInput, signature)
+    return signature
+  }
   return {
     jwks: { keys: [{ kty: kty!, crv: crv!, x: x!, y: y!, kid, use: "sig", alg: "ES256" }] },
     sign: (card, baseUrl) => {
       const header = b64(JSON.stringify({ alg: "ES256", typ: "JOSE", kid, jku: `${baseUrl.replace(/\/+$/, "")}${JWKS_PATH}` }))
-      const signingInput = `${header}.${b64(canonicalCard(card))}`
-      const signature = sign("sha256", Buffer.from(signingInput), { key: privateKey, dsaEncoding: "ieee-p1363" }).toString("base64url")
+      const signature = signatureOf(`${header}.${b64(canonicalCard(card))}`)
       const earlier = (card as { signatures?: ReadonlyArray<CardSignature> }).signatures ?? []
       return { ...card, signatures: [...earlier, { protected: header, signature }] }
     }
