@@ -9,10 +9,9 @@
  *
  * A caller answered from a task it started hears the actor's own answers; one that follows a task
  * run elsewhere (another request, another process) hears the task actor's events on this node's
- * tail of the log. The text chunks are not events (only the whole reply is, on completion), so a
- * follower hears status updates only.
+ * tail of the log, and the response's text from its run's recorded stream (`run.streamed`).
  */
-import { Cause, Deferred, Effect, Exit, Queue } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Queue } from "effect"
 import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
 import type { MessageContent } from "../../actors/a2atask/events.ts"
@@ -27,6 +26,8 @@ import { newPublicId } from "../identity/ApiKeyToken.ts"
 import type { TurnFailure, TurnSink } from "../assistant/ChatEvents.ts"
 import type { PreparedTurn } from "../assistant/PreparedTurn.ts"
 import { executeTurn } from "../assistant/Turn.ts"
+import { findRun } from "../assistant/Queries.ts"
+import { followRun, foundOnceCaughtUp } from "../assistant/TurnFollow.ts"
 import { TurnRegistry, type TurnRegistryService } from "../assistant/TurnRegistry.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Invocation } from "../checkpoint/Capability.ts"
@@ -173,6 +174,28 @@ const updatesOf = (taskId: string, contextId: string, now: () => string) => {
   return { status, artifactId, chunk }
 }
 
+/**
+ * The response's text as artifact chunks, each sent as the next text comes: the last is held back
+ * until then, so the final one can say lastChunk.
+ */
+const artifactChunks = (chunk: ReturnType<typeof updatesOf>["chunk"], send: (update: TaskArtifactUpdateEvent) => void) => {
+  let held: string | undefined
+  let sentChunks = 0
+  const flush = (lastChunk: boolean) => {
+    if (held === undefined) return
+    const text = held
+    held = undefined
+    send(chunk(text, sentChunks++ > 0, lastChunk))
+  }
+  return {
+    text: (text: string) => {
+      flush(false)
+      held = text
+    },
+    end: () => flush(true)
+  }
+}
+
 /** What the turn tells its task: its events and its end, as reports to the task's actor that the
  * listener hears once they are recorded. */
 const turnSink = (
@@ -183,16 +206,7 @@ const turnSink = (
   registry: TurnRegistryService,
   canceled: () => boolean
 ): TurnSink => {
-  // the last text chunk is held back until the next, so the final one can say lastChunk
-  let held: string | undefined
-  let sentChunks = 0
-  const flush = (lastChunk: boolean) => {
-    if (held === undefined) return
-    const text = held
-    held = undefined
-    const append = sentChunks++ > 0
-    report(undefined, () => listener.event(chunk(text, append, lastChunk)))
-  }
+  const chunks = artifactChunks(chunk, (update) => report(undefined, () => listener.event(update)))
 
   const endCanceled = (recorded?: Task) => {
     listener.event(status("canceled", true))
@@ -214,8 +228,7 @@ const turnSink = (
           })
           break
         case "text":
-          flush(false)
-          held = event.text
+          chunks.text(event.text)
           break
         case "question": {
           const options = event.options.length === 0 ? "" : ` (${event.options.join(" / ")})`
@@ -240,7 +253,7 @@ const turnSink = (
       if ("result" in outcome) {
         // a stopped turn is a cancelled task: the cancel recorded it already
         if (outcome.result.stopped) return report(undefined, () => endCanceled(), true)
-        flush(true)
+        chunks.end()
         const reply = agentMessage(taskId, contextId, outcome.result.reply)
         report(
           new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
@@ -322,24 +335,77 @@ const statusOf = (task: Task): TaskStatusUpdateEvent => ({
 /**
  * Follows the task until it settles (terminal, or waiting for input), from its state once the
  * read models hold what this node's tail had delivered, then from its events on the tail;
- * `onChange` hears each new state as a status update. Follows a task run elsewhere: another
+ * `onChange` runs on its first state and on each new one. Follows a task run elsewhere: another
  * request, another process. The task as it settled; undefined when there is no such task in the
  * workspace.
  */
-export const followTask = (workspaceId: string, taskId: string, onChange: (update: TaskStatusUpdateEvent) => void = () => {}) =>
+export const followTask = <E = never, R = never>(workspaceId: string, taskId: string, onChange?: (task: Task) => Effect.Effect<void, E, R>) =>
   Effect.scoped(
     Effect.gen(function* () {
       const followed = yield* follow(A2aTaskActor, taskId)
       if (followed.state._tag !== "Task" || followed.state.workspaceId !== workspaceId) return undefined
       let task: Task = followed.state
-      onChange(statusOf(task))
+      if (onChange !== undefined) yield* onChange(task)
       while (!FINAL_STATES.has(task.state)) {
         const next = A2aTaskActor.evolve(task, (yield* followed.take).event)
         if (next._tag !== "Task") return undefined
-        if (next.state !== task.state) onChange(statusOf(next))
+        if (next.state !== task.state && onChange !== undefined) yield* onChange(next)
         task = next
       }
       return task
+    })
+  )
+
+/** How long a follower's final status waits for the rest of its run's chunks to be heard. */
+const CHUNKS_BEFORE_END_MS = 10_000
+
+/**
+ * The response artifact of a task's run as the run's recorded stream gives it: from the run's
+ * start (A2A gives a follower no place to resume from: the first chunk, `append: false`, replaces
+ * what it held), then as it is recorded, until the run ends or asks a question.
+ */
+const followArtifact = (workspaceId: string, runId: string, chunk: ReturnType<typeof updatesOf>["chunk"], send: (update: TaskArtifactUpdateEvent) => void) =>
+  Effect.gen(function* () {
+    const run = yield* foundOnceCaughtUp(findRun(workspaceId, runId))
+    if (run === undefined) return
+    const chunks = artifactChunks(chunk, send)
+    const questioned = yield* Deferred.make<void>()
+    const followed = followRun(run, workspaceId, 0, {
+      event: ({ event }) => {
+        if (event.type === "text") chunks.text(event.text)
+        else if (event.type === "question") Deferred.unsafeDone(questioned, Exit.void)
+      },
+      done: ({ outcome }) => {
+        if ("result" in outcome && !outcome.result.stopped) chunks.end()
+      }
+    })
+    yield* Effect.raceFirst(followed, Deferred.await(questioned))
+  }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`a2a: following run ${runId}'s response failed`, cause)))
+
+/**
+ * `tasks/resubscribe` (SubscribeToTask): the task's status updates, and the response artifact of
+ * each run it works under (followArtifact); a run's chunks go out before the status that settles
+ * the task.
+ */
+const followTaskStream = (workspaceId: string, taskId: string, send: TaskListener["event"]) =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const clock = yield* Effect.clock
+      const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
+      let artifact: { readonly runId: string; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
+      yield* followTask(workspaceId, taskId, (task) =>
+        Effect.gen(function* () {
+          if (FINAL_STATES.has(task.state) && artifact !== undefined) {
+            yield* Fiber.await(artifact.fiber).pipe(Effect.timeoutOption(Duration.millis(CHUNKS_BEFORE_END_MS)))
+            yield* Fiber.interrupt(artifact.fiber)
+          }
+          send(statusOf(task))
+          if (task.state === "working" && task.runId !== null && artifact?.runId !== task.runId) {
+            if (artifact !== undefined) yield* Fiber.interrupt(artifact.fiber)
+            artifact = { runId: task.runId, fiber: yield* Effect.forkScoped(followArtifact(workspaceId, task.runId, updatesOf(taskId, task.contextId, now).chunk, send)) }
+          }
+        })
+      )
     })
   )
 
@@ -359,7 +425,7 @@ export const streamTask = (invocation: Invocation, accepted: { readonly task: Ne
         Effect.onError(() => Effect.sync(() => relay.done()))
       )
     } else {
-      yield* startInBackground(followTask(invocation.workspaceId!, accepted.taskId, relay.event).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
+      yield* startInBackground(followTaskStream(invocation.workspaceId!, accepted.taskId, relay.event).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
     }
     return relay satisfies Started<TaskStreamEvent, void>
   })

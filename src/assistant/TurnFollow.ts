@@ -90,7 +90,7 @@ export const foundOnceCaughtUp = <A, E, R>(find: Effect.Effect<A | undefined, E,
 export const findTurnToResume = (workspaceId: string, userId: string, id: string) => foundOnceCaughtUp(findOwnTurn(workspaceId, userId, id))
 
 /** Hands on the run's stream after `after`, from its recorded chunks and then from the tail, and its end. */
-const followRun = (run: RunRecord, workspaceId: string, after: number, listener: Listener<SequencedEvent, TurnEnding>) =>
+export const followRun = (run: RunRecord, workspaceId: string, after: number, listener: Listener<SequencedEvent, TurnEnding>) =>
   Effect.scoped(
     Effect.gen(function* () {
       // listen first, then read what the read models hold once past where the tail stood: each

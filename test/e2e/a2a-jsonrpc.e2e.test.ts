@@ -520,11 +520,15 @@ describe("requests that succeed", () => {
     const taskId = asked.envelopes[0].result.id
     const answered = await streamRpc(request("message/stream", message("blue", { taskId }), 51))
     expect(answered.contentType).toBe("text/event-stream")
-    for (const envelope of answered.envelopes) expect(expectRpcResult(envelope, 51)).toMatchObject({ kind: "status-update", taskId })
-    expect(answered.envelopes.at(-1).result).toMatchObject({ status: { state: "completed" }, final: true })
+    for (const envelope of answered.envelopes) expect(expectRpcResult(envelope, 51)).toMatchObject({ taskId })
+    expect(answered.envelopes.at(-1).result).toMatchObject({ kind: "status-update", status: { state: "completed" }, final: true })
     const task = expectRpcResult(await rpc(request("tasks/get", { id: taskId }, 52)), 52)
     expect(task.status.state).toBe("completed")
     expect(task.artifacts[0].parts[0].text).toContain('{"answer":"blue"}')
+    // the answer's stream carries the response as it is written, the whole of it
+    const chunks = answered.envelopes.map((e) => e.result).filter((r) => r.kind === "artifact-update")
+    expect(chunks.map((c) => c.artifact.parts[0].text).join("")).toBe(task.artifacts[0].parts[0].text)
+    expect(chunks.at(-1)).toMatchObject({ lastChunk: true })
   })
 })
 

@@ -250,6 +250,11 @@ describe("SendStreamingMessage and SubscribeToTask", () => {
     expect(updates.length).toBeGreaterThan(0)
     const end = updates.at(-1)!.payload!
     expect(end.$case === "statusUpdate" && end.value.taskId === followedId && end.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+    // the subscriber gets the response too, from its start: the task's artifact, whole
+    const followedText = updates.flatMap((event) => (event.payload?.$case === "artifactUpdate" ? [textOf(event.payload.value.artifact?.parts)] : [])).join("")
+    const done = await v1.getTask(getRequest(followedId))
+    expect(followedText).toBe(textOf(done.artifacts[0]?.parts))
+    expect(followedText.length).toBeGreaterThan(0)
   })
 })
 

@@ -294,22 +294,37 @@ describe("tasks/cancel and tasks/resubscribe", () => {
     await expect(sdkClient.getTask({ id: unknown })).rejects.toBeInstanceOf(TaskNotFoundError)
   })
 
-  it("resubscribing to a running task streams its status updates until the final one", async () => {
+  it("resubscribing to a running task streams its status updates and the whole response from its start, until the final status", async () => {
     let taskId = ""
     let resubscribed: Promise<Array<StreamEvent>> | undefined
+    let chunksSeen = 0
     const events = await readStream(client.sendMessageStream({ message: userMessage("/slow 100\n/long 24") }), (event) => {
       if (event.kind === "task") taskId = event.id
-      if (event.kind === "artifact-update" && resubscribed === undefined) resubscribed = readStream(client.resubscribeTask({ id: taskId }))
+      // joined mid-answer: a few chunks have gone by on the first stream
+      if (event.kind === "artifact-update" && ++chunksSeen === 3) resubscribed = readStream(client.resubscribeTask({ id: taskId }))
     })
     expect(events.at(-1)).toMatchObject({ kind: "status-update", status: { state: "completed" }, final: true })
     const updates = await resubscribed!
-    expect(updates.length).toBeGreaterThan(0)
-    for (const update of updates) expect(update).toMatchObject({ kind: "status-update", taskId, contextId: (events[0] as Task).contextId })
-    const statuses = updates as Array<TaskStatusUpdateEvent>
+    for (const update of updates) expect(update).toMatchObject({ taskId, contextId: (events[0] as Task).contextId })
+    const statuses = updates.filter((u): u is TaskStatusUpdateEvent => u.kind === "status-update")
     expect(statuses[0].status.state).toBe("working")
     expect(statuses[0].final).toBe(false)
-    expect(statuses.at(-1)).toMatchObject({ status: { state: "completed" }, final: true })
     expect(statuses.filter((u) => u.final)).toHaveLength(1)
+    expect(updates.at(-1)).toMatchObject({ kind: "status-update", status: { state: "completed" }, final: true })
+
+    // the response: the first chunk replaces what the client held, the last says so, and together
+    // they are the task's artifact, as the first stream gave it
+    const chunks = updates.filter((u): u is TaskArtifactUpdateEvent => u.kind === "artifact-update")
+    expect(chunks.length).toBeGreaterThan(1)
+    expect(chunks.map((c) => c.append)).toEqual([false, ...chunks.slice(1).map(() => true)])
+    expect(chunks.map((c) => c.lastChunk)).toEqual([...chunks.slice(1).map(() => false), true])
+    const textOf = (updates: ReadonlyArray<StreamEvent>) =>
+      updates.flatMap((u) => (u.kind === "artifact-update" ? u.artifact.parts.map((p) => (p.kind === "text" ? p.text : "")) : [])).join("")
+    const stored = resultOf<Task>(await getTask(taskId))
+    const artifact = stored.artifacts![0]!.parts.map((p) => (p.kind === "text" ? p.text : "")).join("")
+    expect(textOf(updates)).toBe(artifact)
+    expect(textOf(events)).toBe(artifact)
+    expect(new Set(chunks.map((c) => c.artifact.artifactId))).toEqual(new Set([stored.artifacts![0]!.artifactId]))
   })
 
   it("resubscribing to a task that ended streams its final state at once", async () => {
