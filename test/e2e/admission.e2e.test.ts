@@ -16,9 +16,15 @@ import { burstFromAnotherProcess } from "../support/burst.ts"
 import { chatUrl, postJson, streamChat, type StreamedTurn, waitForEvent } from "../support/chat.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
-const TURNS_RUNNING = 20
-const TURNS_STARTING = 10
-const BURST = 200
+/**
+ * The issue's scale is a run of its own (docs/performance.md, "Admission at 10,000"):
+ * `ADMISSION_BURST=10000` sends that many against the node's default bounds.
+ */
+const AT_SCALE = process.env.ADMISSION_BURST !== undefined
+const defaults = loadConfig({}).admission
+const TURNS_RUNNING = AT_SCALE ? defaults.maxTurnsRunning : 20
+const TURNS_STARTING = AT_SCALE ? defaults.maxTurnsStarting : 10
+const BURST = Number(process.env.ADMISSION_BURST ?? 200)
 
 let node: TestNode
 
@@ -61,7 +67,7 @@ const a2a = async (method: string, params: unknown) =>
 const message = (text: string) => ({ message: { role: "user", messageId: randomUUID(), parts: [{ kind: "text", text }] } })
 
 describe("admission of turns", () => {
-  it(`a burst of ${BURST} streams against ${TURNS_RUNNING} running turns: the excess is refused 503 before its stream opens, the rest end normally, and whoami stays quick`, { timeout: 60_000 }, async () => {
+  it(`a burst of ${BURST} streams against ${TURNS_RUNNING} running turns: the excess is refused 503 before its stream opens, the rest end normally, and whoami stays quick`, { timeout: 60_000 + BURST * 20 }, async () => {
     // a node in service: the key's access is cached, the workspace's first turn is behind it
     expect((await streamChat(node, { content: "warm" })).status).toBe(200)
     const refusalsBefore = await scrape("svc_admission_refusals_total")
@@ -126,7 +132,7 @@ describe("admission of turns", () => {
     expect(next.done).toMatchObject({ reply: "You said: after the burst", stopped: false })
   })
 
-  it("A2A past the bound: message/send gets the JSON-RPC error carrying 503 engine_unavailable, message/stream opens no stream", { timeout: 60_000 }, async () => {
+  it.skipIf(AT_SCALE)("A2A past the bound: message/send gets the JSON-RPC error carrying 503 engine_unavailable, message/stream opens no stream", { timeout: 60_000 }, async () => {
     // every running place taken by turns waiting on a question, a batch of starts at a time
     const held: Array<{ readonly turnId: string; readonly streamed: Promise<StreamedTurn> }> = []
     while (held.length < TURNS_RUNNING) {
