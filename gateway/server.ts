@@ -115,6 +115,7 @@ export const startGateway = (options: GatewayOptions): Promise<Gateway> => {
         cookie: req.headers.cookie,
         surface: "api",
         capability,
+        route: `${req.method} ${req.url}`,
         path,
         input: jsonBody(req),
         idempotencyKey: req.headers["idempotency-key"],

@@ -172,6 +172,8 @@ export interface InvokeRequest<E> {
   readonly surface: Surface
   /** The capability's name (undefined: none); unknown on this surface is 404 `unknown_capability`, after authentication. */
   readonly capability: string | undefined
+  /** The method and path a REST caller asked for: the 404 of a path no capability answers names it. */
+  readonly route?: string
   /** The slugs a route names; null on routes without them, where a credential's own place applies. */
   readonly path: { readonly orgSlug: string; readonly workspaceSlug: string } | null
   /** The raw input, read only once the caller is known to be allowed (a body is not parsed for a stranger). */

@@ -70,7 +70,8 @@ const access = (request: InvokeRequest<unknown>, registry: Registry, facts: Fact
   // a REST route names a workspace exactly when the capability acts in an organization or workspace
   const misrouted = capability !== undefined && request.surface === "api" && (capability.scope !== "principal") !== (request.path !== null)
   if (capability === undefined || !offeredOn(capability, request.surface) || misrouted) {
-    return refused(new NotFound({ reason: "unknown_capability", message: `no capability ${request.capability} on the ${request.surface} surface` }))
+    const asked = request.capability === undefined && request.route !== undefined ? `at ${request.route}` : `${request.capability} on the ${request.surface} surface`
+    return refused(new NotFound({ reason: "unknown_capability", message: `no capability ${asked}` }))
   }
   const machineAllowed = checkPurpose(principal, capability)
   if (Either.isLeft(machineAllowed)) return refused(machineAllowed.left)

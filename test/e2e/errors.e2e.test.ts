@@ -97,7 +97,9 @@ const badCases: ReadonlyArray<BadCase> = [
     request: () => call(node, "nope.nothing", {}),
     status: 404,
     code: "not_found",
-    reason: "unknown_capability"
+    reason: "unknown_capability",
+    // the path it was asked for, not an undefined capability's name
+    mentions: ["POST /v1/acme/main/nope/nothing"]
   },
   {
     name: "another organization in the path",
@@ -229,7 +231,8 @@ const badCases: ReadonlyArray<BadCase> = [
     request: () => postRaw("node.list", "{}"),
     status: 404,
     code: "not_found",
-    reason: "unknown_capability"
+    reason: "unknown_capability",
+    mentions: ["/v1/acme/main/node.list"]
   },
   // record decoding would take a `__proto__` key as the prototype and drop it: refused before
   {
