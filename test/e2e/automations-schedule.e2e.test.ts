@@ -13,6 +13,10 @@ import { steppedClock } from "../support/clock.ts"
 import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
+// the node's own zone is not UTC here (this file runs in a process of its own): a schedule given
+// no zone that ran at the node's local time would fire at another hour
+process.env.TZ = "Pacific/Auckland"
+
 const MINUTE = 60_000
 /** How long the test gives the node to show that nothing (more) happens. */
 const QUIET_MS = 1_500
@@ -180,5 +184,13 @@ describe("schedule triggers, with the clock moved by the test", () => {
     }
     await sleep(QUIET_MS)
     expect(await runsOf(utc)).toHaveLength(0)
+
+    // the schedule given no zone runs in UTC, and says so: at 09:30 UTC, five and a half hours on
+    expect((await asOwner("automation.get", { automationId: utc })).trigger).toMatchObject({ cronExpression: "30 9 * * *", timezone: "UTC" })
+    const nineThirtyUtc = target + (5 * 60 + 30) * MINUTE
+    advanceTo(firing(utc, nineThirtyUtc))
+    const utcRuns = await untilRuns(utc, (runs) => runs.length === 1 && succeeded(runs))
+    expect(utcRuns[0].tick).toBe(isoOf(nineThirtyUtc))
+    for (const id of [kolkata, bogota]) expect(await runsOf(id)).toHaveLength(1)
   })
 })
