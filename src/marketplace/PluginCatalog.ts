@@ -103,7 +103,7 @@ const PACK_REGISTRY_ID = "svc"
  * Spec 4.5: the pack registry as catalog entries (auth kind `none`, no transports, the pack's
  * category), without `hidden` and `preview` packs, filtered as servers are; one page (a handful).
  */
-const browsePacks = (
+export const browsePacks = (
   packs: ReadonlyArray<PackManifest>,
   input: { readonly search?: string | undefined; readonly transport?: string | undefined; readonly authKind?: string | undefined; readonly category?: string | undefined; readonly status?: string | undefined; readonly registryId?: string | undefined }
 ): ReadonlyArray<Api.CatalogServer> => {
