@@ -67,7 +67,7 @@ export const outcomeOf = (turn: StartedTurn) =>
 export const askAndAwait = <E>(request: InvokeRequest<E>) => Effect.flatMap(invoke(request), (started) => outcomeOf(started as StartedTurn))
 
 /** What a turn is asked with: the chat request's fields (A2A messages fill the first ones). */
-export type TurnRequest = Pick<typeof Api.ChatRequest.Type, "content" | "conversationId" | "turnId" | "attachments" | "goal" | "tier" | "model" | "effort">
+export type TurnRequest = Pick<typeof Api.ChatRequest.Type, "content" | "conversationId" | "turnId" | "attachments" | "goal" | "tier" | "model" | "effort" | "pageContext">
 
 /**
  * The rate a turn is counted against: an API key's own budget, a minute's turns across the cluster
@@ -133,10 +133,24 @@ const checkTurn = (invocation: Invocation, input: TurnRequest, newConversationPu
       tools: agentTools === null ? allowed : allowed.filter((tool) => agentTools.includes(tool.capability.name)),
       registry,
       agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions },
+      pageContext: pageContextOf(input.pageContext),
       place
     }
     return prepared
   })
+
+/** How much of a page's context a turn shows the model: enough to name a page and what is on it. */
+const PAGE_CONTEXT_CHARS = 2_000
+
+/**
+ * The page's context as JSON, cut at PAGE_CONTEXT_CHARS, with `<` escaped so that nothing in it can
+ * close the tag the prompt wraps it in; null when there is none.
+ */
+const pageContextOf = (pageContext: Readonly<Record<string, unknown>> | undefined): string | null => {
+  if (pageContext === undefined || Object.keys(pageContext).length === 0) return null
+  const json = JSON.stringify(pageContext).replaceAll("<", "\\u003c")
+  return json.length <= PAGE_CONTEXT_CHARS ? json : `${json.slice(0, PAGE_CONTEXT_CHARS)}… (cut)`
+}
 
 /** A run that is not the caller's person's, or none: 404 `run_not_found` alike. */
 export const runNotFound = (runId: string) => new NotFound({ reason: "run_not_found", message: `no run ${runId} of yours in this workspace` })

@@ -30,6 +30,8 @@ export interface PreparedTurn {
   readonly registry: Registry
   /** The workspace agent the turn runs as; null: the built-in workspace assistant. */
   readonly agent: { readonly name: string; readonly instructions: string } | null
+  /** The app page the person was on (spec 2.2), as the model is shown it (src/assistant/Turn.ts); null: none. */
+  readonly pageContext: string | null
   /**
    * The turn's place in the node (src/platform/Admission.ts), taken before its checks: whoever
    * holds the turn gives it back, as the turn ends or as what would start it fails.

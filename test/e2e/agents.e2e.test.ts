@@ -16,7 +16,7 @@ import { authenticate } from "../../src/identity/Auth.ts"
 import { askAgent } from "../../src/assistant/Agents.ts"
 import { loadConfig } from "../../src/platform/Config.ts"
 import { auditRows } from "../support/audit.ts"
-import { type OpenAiServer, type RecordedRequest, startOpenAiServer } from "../support/openaiServer.ts"
+import { type OpenAiServer, type RecordedRequest, startOpenAiServer, systemOf } from "../support/openaiServer.ts"
 import { connectMcp } from "../support/mcp.ts"
 import { addPerson, cliLogin, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
@@ -48,8 +48,6 @@ const toolError = (result: CallToolResult) => {
   return JSON.parse((result.content[0] as { text: string }).text)
 }
 
-/** The system prompt a recorded chat-completions request carried. */
-const systemOf = (request: RecordedRequest): string => request.body.messages.find((m: any) => m.role === "system")?.content ?? ""
 const toolsOf = (request: RecordedRequest): Array<string> => (request.body.tools ?? []).map((t: any) => t.function.name).sort()
 
 beforeAll(async () => {

@@ -34,6 +34,9 @@ export interface OpenAiServer {
   readonly close: () => Promise<void>
 }
 
+/** The system prompt a recorded chat-completions request carried. */
+export const systemOf = (request: RecordedRequest): string => request.body.messages.find((m: any) => m.role === "system")?.content ?? ""
+
 const words = (text: string): Array<string> => text.split(/(?<=\s)/).filter((w) => w !== "")
 
 const lastUserText = (body: any): string => {
