@@ -178,6 +178,8 @@ const table: Readonly<Record<string, Row>> = {
   PolicyVersionMismatch: conflict("policy_version_mismatch", (e) => `the policy bundle is at version ${e.currentVersion}, not ${e.expectedVersion}`),
   RepositoryNotRegistered: notFound("repository_not_registered", (e) => `repository ${e.repository} is not registered to this workspace`),
   NoRepositories: conflict("no_repositories", () => "no repository is registered to this workspace, so there is no Git credential to issue"),
+  WorkOrderNotFound: notFound("work_order_not_found", (e) => `no work order ${e.workOrderId} in this workspace`),
+  WorkOrderExists: conflict("work_order_exists", (e) => `work order ${e.workOrderId} already exists`),
   WorkOrderAlreadyClaimed: conflict("work_order_claimed", (e) => `work order ${e.workOrderId} is claimed by another machine`),
   // CLI device login (approve and deny; the token route answers in RFC 8628's own shape)
   DeviceAlreadyExists: conflict("device_exists", (e) => `device login ${e.deviceId} already exists`),

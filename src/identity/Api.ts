@@ -368,7 +368,7 @@ export const claimWorkOrder = defineContract({
   ...machineHostWrites,
   name: "host.work_orders.claim",
   description:
-    "Claim a work order of the workspace for the machine. Claiming it again returns the same claim; a work order another machine claimed is refused with 409 work_order_claimed.",
+    "Claim a work order an Owner or Admin created in the workspace, for the machine: exactly one machine gets it. Claiming it again returns the same claim; a work order another machine claimed is refused with 409 work_order_claimed, one not in the workspace with 404 work_order_not_found.",
   input: Schema.Struct({ workOrderId: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(128)) }),
   output: Schema.Struct({ claimId: Schema.String, workOrderId: Schema.String, machineId: Schema.String, claimedAt: Schema.String })
 })
@@ -517,6 +517,32 @@ export const listRepositories = defineContract({
   description: "The repositories the workspace's machines may get a Git credential for.",
   input: Schema.Struct({}),
   output: Schema.Struct({ repositories: Schema.Array(RegisteredRepository) })
+})
+
+export const createWorkOrder = defineContract({
+  ...machineSetters,
+  name: "machine.work_orders.create",
+  description: "Create a work order for the workspace's machines; one of them claims it with host.work_orders.claim.",
+  input: Schema.Struct({ title: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200)), detail: Schema.optional(MachineText(16_000)) }),
+  output: Schema.Struct({ workOrderId: Schema.String, title: Schema.String, createdAt: Schema.String })
+})
+
+export const WorkOrder = Schema.Struct({
+  workOrderId: Schema.String,
+  title: Schema.String,
+  detail: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  claimedBy: Schema.NullOr(Schema.String),
+  claimedAt: Schema.NullOr(Schema.String)
+})
+export type WorkOrder = typeof WorkOrder.Type
+
+export const listWorkOrders = defineContract({
+  ...machineLists,
+  name: "machine.work_orders.list",
+  description: "The workspace's work orders, newest first, with the machine that claimed each.",
+  input: Schema.Struct({ limit: MachineLimit }),
+  output: Schema.Struct({ workOrders: Schema.Array(WorkOrder) })
 })
 
 export const getMachineCa = defineContract({

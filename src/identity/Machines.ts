@@ -18,7 +18,9 @@ import { FleetActor } from "../../actors/fleet/actor.ts"
 import { RegisterRepository, SetPolicy } from "../../actors/fleet/protocol.ts"
 import { encodeEvent, keyOf } from "../../actors/kernel.ts"
 import { MachineActor } from "../../actors/machine/actor.ts"
-import { AcknowledgeCommand, ClaimWorkOrder, EnqueueCommand, IngestEvents, IssueCertificate, UploadMemory } from "../../actors/machine/protocol.ts"
+import { AcknowledgeCommand, ClaimWorkOrder as RecordWorkOrderClaim, EnqueueCommand, IngestEvents, IssueCertificate, UploadMemory } from "../../actors/machine/protocol.ts"
+import { WorkOrderActor } from "../../actors/workorder/actor.ts"
+import { ClaimWorkOrder, CreateWorkOrder } from "../../actors/workorder/protocol.ts"
 import { TelemetryActor } from "../../actors/telemetry/actor.ts"
 import { TelemetryIngested } from "../../actors/telemetry/events.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
@@ -29,14 +31,14 @@ import { BadRequest, Forbidden } from "../platform/Errors.ts"
 import { PlatformSecrets } from "../platform/Secrets.ts"
 import * as Api from "./Api.ts"
 import {
-  firstWorkOrderClaim,
   machineCommands,
   machineMemoriesMatching,
   workspaceMachineRecords,
   workspaceMachines,
   workspacePolicy,
   workspaceRepositories,
-  workspaceTelemetryBatches
+  workspaceTelemetryBatches,
+  workspaceWorkOrders
 } from "./Queries.ts"
 import { GIT_CREDENTIAL_MINUTES, publicKeySha256, workspaceCa } from "./WorkspaceCa.ts"
 
@@ -56,15 +58,6 @@ export class RepositoryNotRegistered extends Schema.TaggedError<RepositoryNotReg
 }) {
   override get message() {
     return `repository ${this.repository} is not registered to this workspace`
-  }
-}
-
-/** 409 `conflict`, reason `work_order_claimed`: another machine of the workspace holds the claim. */
-export class WorkOrderAlreadyClaimed extends Schema.TaggedError<WorkOrderAlreadyClaimed>()("WorkOrderAlreadyClaimed", {
-  workOrderId: Schema.String
-}) {
-  override get message() {
-    return `work order ${this.workOrderId} is claimed by another machine`
   }
 }
 
@@ -178,17 +171,16 @@ export const recallMemory = implement(Api.recallMemory, (invocation, input) =>
 export const claimWorkOrder = implement(Api.claimWorkOrder, (invocation, input) =>
   Effect.gen(function* () {
     const caller = yield* callerOf(invocation)
-    // Claims are checked against the read model: two machines claiming one work order in the
-    // same instant could both succeed (there is no work order actor to decide between them).
-    const held = yield* firstWorkOrderClaim(caller.workspaceId, input.workOrderId)
-    if (held !== undefined) {
-      if (held.machineId !== caller.machineId) return yield* new WorkOrderAlreadyClaimed({ workOrderId: input.workOrderId })
-      return { claimId: held.claimId, workOrderId: input.workOrderId, machineId: caller.machineId, claimedAt: held.claimedAt }
-    }
     const actors = yield* ActorHost
-    const claimId = invocation.newId("woc")
-    yield* actors.send(MachineActor, caller.machineId, new ClaimWorkOrder({ ...caller, claimId, workOrderId: input.workOrderId }), invocation.meta)
-    return { claimId, workOrderId: input.workOrderId, machineId: caller.machineId, claimedAt: invocation.at }
+    const { workOrderId } = input
+    const { machineId, orgId, workspaceId } = caller
+    // the work order's single writer decides who holds it: one machine, however many ask at once
+    const accepted = yield* actors.send(WorkOrderActor, workOrderId, new ClaimWorkOrder({ workOrderId, orgId, workspaceId, machineId, claimId: invocation.newId("woc") }), invocation.meta)
+    const claim = accepted.state._tag === "created" ? accepted.state.claim : null
+    if (claim === null) return yield* Effect.die(new Error(`work order ${workOrderId} accepted a claim it does not hold`))
+    // and the machine's own record of it, once
+    if (accepted.events.length > 0) yield* actors.send(MachineActor, machineId, new RecordWorkOrderClaim({ ...caller, claimId: claim.claimId, workOrderId }), invocation.meta)
+    return { claimId: claim.claimId, workOrderId, machineId, claimedAt: claim.claimedAt }
   })
 )
 
@@ -301,6 +293,20 @@ export const listRepositories = implement(Api.listRepositories, (invocation) =>
   Effect.map(workspaceRepositories(invocation.workspaceId!), (repositories) => ({ repositories }))
 )
 
+export const createWorkOrder = implement(Api.createWorkOrder, (invocation, input) =>
+  Effect.gen(function* () {
+    const actors = yield* ActorHost
+    const workOrderId = invocation.newId("wko")
+    const command = new CreateWorkOrder({ ...placeOf(invocation), workOrderId, title: input.title, detail: input.detail ?? null })
+    yield* actors.send(WorkOrderActor, workOrderId, command, invocation.meta)
+    return { workOrderId, title: input.title, createdAt: invocation.at }
+  })
+)
+
+export const listWorkOrders = implement(Api.listWorkOrders, (invocation, input) =>
+  Effect.map(workspaceWorkOrders(invocation.workspaceId!, input.limit ?? 50), (workOrders) => ({ workOrders }))
+)
+
 export const getMachineCa = implement(Api.getMachineCa, (invocation) =>
   Effect.map(PlatformSecrets, (secrets) => ({ certificate: workspaceCa(secrets, invocation.workspaceId!).certificate }))
 )
@@ -324,5 +330,7 @@ export const machineCapabilities: ReadonlyArray<AnyCapability> = [
   listMachineCommands,
   registerRepository,
   listRepositories,
+  createWorkOrder,
+  listWorkOrders,
   getMachineCa
 ]

@@ -9,7 +9,7 @@ import type postgres from "postgres"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { Db, type DbService, query } from "../../streams/Db.ts"
 import type { PolicyRule } from "../../actors/fleet/events.ts"
-import type { EnrolledMachine, MachineCommandEntry, MachineMemory, MachineRecord, RegisteredRepository, SsoProvider, TelemetryBatch, WorkspaceMember, WorkspaceSettings } from "./Api.ts"
+import type { EnrolledMachine, MachineCommandEntry, MachineMemory, MachineRecord, RegisteredRepository, SsoProvider, TelemetryBatch, WorkOrder, WorkspaceMember, WorkspaceSettings } from "./Api.ts"
 
 /** An organization and one of its workspaces, as a path names them. */
 export interface Place {
@@ -285,15 +285,21 @@ export const machineMemoriesMatching = (machineId: string, workspaceId: string, 
     return rows.map((r): MachineMemory => ({ memoryId: r.record_id, text: r.body, tags: r.detail.tags ?? [], uploadedAt: isoStamp(r.at) }))
   })
 
-/** The first claim of a work order in the workspace, if any machine claimed it. */
-export const firstWorkOrderClaim = (workspaceId: string, workOrderId: string) =>
+/** Up to `limit` of the workspace's work orders, newest first. */
+export const workspaceWorkOrders = (workspaceId: string, limit: number) =>
   Effect.gen(function* () {
     const db = yield* Db
-    const [held] = yield* query("find work order claim", () => db.sql`
-      select record_id, machine_id, at from ${db.table("machine_records")}
-      where workspace_id = ${workspaceId} and kind = 'work_order_claim' and subject = ${workOrderId}
-      order by at, record_id limit 1`)
-    return held === undefined ? undefined : { claimId: held.record_id as string, machineId: held.machine_id as string, claimedAt: isoStamp(held.at) }
+    const rows = yield* query("list work orders", () => db.sql`
+      select work_order_id, title, detail, created_at, claimed_by, claimed_at from ${db.table("work_orders")}
+      where workspace_id = ${workspaceId} order by created_at desc, work_order_id desc limit ${limit}`)
+    return rows.map((r): WorkOrder => ({
+      workOrderId: r.work_order_id,
+      title: r.title,
+      detail: r.detail,
+      createdAt: isoStamp(r.created_at as Date),
+      claimedBy: r.claimed_by,
+      claimedAt: isoStamp(r.claimed_at)
+    }))
   })
 
 /** The machines enrolled in the workspace, by id. */

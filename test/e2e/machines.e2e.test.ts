@@ -146,14 +146,16 @@ describe("a host key", () => {
     const ingested = await host("host.events.ingest", { events })
     expect(ingested).toEqual({ status: 200, body: { batchId: expect.stringMatching(/^hev_/), accepted: 2 } })
 
-    const claimed = await host("host.work_orders.claim", { workOrderId: "WO-7" })
+    const { workOrderId } = await asOwner("machine.work_orders.create", { title: "Rebuild the CI cache" })
+    const claimed = await host("host.work_orders.claim", { workOrderId })
     expect(claimed).toEqual({
       status: 200,
-      body: { claimId: expect.stringMatching(/^woc_/), workOrderId: "WO-7", machineId: "build-01", claimedAt: expect.any(String) }
+      body: { claimId: expect.stringMatching(/^woc_/), workOrderId, machineId: "build-01", claimedAt: expect.any(String) }
     })
     // claiming again returns the same claim; another machine of the workspace cannot take it
-    expect(await host("host.work_orders.claim", { workOrderId: "WO-7" })).toEqual(claimed)
-    expectError(await call(node, "host.work_orders.claim", { workOrderId: "WO-7" }, { key: keys.otherHost }), 409, "conflict", "work_order_claimed")
+    expect(await host("host.work_orders.claim", { workOrderId })).toEqual(claimed)
+    expectError(await call(node, "host.work_orders.claim", { workOrderId }, { key: keys.otherHost }), 409, "conflict", "work_order_claimed")
+    expectError(await host("host.work_orders.claim", { workOrderId: "WO-7" }), 404, "not_found", "work_order_not_found")
 
     expect(await host("host.policy.get", {})).toEqual({
       status: 200,
@@ -168,7 +170,7 @@ describe("a host key", () => {
     expect(records).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ recordId: ingested.body.batchId, kind: "events", detail: { count: 2, events } }),
-        expect.objectContaining({ recordId: claimed.body.claimId, kind: "work_order_claim", subject: "WO-7" })
+        expect.objectContaining({ recordId: claimed.body.claimId, kind: "work_order_claim", subject: workOrderId })
       ])
     )
     // and the read model under it
@@ -362,6 +364,17 @@ describe("what an Owner or Admin sets, a host key reads", () => {
     expect(records[0]).toMatchObject({ kind: "certificate_renewal", subject: expect.stringMatching(/^[0-9a-f]{32}$/), detail: { publicKeySha256: expect.any(String) } })
   })
 
+  it("gives a work order to exactly one of two machines claiming it at once", async () => {
+    for (let round = 0; round < 5; round++) {
+      const { workOrderId } = await asOwner("machine.work_orders.create", { title: `race ${round}`, detail: "first come" })
+      const replies = await Promise.all([keys.host, keys.otherHost].map((key) => host("host.work_orders.claim", { workOrderId }, key)))
+      expect(replies.map((r) => r.status).sort()).toEqual([200, 409])
+      const winner = replies.find((r) => r.status === 200)!.body.machineId
+      const listed = await eventually(() => asOwner("machine.work_orders.list", {}), (r) => r.workOrders.some((w: any) => w.workOrderId === workOrderId && w.claimedBy !== null))
+      expect(listed.workOrders.find((w: any) => w.workOrderId === workOrderId)).toMatchObject({ title: `race ${round}`, detail: "first come", claimedBy: winner })
+    }
+  })
+
   // spec 5 rule 8: the purpose rule, on every host capability and every setting
   const hostCalls: ReadonlyArray<readonly [string, unknown]> = [
     ["host.events.ingest", { events: [{ type: "x" }] }],
@@ -380,6 +393,8 @@ describe("what an Owner or Admin sets, a host key reads", () => {
     ["machine.commands.list", {}],
     ["machine.repositories.register", { repository: "r" }],
     ["machine.repositories.list", {}],
+    ["machine.work_orders.create", { title: "x" }],
+    ["machine.work_orders.list", {}],
     ["machine.certificate_authority.get", {}]
   ]
 
