@@ -208,6 +208,7 @@ const table: Readonly<Record<string, Row>> = {
   FileAlreadyExists: conflict("file_exists", (e) => `file ${e.fileId} already exists`),
   // media packs: no video provider configured (docs/decisions.md, "Media packs")
   VideoProviderUnavailable: conflict("video_provider_unavailable", (e) => e.message),
+  VideoProviderFailed: { status: 502, code: "bad_gateway", reason: "video_provider_failed", message: (e) => e.message },
   ImageProviderFailed: { status: 502, code: "bad_gateway", reason: "image_provider_failed", message: (e) => e.message },
   // workspace documents
   DocumentNotFound: notFound("document_not_found", (e) => `no document ${e.documentId} in this workspace`),
