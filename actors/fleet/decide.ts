@@ -1,7 +1,7 @@
 import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
 import { type FleetError, PolicyVersionMismatch } from "./errors.ts"
-import { type FleetEvent, PolicySet, RepositoryRegistered } from "./events.ts"
+import { type FleetEvent, PolicySet, RepositoryRegistered, RepositoryRemoved } from "./events.ts"
 import type { FleetCommand } from "./protocol.ts"
 import type { FleetState } from "./state.ts"
 
@@ -18,5 +18,8 @@ export const decide = (state: FleetState, command: FleetCommand, meta: CommandMe
     case "RegisterRepository":
       // registering a registered repository changes nothing
       return Either.right(state.repositories.includes(command.repository) ? [] : [new RepositoryRegistered({ orgId, workspaceId, repository: command.repository, at: meta.at })])
+    case "RemoveRepository":
+      // removing one not registered changes nothing
+      return Either.right(state.repositories.includes(command.repository) ? [new RepositoryRemoved({ orgId, workspaceId, repository: command.repository, at: meta.at })] : [])
   }
 }

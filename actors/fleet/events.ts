@@ -33,5 +33,13 @@ export class RepositoryRegistered extends Schema.TaggedClass<RepositoryRegistere
   at: Schema.String
 }) {}
 
-export const FleetEvent = Schema.Union(PolicySet, RepositoryRegistered)
+/** The repository's machines get no more Git credentials for it (those given run out by themselves). */
+export class RepositoryRemoved extends Schema.TaggedClass<RepositoryRemoved>()("fleet.repository_removed", {
+  orgId: Schema.NonEmptyString,
+  workspaceId: Schema.NonEmptyString,
+  repository: Schema.NonEmptyString,
+  at: Schema.String
+}) {}
+
+export const FleetEvent = Schema.Union(PolicySet, RepositoryRegistered, RepositoryRemoved)
 export type FleetEvent = typeof FleetEvent.Type

@@ -7,5 +7,7 @@ export const evolve = (state: FleetState, event: FleetEvent): FleetState => {
       return { ...state, policyVersion: event.version, rules: event.rules }
     case "fleet.repository_registered":
       return { ...state, repositories: [...state.repositories, event.repository] }
+    case "fleet.repository_removed":
+      return { ...state, repositories: state.repositories.filter((r) => r !== event.repository) }
   }
 }

@@ -22,5 +22,7 @@ export const project = (_after: FleetState, event: FleetEvent, ctx: EventContext
         pk: ["workspace_id", "repository"],
         row: { workspace_id: event.workspaceId, org_id: event.orgId, repository: event.repository, registered_by: ctx.actor, registered_at: event.at }
       }]
+    case "fleet.repository_removed":
+      return [{ op: "delete", table: "workspace_repositories", pk: ["workspace_id", "repository"], row: { workspace_id: event.workspaceId, repository: event.repository } }]
   }
 }

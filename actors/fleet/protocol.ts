@@ -16,5 +16,10 @@ export class RegisterRepository extends Schema.TaggedClass<RegisterRepository>()
   repository: Schema.NonEmptyString
 }) {}
 
-export const FleetCommand = Schema.Union(SetPolicy, RegisterRepository)
+export class RemoveRepository extends Schema.TaggedClass<RemoveRepository>()("RemoveRepository", {
+  ...place,
+  repository: Schema.NonEmptyString
+}) {}
+
+export const FleetCommand = Schema.Union(SetPolicy, RegisterRepository, RemoveRepository)
 export type FleetCommand = typeof FleetCommand.Type

@@ -508,6 +508,15 @@ export const registerRepository = defineContract({
   output: Schema.Struct({ repository: Schema.String })
 })
 
+export const removeRepository = defineContract({
+  ...machineSetters,
+  destructive: true,
+  name: "machine.repositories.remove",
+  description: "Remove a registered repository: the workspace's machines get no more Git credentials for it (credentials already given run out within 60 minutes). Removing one not registered changes nothing.",
+  input: Schema.Struct({ repository: Repository }),
+  output: Schema.Struct({ repository: Schema.String, removed: Schema.Literal(true) })
+})
+
 export const RegisteredRepository = Schema.Struct({ repository: Schema.String, registeredBy: Schema.String, registeredAt: Schema.String })
 export type RegisteredRepository = typeof RegisteredRepository.Type
 

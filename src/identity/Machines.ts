@@ -15,7 +15,7 @@
 import { createHash, createPublicKey, type KeyObject } from "node:crypto"
 import { Effect, Schema } from "effect"
 import { FleetActor } from "../../actors/fleet/actor.ts"
-import { RegisterRepository, SetPolicy } from "../../actors/fleet/protocol.ts"
+import { RegisterRepository, RemoveRepository, SetPolicy } from "../../actors/fleet/protocol.ts"
 import { encodeEvent, keyOf } from "../../actors/kernel.ts"
 import { MachineActor } from "../../actors/machine/actor.ts"
 import { AcknowledgeCommand, ClaimWorkOrder as RecordWorkOrderClaim, EnqueueCommand, IngestEvents, IssueCertificate, UploadMemory } from "../../actors/machine/protocol.ts"
@@ -289,6 +289,15 @@ export const registerRepository = implement(Api.registerRepository, (invocation,
   })
 )
 
+export const removeRepository = implement(Api.removeRepository, (invocation, input) =>
+  Effect.gen(function* () {
+    const actors = yield* ActorHost
+    const place = placeOf(invocation)
+    yield* actors.send(FleetActor, place.workspaceId, new RemoveRepository({ ...place, repository: input.repository }), invocation.meta)
+    return { repository: input.repository, removed: true as const }
+  })
+)
+
 export const listRepositories = implement(Api.listRepositories, (invocation) =>
   Effect.map(workspaceRepositories(invocation.workspaceId!), (repositories) => ({ repositories }))
 )
@@ -329,6 +338,7 @@ export const machineCapabilities: ReadonlyArray<AnyCapability> = [
   enqueueMachineCommand,
   listMachineCommands,
   registerRepository,
+  removeRepository,
   listRepositories,
   createWorkOrder,
   listWorkOrders,

@@ -7,8 +7,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { FleetActor } from "../../actors/fleet/actor.ts"
 import { PolicyVersionMismatch } from "../../actors/fleet/errors.ts"
-import { PolicySet, RepositoryRegistered } from "../../actors/fleet/events.ts"
-import { RegisterRepository, SetPolicy } from "../../actors/fleet/protocol.ts"
+import { PolicySet, RepositoryRegistered, RepositoryRemoved } from "../../actors/fleet/events.ts"
+import { RegisterRepository, RemoveRepository, SetPolicy } from "../../actors/fleet/protocol.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { jsonRoundTrip, meta, projectedRows, spec } from "../support/decider.ts"
 
@@ -18,6 +18,7 @@ const rules = [{ id: "no-egress", effect: "deny" as const, action: "network.egre
 const v1 = new PolicySet({ ...place, version: 1, rules, at: T0 })
 const repo = "https://git.example.com/acme/app.git"
 const registered = new RepositoryRegistered({ ...place, repository: repo, at: T0 })
+const removed = new RepositoryRemoved({ ...place, repository: repo, at: T0 })
 
 const fleet = spec(FleetActor)
 
@@ -38,6 +39,12 @@ describe("repositories", () => {
     fleet.given([]).when(new RegisterRepository({ ...place, repository: repo })).then([registered])
     fleet.given([registered]).when(new RegisterRepository({ ...place, repository: repo })).thenNothingHappened()
   })
+
+  it("removes a registered repository, and one not registered changes nothing", () => {
+    fleet.given([registered]).when(new RemoveRepository({ ...place, repository: repo })).then([removed])
+    fleet.given([registered, removed]).when(new RemoveRepository({ ...place, repository: repo })).thenNothingHappened()
+    fleet.given([registered, removed]).when(new RegisterRepository({ ...place, repository: repo })).then([registered])
+  })
 })
 
 describe("projection", () => {
@@ -48,6 +55,11 @@ describe("projection", () => {
     expect(rows.workspace_repositories).toEqual([
       { workspace_id: "wsp_1", org_id: "org_1", repository: repo, registered_by: expect.any(String), registered_at: T0 }
     ])
+  })
+
+  it("deletes a removed repository's row", () => {
+    const rows = projectedRows(FleetActor, keyOf(FleetActor, "wsp_1"), [[registered, T0], [removed, T0]])
+    expect(rows.workspace_repositories ?? []).toEqual([])
   })
 
   it.effect("round-trips events, commands, state and errors through JSON", () =>

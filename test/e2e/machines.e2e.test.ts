@@ -337,6 +337,12 @@ describe("what an Owner or Admin sets, a host key reads", () => {
     expect((await host("host.git_credential.get", { repository: lib })).body).toMatchObject({ repository: lib })
     const { repositories } = await asOwner("machine.repositories.list", {})
     expect(repositories.map((r: any) => r.repository)).toEqual([lib, app].sort())
+
+    // removed: no more credentials for it, and the other is the only one again
+    expect(await withCookie(adminCookie, "machine.repositories.remove", { repository: lib })).toEqual({ status: 200, body: { repository: lib, removed: true } })
+    const gone = await eventually(() => host("host.git_credential.get", { repository: lib }), (r) => r.status === 404)
+    expectError(gone, 404, "not_found", "repository_not_registered")
+    expect((await host("host.git_credential.get", {})).body).toMatchObject({ repository: app })
   })
 
   it("renews the machine's client certificate: X.509 for its key, signed by the workspace CA, for 24 hours", async () => {
@@ -392,6 +398,7 @@ describe("what an Owner or Admin sets, a host key reads", () => {
     ["machine.commands.enqueue", { machineId: "build-01", name: "x" }],
     ["machine.commands.list", {}],
     ["machine.repositories.register", { repository: "r" }],
+    ["machine.repositories.remove", { repository: "r" }],
     ["machine.repositories.list", {}],
     ["machine.work_orders.create", { title: "x" }],
     ["machine.work_orders.list", {}],
