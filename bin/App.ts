@@ -15,6 +15,8 @@ import { FileActor } from "../actors/file/actor.ts"
 import { GuardActor } from "../actors/guard/actor.ts"
 import { KeyBudgetActor } from "../actors/keybudget/actor.ts"
 import { kindRegistry } from "../actors/kernel.ts"
+import { FleetActor } from "../actors/fleet/actor.ts"
+import { WorkOrderActor } from "../actors/workorder/actor.ts"
 import { MachineActor } from "../actors/machine/actor.ts"
 import { ModelsActor } from "../actors/models/actor.ts"
 import { NodeActor } from "../actors/node/actor.ts"
@@ -104,7 +106,7 @@ import { documentCapabilities } from "../src/documents/Documents.ts"
 import { documentsPackCapabilities } from "../src/documents/DocumentsPack.ts"
 import { conversationCapabilities } from "../src/assistant/Conversations.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, FleetActor, WorkOrderActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
 
 export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...clusterCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...uiChatCapabilities, ...agUiCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
 

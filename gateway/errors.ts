@@ -173,7 +173,13 @@ const table: Readonly<Record<string, Row>> = {
   NotARotation: conflict("not_a_rotation", (e) => `API key ${e.newKeyId} did not replace ${e.keyId}`),
   // machine credentials
   MachineEnrolledElsewhere: { status: 403, code: "forbidden", reason: "machine_enrolled_elsewhere", message: (e) => `machine ${e.machineId} is not enrolled in this workspace` },
-  NoRepositories: conflict("no_repositories", () => "this workspace has no repositories, so there is no Git credential to issue"),
+  MachineNotEnrolled: notFound("machine_not_found", (e) => `no machine ${e.machineId} is enrolled in this workspace`),
+  CommandNotPending: notFound("command_not_found", (e) => `machine ${e.machineId} has no queued command ${e.commandId}`),
+  PolicyVersionMismatch: conflict("policy_version_mismatch", (e) => `the policy bundle is at version ${e.currentVersion}, not ${e.expectedVersion}`),
+  RepositoryNotRegistered: notFound("repository_not_registered", (e) => `repository ${e.repository} is not registered to this workspace`),
+  NoRepositories: conflict("no_repositories", () => "no repository is registered to this workspace, so there is no Git credential to issue"),
+  WorkOrderNotFound: notFound("work_order_not_found", (e) => `no work order ${e.workOrderId} in this workspace`),
+  WorkOrderExists: conflict("work_order_exists", (e) => `work order ${e.workOrderId} already exists`),
   WorkOrderAlreadyClaimed: conflict("work_order_claimed", (e) => `work order ${e.workOrderId} is claimed by another machine`),
   // CLI device login (approve and deny; the token route answers in RFC 8628's own shape)
   DeviceAlreadyExists: conflict("device_exists", (e) => `device login ${e.deviceId} already exists`),
@@ -202,6 +208,7 @@ const table: Readonly<Record<string, Row>> = {
   FileAlreadyExists: conflict("file_exists", (e) => `file ${e.fileId} already exists`),
   // media packs: no video provider configured (docs/decisions.md, "Media packs")
   VideoProviderUnavailable: conflict("video_provider_unavailable", (e) => e.message),
+  VideoProviderFailed: { status: 502, code: "bad_gateway", reason: "video_provider_failed", message: (e) => e.message },
   ImageProviderFailed: { status: 502, code: "bad_gateway", reason: "image_provider_failed", message: (e) => e.message },
   // workspace documents
   DocumentNotFound: notFound("document_not_found", (e) => `no document ${e.documentId} in this workspace`),

@@ -47,7 +47,8 @@ export class WorkOrderClaimed extends Schema.TaggedClass<WorkOrderClaimed>()("ma
   at: Schema.String
 }) {}
 
-/** A local code graph build the machine asked for; nothing builds it yet (no code graph service). */
+/** A local code graph build the machine asked for. No longer written (`host.codegraph.build` left
+ * the registry, docs/decisions.md "Issue 27"); kept so that logs holding it still replay. */
 export class CodegraphBuildRequested extends Schema.TaggedClass<CodegraphBuildRequested>()("machine.codegraph_build_requested", {
   machineId: Schema.NonEmptyString,
   buildId: Schema.NonEmptyString,
@@ -56,12 +57,44 @@ export class CodegraphBuildRequested extends Schema.TaggedClass<CodegraphBuildRe
   at: Schema.String
 }) {}
 
-/** A certificate renewal the machine asked for; no certificate authority signs it yet. */
+/** A certificate renewal the machine asked for, before the workspace CA signed renewals. No longer
+ * written (`machine.certificate_issued` is); kept so that logs holding it still replay. */
 export class CertificateRenewalRequested extends Schema.TaggedClass<CertificateRenewalRequested>()("machine.certificate_renewal_requested", {
   machineId: Schema.NonEmptyString,
   renewalId: Schema.NonEmptyString,
   /** The certificate signing request (PEM) the machine sent, if any. */
   csr: Schema.NullOr(Schema.String),
+  at: Schema.String
+}) {}
+
+/** An Owner or workspace Admin queued a command for the machine; it waits until acknowledged. */
+export class CommandEnqueued extends Schema.TaggedClass<CommandEnqueued>()("machine.command_enqueued", {
+  machineId: Schema.NonEmptyString,
+  commandId: Schema.NonEmptyString,
+  /** What the machine is asked to do, in its agent's terms (e.g. `agent.restart`). */
+  name: Schema.NonEmptyString,
+  arguments: Schema.Unknown,
+  at: Schema.String
+}) {}
+
+/** The machine acknowledged a queued command: it ran it, or could not. */
+export class CommandAcknowledged extends Schema.TaggedClass<CommandAcknowledged>()("machine.command_acknowledged", {
+  machineId: Schema.NonEmptyString,
+  commandId: Schema.NonEmptyString,
+  outcome: Schema.Literal("succeeded", "failed"),
+  detail: Schema.NullOr(Schema.String),
+  at: Schema.String
+}) {}
+
+/** The workspace CA issued the machine a client certificate for its public key. */
+export class CertificateIssued extends Schema.TaggedClass<CertificateIssued>()("machine.certificate_issued", {
+  machineId: Schema.NonEmptyString,
+  /** Hex, as the certificate carries it. */
+  serialNumber: Schema.NonEmptyString,
+  /** SHA-256 of the certified public key (DER SubjectPublicKeyInfo), hex. */
+  publicKeySha256: Schema.NonEmptyString,
+  notBefore: Schema.String,
+  notAfter: Schema.String,
   at: Schema.String
 }) {}
 
@@ -71,6 +104,9 @@ export const MachineEvent = Schema.Union(
   MemoryUploaded,
   WorkOrderClaimed,
   CodegraphBuildRequested,
-  CertificateRenewalRequested
+  CertificateRenewalRequested,
+  CommandEnqueued,
+  CommandAcknowledged,
+  CertificateIssued
 )
 export type MachineEvent = typeof MachineEvent.Type

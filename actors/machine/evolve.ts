@@ -22,7 +22,8 @@ export const evolve = (state: MachineState, event: MachineEvent): MachineState =
       memories: 0,
       workOrdersClaimed: 0,
       codegraphBuilds: 0,
-      certificateRenewals: 0
+      certificateRenewals: 0,
+      pendingCommands: []
     }
   }
   // the decider records a call only for an enrolled machine, in the same command as its enrolment
@@ -37,6 +38,12 @@ export const evolve = (state: MachineState, event: MachineEvent): MachineState =
     case "machine.codegraph_build_requested":
       return counted(state, event.at, "codegraphBuilds")
     case "machine.certificate_renewal_requested":
+    case "machine.certificate_issued":
       return counted(state, event.at, "certificateRenewals")
+    // queuing is the Owner's act, not the machine's: it is not a sign of life
+    case "machine.command_enqueued":
+      return { ...state, pendingCommands: [...state.pendingCommands, event.commandId] }
+    case "machine.command_acknowledged":
+      return { ...state, lastSeenAt: event.at, pendingCommands: state.pendingCommands.filter((id) => id !== event.commandId) }
   }
 }

@@ -1,7 +1,9 @@
 /**
  * Read models (migration 0005): `machines`, one row per enrolled machine with its counts; and
  * `machine_records`, one append-only row per recorded call (ingested events, memories, work order
- * claims, code graph build and certificate renewal requests). The enrolment is also a security
+ * claims, issued certificates, and the code graph build and certificate renewal requests of old
+ * logs); and `machine_commands` with `machine_command_acks` (migration 0029), the commands queued for it
+ * and their acknowledgements. The enrolment is also a security
  * record in the organization audit log.
  */
 import { securityAuditRow } from "../audit/security.ts"
@@ -54,7 +56,34 @@ const record = (
   }
 })
 
-const recordOf = (machine: EnrolledMachine, event: Exclude<MachineEvent, { readonly _tag: "machine.enrolled" }>): RowOp => {
+/** A queued command (`machine_commands`) and its acknowledgement (`machine_command_acks`), append-only. */
+const commandRow = (machine: EnrolledMachine, event: Extract<MachineEvent, { readonly _tag: "machine.command_enqueued" | "machine.command_acknowledged" }>, ctx: EventContext): RowOp =>
+  event._tag === "machine.command_enqueued"
+    ? {
+        op: "insert",
+        table: "machine_commands",
+        pk: ["command_id"],
+        row: {
+          command_id: event.commandId,
+          machine_id: machine.machineId,
+          org_id: machine.orgId,
+          workspace_id: machine.workspaceId,
+          name: event.name,
+          arguments: (event.arguments ?? null) as Json,
+          enqueued_by: ctx.actor,
+          enqueued_at: event.at
+        }
+      }
+    : {
+        op: "insert",
+        table: "machine_command_acks",
+        pk: ["command_id"],
+        row: { command_id: event.commandId, machine_id: machine.machineId, outcome: event.outcome, detail: event.detail, acknowledged_at: event.at }
+      }
+
+type RecordedEvent = Exclude<MachineEvent, { readonly _tag: "machine.enrolled" | "machine.command_enqueued" | "machine.command_acknowledged" }>
+
+const recordOf = (machine: EnrolledMachine, event: RecordedEvent): RowOp => {
   switch (event._tag) {
     case "machine.events_ingested":
       return record(machine, event.batchId, "events", event.at, { detail: { count: event.events.length, events: event.events as Json } })
@@ -66,6 +95,10 @@ const recordOf = (machine: EnrolledMachine, event: Exclude<MachineEvent, { reado
       return record(machine, event.buildId, "codegraph_build", event.at, { subject: event.repository, detail: { revision: event.revision } })
     case "machine.certificate_renewal_requested":
       return record(machine, event.renewalId, "certificate_renewal", event.at, { body: event.csr, detail: {} })
+    case "machine.certificate_issued": {
+      const { serialNumber, publicKeySha256, notBefore, notAfter } = event
+      return record(machine, `crt_${serialNumber}`, "certificate_renewal", event.at, { subject: serialNumber, detail: { publicKeySha256, notBefore, notAfter } })
+    }
   }
 }
 
@@ -82,5 +115,6 @@ export const project = (after: MachineState, event: MachineEvent, ctx: EventCont
       })
     ]
   }
+  if (event._tag === "machine.command_enqueued" || event._tag === "machine.command_acknowledged") return [machineRow(after), commandRow(after, event, ctx)]
   return [machineRow(after), recordOf(after, event)]
 }

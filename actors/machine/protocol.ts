@@ -37,17 +37,31 @@ export class ClaimWorkOrder extends Schema.TaggedClass<ClaimWorkOrder>()("ClaimW
   workOrderId: Schema.NonEmptyString
 }) {}
 
-export class RequestCodegraphBuild extends Schema.TaggedClass<RequestCodegraphBuild>()("RequestCodegraphBuild", {
-  ...callerFields,
-  buildId: Schema.NonEmptyString,
-  repository: Schema.NonEmptyString,
-  revision: Schema.NullOr(Schema.String)
+/** An Owner or workspace Admin queues a command for the machine (the machine must be enrolled in
+ * that workspace; no key speaks here, so there is no key id). */
+export class EnqueueCommand extends Schema.TaggedClass<EnqueueCommand>()("EnqueueCommand", {
+  machineId: Schema.NonEmptyString,
+  orgId: Schema.NonEmptyString,
+  workspaceId: Schema.NonEmptyString,
+  commandId: Schema.NonEmptyString,
+  name: Schema.NonEmptyString,
+  arguments: Schema.Unknown
 }) {}
 
-export class RequestCertificateRenewal extends Schema.TaggedClass<RequestCertificateRenewal>()("RequestCertificateRenewal", {
+export class AcknowledgeCommand extends Schema.TaggedClass<AcknowledgeCommand>()("AcknowledgeCommand", {
   ...callerFields,
-  renewalId: Schema.NonEmptyString,
-  csr: Schema.NullOr(Schema.String)
+  commandId: Schema.NonEmptyString,
+  outcome: Schema.Literal("succeeded", "failed"),
+  detail: Schema.NullOr(Schema.String)
+}) {}
+
+/** Record a client certificate the workspace CA signs for the machine (signed after it is recorded). */
+export class IssueCertificate extends Schema.TaggedClass<IssueCertificate>()("IssueCertificate", {
+  ...callerFields,
+  serialNumber: Schema.NonEmptyString,
+  publicKeySha256: Schema.NonEmptyString,
+  notBefore: Schema.String,
+  notAfter: Schema.String
 }) {}
 
 export const MachineCommand = Schema.Union(
@@ -55,7 +69,8 @@ export const MachineCommand = Schema.Union(
   IngestEvents,
   UploadMemory,
   ClaimWorkOrder,
-  RequestCodegraphBuild,
-  RequestCertificateRenewal
+  EnqueueCommand,
+  AcknowledgeCommand,
+  IssueCertificate
 )
 export type MachineCommand = typeof MachineCommand.Type

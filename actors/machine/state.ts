@@ -14,7 +14,9 @@ export const EnrolledMachine = Schema.TaggedStruct("enrolled", {
   memories: Schema.NonNegativeInt,
   workOrdersClaimed: Schema.NonNegativeInt,
   codegraphBuilds: Schema.NonNegativeInt,
-  certificateRenewals: Schema.NonNegativeInt
+  certificateRenewals: Schema.NonNegativeInt,
+  /** Queued commands not acknowledged yet, oldest first. */
+  pendingCommands: Schema.Array(Schema.String)
 })
 export type EnrolledMachine = typeof EnrolledMachine.Type
 

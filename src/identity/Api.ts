@@ -7,6 +7,7 @@
  */
 import { Schema } from "effect"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
+import { PolicyRule } from "../../actors/fleet/events.ts"
 import { HostEvent } from "../../actors/machine/events.ts"
 import { GrantableRole, Plan, Slug } from "../../actors/org/events.ts"
 import { TelemetryPoint } from "../../actors/telemetry/events.ts"
@@ -300,30 +301,43 @@ export const ingestEvents = defineContract({
 export const getPolicy = defineContract({
   ...machineHostReads,
   name: "host.policy.get",
-  description: "The workspace's policy bundle for the machine. No policy rules can be defined yet, so it is version 0 with no rules.",
+  description: "The workspace's current policy bundle for the machine: its version (0 while an Owner or Admin has set none) and rules.",
   input: Schema.Struct({}),
   output: Schema.Struct({
     workspaceId: Schema.String,
     machineId: Schema.String,
     version: Schema.Int,
-    rules: Schema.Tuple(),
+    rules: Schema.Array(PolicyRule),
     issuedAt: Schema.String
   })
 })
 
+export const QueuedCommand = Schema.Struct({ commandId: Schema.String, name: Schema.String, arguments: Schema.Unknown, enqueuedAt: Schema.String })
+
 export const pollCommands = defineContract({
   ...machineHostReads,
   name: "host.commands.poll",
-  description: "Commands queued for the machine. Nothing queues commands for machines yet, so the list is empty.",
+  description: "The commands an Owner or Admin queued for the machine that it has not acknowledged yet, oldest first.",
   input: Schema.Struct({}),
-  output: Schema.Struct({ machineId: Schema.String, commands: Schema.Tuple() })
+  output: Schema.Struct({ machineId: Schema.String, commands: Schema.Array(QueuedCommand) })
+})
+
+const CommandOutcome = Schema.Literal("succeeded", "failed")
+
+export const acknowledgeCommand = defineContract({
+  ...machineHostWrites,
+  name: "host.commands.acknowledge",
+  description: "Acknowledge a queued command, saying whether it succeeded: it leaves the queue. A command not queued for the machine, or acknowledged already, is 404 command_not_found.",
+  input: Schema.Struct({ commandId: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(64)), outcome: CommandOutcome, detail: Schema.optional(MachineText(2000)) }),
+  output: Schema.Struct({ commandId: Schema.String, outcome: CommandOutcome, acknowledgedAt: Schema.String })
 })
 
 export const getGitCredential = defineContract({
   ...machineHostReads,
   sensitivity: "high",
   name: "host.git_credential.get",
-  description: "A Git credential for the workspace's repositories. The platform keeps no repositories yet, so this is refused with 409 no_repositories.",
+  description:
+    "A short-lived Git credential (an EdDSA JWT signed by the workspace's machine CA, valid 60 minutes) for one repository an Owner or Admin registered. Without `repository`, the workspace's only repository. 409 no_repositories when none is registered; 404 repository_not_registered for another repository; 400 repository_required when several are registered and none is named.",
   input: Schema.Struct({ repository: Schema.optional(MachineText(512)) }),
   output: Schema.Struct({ repository: Schema.String, username: Schema.String, password: Schema.String, expiresAt: Schema.String })
 })
@@ -354,26 +368,18 @@ export const claimWorkOrder = defineContract({
   ...machineHostWrites,
   name: "host.work_orders.claim",
   description:
-    "Claim a work order of the workspace for the machine. Claiming it again returns the same claim; a work order another machine claimed is refused with 409 work_order_claimed.",
+    "Claim a work order an Owner or Admin created in the workspace, for the machine: exactly one machine gets it. Claiming it again returns the same claim; a work order another machine claimed is refused with 409 work_order_claimed, one not in the workspace with 404 work_order_not_found.",
   input: Schema.Struct({ workOrderId: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(128)) }),
   output: Schema.Struct({ claimId: Schema.String, workOrderId: Schema.String, machineId: Schema.String, claimedAt: Schema.String })
-})
-
-export const buildCodegraph = defineContract({
-  ...machineHostWrites,
-  name: "host.codegraph.build",
-  description: "Record a request for a local code graph build of a repository. No code graph service acts on it yet; it is stored and listed.",
-  input: Schema.Struct({ repository: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(512)), revision: Schema.optional(MachineText(200)) }),
-  output: Schema.Struct({ buildId: Schema.String, status: Schema.Literal("requested"), requestedAt: Schema.String })
 })
 
 export const renewCertificate = defineContract({
   ...machineHostWrites,
   name: "host.certificate.renew",
   description:
-    "Record a certificate renewal request, with an optional certificate signing request (PEM). No certificate authority signs it yet; the request is stored and listed.",
-  input: Schema.Struct({ csr: Schema.optional(MachineText(16_384)) }),
-  output: Schema.Struct({ renewalId: Schema.String, status: Schema.Literal("requested"), requestedAt: Schema.String })
+    "Issue the machine a client certificate (X.509, clientAuth, valid 24 hours) for its public key (SPKI PEM: Ed25519, EC or RSA), signed by the workspace's machine CA, whose certificate comes with it.",
+  input: Schema.Struct({ publicKey: Schema.NonEmptyString.pipe(Schema.maxLength(16_384)) }),
+  output: Schema.Struct({ serialNumber: Schema.String, certificate: Schema.String, caCertificate: Schema.String, notBefore: Schema.String, notAfter: Schema.String })
 })
 
 // telemetry key
@@ -433,7 +439,7 @@ export type MachineRecord = typeof MachineRecord.Type
 export const listMachineRecords = defineContract({
   ...machineLists,
   name: "machine.records.list",
-  description: "What the workspace's machines recorded (ingested events, memories, work order claims, build and renewal requests), newest first.",
+  description: "What the workspace's machines recorded (ingested events, memories, work order claims, issued certificates), newest first.",
   input: Schema.Struct({ machineId: Schema.optional(Schema.String), kind: Schema.optional(MachineRecordKind), limit: MachineLimit }),
   output: Schema.Struct({ records: Schema.Array(MachineRecord) })
 })
@@ -447,6 +453,113 @@ export const listTelemetry = defineContract({
   description: "Telemetry batches sent for the workspace, newest first.",
   input: Schema.Struct({ limit: MachineLimit }),
   output: Schema.Struct({ batches: Schema.Array(TelemetryBatch) })
+})
+
+// what Owners and workspace Admins set
+
+const machineSetters = { ...machineLists, mutating: true } as const
+
+export const setMachinePolicy = defineContract({
+  ...machineSetters,
+  sensitivity: "high",
+  name: "machine.policy.set",
+  description: "Replace the policy bundle of the workspace's machines with a new version. With `expectedVersion`, only if that is still the current version (else 409 policy_version_mismatch).",
+  input: Schema.Struct({ rules: Schema.Array(PolicyRule).pipe(Schema.maxItems(500)), expectedVersion: Schema.optional(Schema.Int.pipe(Schema.nonNegative())) }),
+  output: Schema.Struct({ version: Schema.Int, rules: Schema.Array(PolicyRule) })
+})
+
+export const enqueueMachineCommand = defineContract({
+  ...machineSetters,
+  name: "machine.commands.enqueue",
+  description: "Queue a command for a machine enrolled in the workspace; the machine polls for it and acknowledges it. 404 machine_not_found for a machine not enrolled here.",
+  input: Schema.Struct({
+    machineId: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(128)),
+    name: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200)),
+    arguments: Schema.optional(Schema.Unknown)
+  }),
+  output: Schema.Struct({ commandId: Schema.String, machineId: Schema.String, name: Schema.String, enqueuedAt: Schema.String })
+})
+
+export const MachineCommandEntry = Schema.Struct({
+  ...QueuedCommand.fields,
+  machineId: Schema.String,
+  enqueuedBy: Schema.String,
+  acknowledgedAt: Schema.NullOr(Schema.String),
+  outcome: Schema.NullOr(CommandOutcome),
+  detail: Schema.NullOr(Schema.String)
+})
+export type MachineCommandEntry = typeof MachineCommandEntry.Type
+
+export const listMachineCommands = defineContract({
+  ...machineLists,
+  name: "machine.commands.list",
+  description: "The commands queued for the workspace's machines (of one machine, if given), with their acknowledgements, newest first.",
+  input: Schema.Struct({ machineId: Schema.optional(Schema.String), limit: MachineLimit }),
+  output: Schema.Struct({ commands: Schema.Array(MachineCommandEntry) })
+})
+
+const Repository = Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(512))
+
+export const registerRepository = defineContract({
+  ...machineSetters,
+  name: "machine.repositories.register",
+  description: "Register a repository (its clone URL) the workspace's machines may get a Git credential for. Registering it again changes nothing.",
+  input: Schema.Struct({ repository: Repository }),
+  output: Schema.Struct({ repository: Schema.String })
+})
+
+export const removeRepository = defineContract({
+  ...machineSetters,
+  destructive: true,
+  name: "machine.repositories.remove",
+  description: "Remove a registered repository: the workspace's machines get no more Git credentials for it (credentials already given run out within 60 minutes). Removing one not registered changes nothing.",
+  input: Schema.Struct({ repository: Repository }),
+  output: Schema.Struct({ repository: Schema.String, removed: Schema.Literal(true) })
+})
+
+export const RegisteredRepository = Schema.Struct({ repository: Schema.String, registeredBy: Schema.String, registeredAt: Schema.String })
+export type RegisteredRepository = typeof RegisteredRepository.Type
+
+export const listRepositories = defineContract({
+  ...machineLists,
+  name: "machine.repositories.list",
+  description: "The repositories the workspace's machines may get a Git credential for.",
+  input: Schema.Struct({}),
+  output: Schema.Struct({ repositories: Schema.Array(RegisteredRepository) })
+})
+
+export const createWorkOrder = defineContract({
+  ...machineSetters,
+  name: "machine.work_orders.create",
+  description: "Create a work order for the workspace's machines; one of them claims it with host.work_orders.claim.",
+  input: Schema.Struct({ title: Schema.NonEmptyTrimmedString.pipe(Schema.maxLength(200)), detail: Schema.optional(MachineText(16_000)) }),
+  output: Schema.Struct({ workOrderId: Schema.String, title: Schema.String, createdAt: Schema.String })
+})
+
+export const WorkOrder = Schema.Struct({
+  workOrderId: Schema.String,
+  title: Schema.String,
+  detail: Schema.NullOr(Schema.String),
+  createdAt: Schema.String,
+  claimedBy: Schema.NullOr(Schema.String),
+  claimedAt: Schema.NullOr(Schema.String)
+})
+export type WorkOrder = typeof WorkOrder.Type
+
+export const listWorkOrders = defineContract({
+  ...machineLists,
+  name: "machine.work_orders.list",
+  description: "The workspace's work orders, newest first, with the machine that claimed each.",
+  input: Schema.Struct({ limit: MachineLimit }),
+  output: Schema.Struct({ workOrders: Schema.Array(WorkOrder) })
+})
+
+export const getMachineCa = defineContract({
+  ...machineLists,
+  name: "machine.certificate_authority.get",
+  description: "The certificate (PEM) of the workspace's machine CA, which signs its machines' client certificates and Git credentials: what a relying party trusts.",
+  input: Schema.Struct({}),
+  output: Schema.Struct({ certificate: Schema.String })
 })
 
 // ---------------------------------------------------------------------------------------------

@@ -8,7 +8,8 @@ import { Effect } from "effect"
 import type postgres from "postgres"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
 import { Db, type DbService, query } from "../../streams/Db.ts"
-import type { EnrolledMachine, MachineMemory, MachineRecord, SsoProvider, TelemetryBatch, WorkspaceMember, WorkspaceSettings } from "./Api.ts"
+import type { PolicyRule } from "../../actors/fleet/events.ts"
+import type { EnrolledMachine, MachineCommandEntry, MachineMemory, MachineRecord, RegisteredRepository, SsoProvider, TelemetryBatch, WorkOrder, WorkspaceMember, WorkspaceSettings } from "./Api.ts"
 
 /** An organization and one of its workspaces, as a path names them. */
 export interface Place {
@@ -284,15 +285,21 @@ export const machineMemoriesMatching = (machineId: string, workspaceId: string, 
     return rows.map((r): MachineMemory => ({ memoryId: r.record_id, text: r.body, tags: r.detail.tags ?? [], uploadedAt: isoStamp(r.at) }))
   })
 
-/** The first claim of a work order in the workspace, if any machine claimed it. */
-export const firstWorkOrderClaim = (workspaceId: string, workOrderId: string) =>
+/** Up to `limit` of the workspace's work orders, newest first. */
+export const workspaceWorkOrders = (workspaceId: string, limit: number) =>
   Effect.gen(function* () {
     const db = yield* Db
-    const [held] = yield* query("find work order claim", () => db.sql`
-      select record_id, machine_id, at from ${db.table("machine_records")}
-      where workspace_id = ${workspaceId} and kind = 'work_order_claim' and subject = ${workOrderId}
-      order by at, record_id limit 1`)
-    return held === undefined ? undefined : { claimId: held.record_id as string, machineId: held.machine_id as string, claimedAt: isoStamp(held.at) }
+    const rows = yield* query("list work orders", () => db.sql`
+      select work_order_id, title, detail, created_at, claimed_by, claimed_at from ${db.table("work_orders")}
+      where workspace_id = ${workspaceId} order by created_at desc, work_order_id desc limit ${limit}`)
+    return rows.map((r): WorkOrder => ({
+      workOrderId: r.work_order_id,
+      title: r.title,
+      detail: r.detail,
+      createdAt: isoStamp(r.created_at as Date),
+      claimedBy: r.claimed_by,
+      claimedAt: isoStamp(r.claimed_at)
+    }))
   })
 
 /** The machines enrolled in the workspace, by id. */
@@ -333,6 +340,50 @@ export const workspaceMachineRecords = (workspaceId: string, machineId: string |
       detail: r.detail,
       at: isoStamp(r.at)
     }))
+  })
+
+/** The workspace's current policy bundle: version 0 with no rules while none was set. */
+export const workspacePolicy = (workspaceId: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const [row] = yield* query("find machine policy", () => db.sql`
+      select version, rules from ${db.table("machine_policies")} where workspace_id = ${workspaceId}`)
+    return row === undefined ? { version: 0, rules: [] as ReadonlyArray<PolicyRule> } : { version: row.version as number, rules: row.rules as ReadonlyArray<PolicyRule> }
+  })
+
+/** Up to `limit` of the commands queued for the workspace's machines (for one machine; only those
+ * not acknowledged, if asked), with their acknowledgements, newest first (oldest first when pending). */
+export const machineCommands = (workspaceId: string, filter: { readonly machineId?: string | undefined; readonly pendingOnly: boolean }, limit: number) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("list machine commands", () => db.sql`
+      select c.command_id, c.machine_id, c.name, c.arguments, c.enqueued_by, c.enqueued_at, a.acknowledged_at, a.outcome, a.detail
+      from ${db.table("machine_commands")} c left join ${db.table("machine_command_acks")} a using (command_id)
+      where c.workspace_id = ${workspaceId}
+        ${filter.machineId === undefined ? db.sql`` : db.sql`and c.machine_id = ${filter.machineId}`}
+        ${filter.pendingOnly ? db.sql`and a.command_id is null order by c.enqueued_at, c.command_id` : db.sql`order by c.enqueued_at desc, c.command_id desc`}
+      limit ${limit}`)
+    return rows.map((r): MachineCommandEntry => ({
+      commandId: r.command_id,
+      machineId: r.machine_id,
+      name: r.name,
+      arguments: r.arguments,
+      enqueuedBy: r.enqueued_by,
+      enqueuedAt: isoStamp(r.enqueued_at as Date),
+      acknowledgedAt: isoStamp(r.acknowledged_at),
+      outcome: r.outcome,
+      detail: r.detail
+    }))
+  })
+
+/** The repositories registered to the workspace, by name. */
+export const workspaceRepositories = (workspaceId: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("list workspace repositories", () => db.sql`
+      select repository, registered_by, registered_at from ${db.table("workspace_repositories")}
+      where workspace_id = ${workspaceId} order by repository`)
+    return rows.map((r): RegisteredRepository => ({ repository: r.repository, registeredBy: r.registered_by, registeredAt: isoStamp(r.registered_at as Date) }))
   })
 
 /** Up to `limit` of the telemetry batches sent for the workspace, newest first. */

@@ -105,7 +105,7 @@ export const listImages = defineContract({
 
 export const generateVideo = defineContract({
   name: "video.generate",
-  description: "Generate a video from a prompt through the configured video provider (none is configured on this platform yet).",
+  description: "Generate a video from a prompt with the configured video model (VIDEO_MODEL on the OpenAI-compatible endpoint) and store it as a gen_ file of the workspace; 409 video_provider_unavailable when none is configured.",
   scope: "workspace",
   input: Schema.Struct({ prompt: Prompt, durationSeconds: Schema.optional(Schema.Int.pipe(Schema.between(1, 60))) }),
   output: GeneratedFile,

@@ -5,7 +5,8 @@
  * same way. With no provider configured the offline renderers answer (src/media), so the free packs
  * work with no key; video has no offline renderer and says so (409 `video_provider_unavailable`).
  * With `IMAGE_MODEL` set, images come from that model on the OpenAI-compatible endpoint
- * (`OPENAI_BASE_URL`, `OPENAI_API_KEY`) through the AI SDK's `generateImage`.
+ * (`OPENAI_BASE_URL`, `OPENAI_API_KEY`) through the AI SDK's `generateImage`; with `VIDEO_MODEL`
+ * set, videos come from that endpoint's Videos API (create, poll, download its content).
  */
 import { createOpenAICompatible } from "@ai-sdk/openai-compatible"
 import { generateImage as generateWithModel, generateText } from "ai"
@@ -26,6 +27,11 @@ import { imageFiles } from "./Queries.ts"
 
 /** No video provider is configured on this node. */
 export class VideoProviderUnavailable extends Schema.TaggedError<VideoProviderUnavailable>()("VideoProviderUnavailable", {
+  message: Schema.String
+}) {}
+
+/** The configured video model's endpoint failed or the video failed (502 `video_provider_failed`). */
+export class VideoProviderFailed extends Schema.TaggedError<VideoProviderFailed>()("VideoProviderFailed", {
   message: Schema.String
 }) {}
 
@@ -179,8 +185,59 @@ export const listImages = implement(Api.listImages, (invocation, input) =>
   })
 )
 
-export const generateVideo = implement(Api.generateVideo, () =>
-  new VideoProviderUnavailable({ message: "no video provider is configured on this platform; video.generate cannot run" })
+/** How long a video may take to render before the call gives up, and how often it is asked after. */
+const VIDEO_DEADLINE_MS = 10 * 60_000
+const VIDEO_POLL_MS = { first: 250, most: 5_000 }
+const DEFAULT_VIDEO_SECONDS = 4
+
+/**
+ * The configured model's video of the prompt, through the OpenAI Videos API that compatible
+ * endpoints serve: `POST /videos` starts a job, `GET /videos/{id}` until it is `completed` or
+ * `failed`, then `GET /videos/{id}/content` is the MP4.
+ */
+const videoFromModel = (modelId: string, prompt: string, seconds: number) =>
+  Effect.gen(function* () {
+    const settings = yield* AssistantSettings
+    const fetch = yield* nodeFetch
+    const base = settings.openaiBaseUrl.replace(/\/+$/, "")
+    const headers = { authorization: `Bearer ${settings.openaiApiKey ?? ""}`, "content-type": "application/json" }
+    const failed = (what: string) => (e: unknown) => new VideoProviderFailed({ message: `the video model ${modelId} ${what}: ${e instanceof Error ? e.message : String(e)}` })
+    const answer = (response: Response) =>
+      response.ok ? Promise.resolve(response) : response.text().then((text) => Promise.reject(new Error(`HTTP ${response.status} ${text.slice(0, 300)}`)))
+    const job = (path: string, init?: RequestInit) =>
+      Effect.tryPromise({
+        try: (signal) => fetch(`${base}${path}`, { headers, signal, ...init }).then(answer).then((r) => r.json() as Promise<{ id?: string; status?: string; error?: { message?: string } | null }>),
+        catch: failed("did not answer")
+      })
+    const started = yield* job("/videos", { method: "POST", body: JSON.stringify({ model: modelId, prompt, seconds: String(seconds) }) })
+    if (typeof started.id !== "string") return yield* new VideoProviderFailed({ message: `the video model ${modelId} started no video job` })
+    const id = encodeURIComponent(started.id)
+    const until = Date.now() + VIDEO_DEADLINE_MS
+    let state = started
+    for (let wait = VIDEO_POLL_MS.first; state.status !== "completed"; wait = Math.min(wait * 2, VIDEO_POLL_MS.most)) {
+      if (state.status === "failed") return yield* new VideoProviderFailed({ message: `the video model ${modelId} failed the video: ${state.error?.message ?? "no reason given"}` })
+      if (Date.now() > until) return yield* new VideoProviderFailed({ message: `the video model ${modelId} did not finish within ${VIDEO_DEADLINE_MS / 60_000} minutes` })
+      yield* Effect.sleep(wait)
+      state = yield* job(`/videos/${id}`)
+    }
+    return yield* Effect.tryPromise({
+      try: async (signal) => {
+        const response = await fetch(`${base}/videos/${id}/content`, { headers: { authorization: headers.authorization }, signal }).then(answer)
+        return { bytes: new Uint8Array(await response.arrayBuffer()), mediaType: response.headers.get("content-type")?.split(";")[0] || "video/mp4" }
+      },
+      catch: failed("gave no video content")
+    })
+  })
+
+export const generateVideo = implement(Api.generateVideo, (invocation, input) =>
+  Effect.gen(function* () {
+    const settings = yield* AssistantSettings
+    if (settings.videoModel === undefined) {
+      return yield* new VideoProviderUnavailable({ message: "no video provider is configured on this platform (VIDEO_MODEL); video.generate cannot run" })
+    }
+    const video = yield* videoFromModel(settings.videoModel, input.prompt, input.durationSeconds ?? DEFAULT_VIDEO_SECONDS)
+    return yield* storeGenerated(invocation, fileNameOf(input.prompt, "mp4"), video.mediaType, video.bytes)
+  })
 )
 
 export const mediaCapabilities: ReadonlyArray<AnyCapability> = [generateSvg, generateImage, createImage, analyzeImage, listImages, generateVideo]

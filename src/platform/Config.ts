@@ -176,6 +176,9 @@ export interface AssistantConfig {
   /** `VISION_MODEL`: a vision-capable chat model on the OpenAI-compatible endpoint that
    * `image.analyze` asks to describe an image; unset: the analysis reads the file alone. */
   readonly visionModel?: string | undefined
+  /** `VIDEO_MODEL`: the video model `video.generate` asks on the OpenAI-compatible endpoint's
+   * Videos API; unset: `video.generate` is 409 `video_provider_unavailable`. */
+  readonly videoModel?: string | undefined
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -316,7 +319,8 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES"),
       codegraphUrl: env.CODEGRAPH_URL || undefined,
       imageModel: env.IMAGE_MODEL || undefined,
-      visionModel: env.VISION_MODEL || undefined
+      visionModel: env.VISION_MODEL || undefined,
+      videoModel: env.VIDEO_MODEL || undefined
     },
     fairShares: {
       streamsPerKey: int(env.STREAMS_PER_KEY, 32, "STREAMS_PER_KEY"),

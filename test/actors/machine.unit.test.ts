@@ -7,21 +7,25 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { keyOf } from "../../actors/kernel.ts"
 import { MachineActor } from "../../actors/machine/actor.ts"
-import { MachineEnrolledElsewhere } from "../../actors/machine/errors.ts"
+import { CommandNotPending, MachineEnrolledElsewhere, MachineNotEnrolled } from "../../actors/machine/errors.ts"
 import {
+  CertificateIssued,
   CertificateRenewalRequested,
   CodegraphBuildRequested,
+  CommandAcknowledged,
+  CommandEnqueued,
   EventsIngested,
   MachineEnrolled,
   MemoryUploaded,
   WorkOrderClaimed
 } from "../../actors/machine/events.ts"
 import {
+  AcknowledgeCommand,
   ClaimWorkOrder,
+  EnqueueCommand,
   EnrolMachine,
   IngestEvents,
-  RequestCertificateRenewal,
-  RequestCodegraphBuild,
+  IssueCertificate,
   UploadMemory
 } from "../../actors/machine/protocol.ts"
 import { TelemetryActor } from "../../actors/telemetry/actor.ts"
@@ -81,24 +85,29 @@ describe("a host key's calls", () => {
       .when(new ClaimWorkOrder({ ...caller, claimId: "woc_1", workOrderId: "WO-7" }))
       .then([new WorkOrderClaimed({ machineId: "build-01", claimId: "woc_1", workOrderId: "WO-7", at: T0 })]))
 
-  it("records a code graph build request", () =>
-    machine
-      .given([enrolled])
-      .when(new RequestCodegraphBuild({ ...caller, buildId: "cgb_1", repository: "git@example.com:acme/app.git", revision: null }))
-      .then([new CodegraphBuildRequested({ machineId: "build-01", buildId: "cgb_1", repository: "git@example.com:acme/app.git", revision: null, at: T0 })]))
+  const issued = { serialNumber: "0a1b", publicKeySha256: "ab".repeat(32), notBefore: T0, notAfter: "2024-05-02T12:00:00.000Z" }
 
-  it("records a certificate renewal request", () =>
+  it("records a certificate the workspace CA issues", () =>
     machine
       .given([enrolled])
-      .when(new RequestCertificateRenewal({ ...caller, renewalId: "crt_1", csr: "-----BEGIN CERTIFICATE REQUEST-----" }))
-      .then([new CertificateRenewalRequested({ machineId: "build-01", renewalId: "crt_1", csr: "-----BEGIN CERTIFICATE REQUEST-----", at: T0 })]))
+      .when(new IssueCertificate({ ...caller, ...issued }))
+      .then([new CertificateIssued({ machineId: "build-01", ...issued, at: T0 })]))
+
+  it("still replays the code graph build and renewal requests of old logs, counting the renewals", () => {
+    const old = [
+      enrolled,
+      new CodegraphBuildRequested({ machineId: "build-01", buildId: "cgb_1", repository: "r", revision: null, at: T1 }),
+      new CertificateRenewalRequested({ machineId: "build-01", renewalId: "crt_1", csr: null, at: T1 })
+    ]
+    expect(old.reduce(MachineActor.evolve, MachineActor.initialState)).toMatchObject({ codegraphBuilds: 1, certificateRenewals: 1, lastSeenAt: T1 })
+  })
 
   it.each([
     ["IngestEvents", new IngestEvents({ ...elsewhere, batchId: "hev_1", events: hostEvents })],
     ["UploadMemory", new UploadMemory({ ...elsewhere, memoryId: "mem_1", text: "x", tags: [] })],
     ["ClaimWorkOrder", new ClaimWorkOrder({ ...elsewhere, claimId: "woc_1", workOrderId: "WO-7" })],
-    ["RequestCodegraphBuild", new RequestCodegraphBuild({ ...elsewhere, buildId: "cgb_1", repository: "r", revision: "main" })],
-    ["RequestCertificateRenewal", new RequestCertificateRenewal({ ...elsewhere, renewalId: "crt_1", csr: null })]
+    ["IssueCertificate", new IssueCertificate({ ...elsewhere, ...issued })],
+    ["AcknowledgeCommand", new AcknowledgeCommand({ ...elsewhere, commandId: "mcm_1", outcome: "succeeded", detail: null })]
   ])("refuses %s from a key of another workspace", (_, command) =>
     machine.given([enrolled]).when(command).thenThrows(new MachineEnrolledElsewhere({ machineId: "build-01", workspaceId: "wsp_2" })))
 
@@ -107,6 +116,60 @@ describe("a host key's calls", () => {
       .given([enrolled])
       .when(new ClaimWorkOrder({ ...caller, orgId: "org_2", claimId: "woc_1", workOrderId: "WO-7" }))
       .thenThrows("MachineEnrolledElsewhere"))
+})
+
+describe("queued commands", () => {
+  const place = { machineId: "build-01", orgId: "org_1", workspaceId: "wsp_1" }
+  const queued = new CommandEnqueued({ machineId: "build-01", commandId: "mcm_1", name: "agent.restart", arguments: { graceSeconds: 5 }, at: T0 })
+  const acked = new CommandAcknowledged({ machineId: "build-01", commandId: "mcm_1", outcome: "succeeded", detail: "restarted", at: T1 })
+  const ack = new AcknowledgeCommand({ ...caller, commandId: "mcm_1", outcome: "succeeded", detail: "restarted" })
+
+  it("queues a command an Owner or Admin sends for an enrolled machine", () =>
+    machine
+      .given([enrolled])
+      .when(new EnqueueCommand({ ...place, commandId: "mcm_1", name: "agent.restart", arguments: { graceSeconds: 5 } }))
+      .then([queued]))
+
+  it.each([
+    ["a machine never enrolled", []],
+    ["a machine of another workspace", [new MachineEnrolled({ ...elsewhere, at: T0 })]]
+  ] as const)("refuses to queue for %s", (_, history) =>
+    machine
+      .given(history)
+      .when(new EnqueueCommand({ ...place, commandId: "mcm_1", name: "agent.restart", arguments: null }))
+      .thenThrows(new MachineNotEnrolled({ machineId: "build-01" })))
+
+  it("takes the machine's acknowledgement of a queued command", () =>
+    machine.given([enrolled, queued]).when(ack, meta({ at: T1 })).then([acked]))
+
+  it.each([
+    ["never queued", [enrolled]],
+    ["acknowledged already", [enrolled, queued, acked]]
+  ] as const)("refuses to acknowledge a command %s", (_, history) =>
+    machine.given(history).when(ack).thenThrows(new CommandNotPending({ machineId: "build-01", commandId: "mcm_1" })))
+
+  it("keeps the pending commands in order until each is acknowledged", () => {
+    const second = new CommandEnqueued({ machineId: "build-01", commandId: "mcm_2", name: "cache.clear", arguments: null, at: T0 })
+    const state = [enrolled, queued, second, acked].reduce(MachineActor.evolve, MachineActor.initialState)
+    expect(state).toMatchObject({ pendingCommands: ["mcm_2"] })
+  })
+
+  it("projects one machine_commands row per command and one machine_command_acks row per acknowledgement", () => {
+    const rows = projectedRows(MachineActor, keyOf(MachineActor, "build-01"), [[enrolled, T0], [queued, T0], [acked, T1]])
+    expect(rows.machine_commands).toEqual([
+      {
+        command_id: "mcm_1",
+        machine_id: "build-01",
+        org_id: "org_1",
+        workspace_id: "wsp_1",
+        name: "agent.restart",
+        arguments: { graceSeconds: 5 },
+        enqueued_by: expect.any(String),
+        enqueued_at: T0
+      }
+    ])
+    expect(rows.machine_command_acks).toEqual([{ command_id: "mcm_1", machine_id: "build-01", outcome: "succeeded", detail: "restarted", acknowledged_at: T1 }])
+  })
 })
 
 describe("projection", () => {

@@ -5,6 +5,7 @@
  * are recorded and audited; a telemetry key only ingests telemetry; a gateway key calls only
  * non-mutating MCP capabilities; an unknown purpose is denied.
  */
+import { generateKeyPairSync, verify, X509Certificate } from "node:crypto"
 import { Effect, Either, Runtime } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { ApiKeyActor } from "../../actors/apikey/actor.ts"
@@ -23,8 +24,9 @@ let node: TestNode
 let run: <A, E>(effect: Effect.Effect<A, E, Db | EventLog | AccessCache | ActorHost>) => Promise<A>
 let orgId: string
 let workspaceId: string
-/** Session cookies of the organization's Owner and of a workspace Member. */
+/** Session cookies of the organization's Owner, a workspace Admin and a workspace Member. */
 let ownerCookie: string
+let adminCookie: string
 let memberCookie: string
 
 /** Keys issued in `beforeAll`. */
@@ -53,8 +55,10 @@ const refusal = async (request: IssueCredentialRequest) => {
 
 /** A listing as the bootstrap organization's Owner, signed in with a session (no key can act as
  * Owner, spec 5 rule 4). */
+const withCookie = (cookie: string, capability: string, input: unknown) =>
+  callWithCookie(node.baseUrl, cookie, `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/${capability.replaceAll(".", "/")}`, input)
 const asOwner = async (capability: string, input: unknown) => {
-  const reply = await callWithCookie(node.baseUrl, ownerCookie, `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/${capability.replaceAll(".", "/")}`, input)
+  const reply = await withCookie(ownerCookie, capability, input)
   expect(reply.status, JSON.stringify(reply.body)).toBe(200)
   return reply.body
 }
@@ -74,6 +78,7 @@ beforeAll(async () => {
   orgId = place.org_id
   workspaceId = place.workspace_id
   ownerCookie = (await signIn(node.baseUrl, await addPerson(node, "owner", { org: "owner" }))).cookie
+  adminCookie = (await signIn(node.baseUrl, await addPerson(node, "admin", { org: "member", workspace: "admin" }))).cookie
   memberCookie = (await signIn(node.baseUrl, await addPerson(node, "member", { org: "member", workspace: "member" }))).cookie
   const workspaceSlug = node.bootstrap.workspaceSlug
   const host = await issue({ workspaceSlug, purpose: "svc_host_v1", machineId: "build-01", name: "build box" })
@@ -141,14 +146,16 @@ describe("a host key", () => {
     const ingested = await host("host.events.ingest", { events })
     expect(ingested).toEqual({ status: 200, body: { batchId: expect.stringMatching(/^hev_/), accepted: 2 } })
 
-    const claimed = await host("host.work_orders.claim", { workOrderId: "WO-7" })
+    const { workOrderId } = await asOwner("machine.work_orders.create", { title: "Rebuild the CI cache" })
+    const claimed = await host("host.work_orders.claim", { workOrderId })
     expect(claimed).toEqual({
       status: 200,
-      body: { claimId: expect.stringMatching(/^woc_/), workOrderId: "WO-7", machineId: "build-01", claimedAt: expect.any(String) }
+      body: { claimId: expect.stringMatching(/^woc_/), workOrderId, machineId: "build-01", claimedAt: expect.any(String) }
     })
     // claiming again returns the same claim; another machine of the workspace cannot take it
-    expect(await host("host.work_orders.claim", { workOrderId: "WO-7" })).toEqual(claimed)
-    expectError(await call(node, "host.work_orders.claim", { workOrderId: "WO-7" }, { key: keys.otherHost }), 409, "conflict", "work_order_claimed")
+    expect(await host("host.work_orders.claim", { workOrderId })).toEqual(claimed)
+    expectError(await call(node, "host.work_orders.claim", { workOrderId }, { key: keys.otherHost }), 409, "conflict", "work_order_claimed")
+    expectError(await host("host.work_orders.claim", { workOrderId: "WO-7" }), 404, "not_found", "work_order_not_found")
 
     expect(await host("host.policy.get", {})).toEqual({
       status: 200,
@@ -163,7 +170,7 @@ describe("a host key", () => {
     expect(records).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ recordId: ingested.body.batchId, kind: "events", detail: { count: 2, events } }),
-        expect.objectContaining({ recordId: claimed.body.claimId, kind: "work_order_claim", subject: "WO-7" })
+        expect.objectContaining({ recordId: claimed.body.claimId, kind: "work_order_claim", subject: workOrderId })
       ])
     )
     // and the read model under it
@@ -193,15 +200,6 @@ describe("a host key", () => {
     expect((await host("host.memory.recall", { query: "_" })).body.memories).toHaveLength(0)
     // another machine of the same workspace recalls nothing of this one's
     expect((await call(node, "host.memory.recall", { query: "" }, { key: keys.otherHost })).body).toEqual({ memories: [] })
-  })
-
-  it("records code graph build and certificate renewal requests", async () => {
-    const build = await host("host.codegraph.build", { repository: "git@example.com:acme/app.git", revision: "main" })
-    expect(build).toEqual({ status: 200, body: { buildId: expect.stringMatching(/^cgb_/), status: "requested", requestedAt: expect.any(String) } })
-    const renewal = await host("host.certificate.renew", { csr: "-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----" })
-    expect(renewal).toEqual({ status: 200, body: { renewalId: expect.stringMatching(/^crt_/), status: "requested", requestedAt: expect.any(String) } })
-    const { records } = await asOwner("machine.records.list", { machineId: "build-01", limit: 200 })
-    expect(records.map((r: any) => r.kind)).toEqual(expect.arrayContaining(["codegraph_build", "certificate_renewal"]))
   })
 
   it("gets no Git credential while the workspace has no repositories, and that refusal is audited", async () => {
@@ -242,6 +240,188 @@ describe("a host key", () => {
       const path = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/${capability.replaceAll(".", "/")}`
       expectError(await callWithCookie(node.baseUrl, memberCookie, path, {}), 403, "forbidden", undefined)
     }
+  })
+})
+
+describe("what an Owner or Admin sets, a host key reads", () => {
+  const host = (capability: string, input: unknown, key = keys.host) => call(node, capability, input, { key })
+
+  it("serves the workspace's policy bundle at its current version, set by an Owner or Admin", async () => {
+    const rules = [
+      { id: "no-egress", effect: "deny", action: "network.egress", resource: "*" },
+      { id: "builds", effect: "allow", action: "shell.exec", resource: "make *" }
+    ]
+    expect(await asOwner("machine.policy.set", { rules, expectedVersion: 0 })).toEqual({ version: 1, rules })
+    const v1 = await eventually(() => host("host.policy.get", {}), (r) => r.body.version === 1)
+    expect(v1).toEqual({ status: 200, body: { workspaceId, machineId: "build-01", version: 1, rules, issuedAt: expect.any(String) } })
+
+    // an Admin sets the next version; a writer who read version 1 before it is refused
+    const admin = await withCookie(adminCookie, "machine.policy.set", { rules: rules.slice(1), expectedVersion: 1 })
+    expect(admin).toEqual({ status: 200, body: { version: 2, rules: rules.slice(1) } })
+    expectError(await withCookie(ownerCookie, "machine.policy.set", { rules: [], expectedVersion: 1 }), 409, "conflict", "policy_version_mismatch")
+    // every machine of the workspace reads the same bundle
+    const other = await eventually(() => host("host.policy.get", {}, keys.otherHost), (r) => r.body.version === 2)
+    expect(other.body).toMatchObject({ machineId: "build-02", version: 2, rules: rules.slice(1) })
+    expect((await eventsOf(node, `fleet:${workspaceId}`)).map((e) => e.type)).toEqual(["fleet.policy_set", "fleet.policy_set"])
+  })
+
+  it("queues commands for one machine, which polls and acknowledges them", async () => {
+    const queued = await asOwner("machine.commands.enqueue", { machineId: "build-01", name: "agent.restart", arguments: { graceSeconds: 5 } })
+    expect(queued).toEqual({ commandId: expect.stringMatching(/^mcm_/), machineId: "build-01", name: "agent.restart", enqueuedAt: expect.any(String) })
+    const second = await withCookie(adminCookie, "machine.commands.enqueue", { machineId: "build-01", name: "cache.clear" })
+    expect(second.status).toBe(200)
+
+    const polled = await eventually(() => host("host.commands.poll", {}), (r) => r.body.commands.length === 2)
+    expect(polled).toEqual({
+      status: 200,
+      body: {
+        machineId: "build-01",
+        commands: [
+          { commandId: queued.commandId, name: "agent.restart", arguments: { graceSeconds: 5 }, enqueuedAt: queued.enqueuedAt },
+          { commandId: second.body.commandId, name: "cache.clear", arguments: null, enqueuedAt: second.body.enqueuedAt }
+        ]
+      }
+    })
+    // another machine of the workspace has nothing queued
+    expect((await host("host.commands.poll", {}, keys.otherHost)).body).toEqual({ machineId: "build-02", commands: [] })
+
+    const acked = await host("host.commands.acknowledge", { commandId: queued.commandId, outcome: "succeeded", detail: "restarted in 3s" })
+    expect(acked).toEqual({ status: 200, body: { commandId: queued.commandId, outcome: "succeeded", acknowledgedAt: expect.any(String) } })
+    expectError(await host("host.commands.acknowledge", { commandId: queued.commandId, outcome: "succeeded" }), 404, "not_found", "command_not_found")
+    // only its own machine acknowledges a command
+    expectError(await host("host.commands.acknowledge", { commandId: second.body.commandId, outcome: "failed" }, keys.otherHost), 404, "not_found", "command_not_found")
+    const left = await eventually(() => host("host.commands.poll", {}), (r) => r.body.commands.length === 1)
+    expect(left.body.commands.map((c: any) => c.commandId)).toEqual([second.body.commandId])
+
+    const { commands } = await asOwner("machine.commands.list", { machineId: "build-01" })
+    expect(commands.find((c: any) => c.commandId === queued.commandId)).toMatchObject({
+      machineId: "build-01",
+      outcome: "succeeded",
+      detail: "restarted in 3s",
+      acknowledgedAt: acked.body.acknowledgedAt,
+      enqueuedBy: expect.any(String)
+    })
+    expect(commands.find((c: any) => c.commandId === second.body.commandId)).toMatchObject({ acknowledgedAt: null, outcome: null })
+    expectError(await withCookie(ownerCookie, "machine.commands.enqueue", { machineId: "nowhere-01", name: "x" }), 404, "not_found", "machine_not_found")
+  })
+
+  it("gives a short-lived Git credential, signed by the workspace CA, only for registered repositories", async () => {
+    const app = "https://git.example.com/acme/app.git"
+    const lib = "git@git.example.com:acme/lib.git"
+    expect(await asOwner("machine.repositories.register", { repository: app })).toEqual({ repository: app })
+    await eventually(() => host("host.git_credential.get", {}), (r) => r.status === 200)
+    const reply = await host("host.git_credential.get", {})
+    expect(reply).toEqual({ status: 200, body: { repository: app, username: "build-01", password: expect.any(String), expiresAt: expect.any(String) } })
+    const lifetimeMs = Date.parse(reply.body.expiresAt) - Date.now()
+    expect(lifetimeMs).toBeGreaterThan(55 * 60_000)
+    expect(lifetimeMs).toBeLessThanOrEqual(60 * 60_000)
+
+    // a Git server that trusts the workspace's CA certificate checks the token's signature and scope
+    const ca = new X509Certificate((await asOwner("machine.certificate_authority.get", {})).certificate)
+    const [header, claims, signature] = reply.body.password.split(".")
+    expect(verify(null, Buffer.from(`${header}.${claims}`), ca.publicKey, Buffer.from(signature, "base64url"))).toBe(true)
+    expect(verify(null, Buffer.from(`${header}.${claims}x`), ca.publicKey, Buffer.from(signature, "base64url"))).toBe(false)
+    expect(JSON.parse(Buffer.from(header, "base64url").toString())).toMatchObject({ alg: "EdDSA", typ: "JWT" })
+    expect(JSON.parse(Buffer.from(claims, "base64url").toString())).toMatchObject({
+      iss: `workspace:${workspaceId}`,
+      sub: "machine:build-01",
+      aud: app,
+      scope: "git:read",
+      exp: Math.floor(Date.parse(reply.body.expiresAt) / 1000)
+    })
+
+    expectError(await host("host.git_credential.get", { repository: "https://git.example.com/other/secret.git" }), 404, "not_found", "repository_not_registered")
+    expect((await withCookie(adminCookie, "machine.repositories.register", { repository: lib })).status).toBe(200)
+    await eventually(() => asOwner("machine.repositories.list", {}), (r) => r.repositories.length === 2)
+    expectError(await host("host.git_credential.get", {}), 400, "bad_request", "repository_required")
+    expect((await host("host.git_credential.get", { repository: lib })).body).toMatchObject({ repository: lib })
+    const { repositories } = await asOwner("machine.repositories.list", {})
+    expect(repositories.map((r: any) => r.repository)).toEqual([lib, app].sort())
+
+    // removed: no more credentials for it, and the other is the only one again
+    expect(await withCookie(adminCookie, "machine.repositories.remove", { repository: lib })).toEqual({ status: 200, body: { repository: lib, removed: true } })
+    const gone = await eventually(() => host("host.git_credential.get", { repository: lib }), (r) => r.status === 404)
+    expectError(gone, 404, "not_found", "repository_not_registered")
+    expect((await host("host.git_credential.get", {})).body).toMatchObject({ repository: app })
+  })
+
+  it("renews the machine's client certificate: X.509 for its key, signed by the workspace CA, for 24 hours", async () => {
+    const ca = new X509Certificate((await asOwner("machine.certificate_authority.get", {})).certificate)
+    expect(ca.ca).toBe(true)
+    for (const keyPair of [generateKeyPairSync("ec", { namedCurve: "prime256v1" }), generateKeyPairSync("ed25519")]) {
+      const publicKey = keyPair.publicKey.export({ type: "spki", format: "pem" }).toString()
+      const reply = await host("host.certificate.renew", { publicKey })
+      expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+      expect(reply.body.caCertificate).toBe(ca.toString())
+      const cert = new X509Certificate(reply.body.certificate)
+      expect(cert.verify(ca.publicKey)).toBe(true)
+      expect(cert.checkIssued(ca)).toBe(true)
+      expect(cert.ca).toBe(false)
+      expect(cert.subject).toContain("CN=build-01")
+      expect(cert.keyUsage).toEqual(["1.3.6.1.5.5.7.3.2"])
+      expect(cert.publicKey.export({ type: "spki", format: "pem" })).toBe(publicKey)
+      expect(cert.serialNumber.toLowerCase()).toBe(reply.body.serialNumber)
+      expect(Date.parse(cert.validTo) - Date.parse(cert.validFrom)).toBe(24 * 3_600_000)
+      expect(new Date(cert.validTo).toISOString()).toBe(reply.body.notAfter)
+    }
+    expectError(await host("host.certificate.renew", { publicKey: "-----BEGIN PUBLIC KEY-----\nnope\n-----END PUBLIC KEY-----" }), 400, "bad_request", "invalid_public_key")
+    const { records } = await asOwner("machine.records.list", { machineId: "build-01", kind: "certificate_renewal" })
+    expect(records).toHaveLength(2)
+    expect(records[0]).toMatchObject({ kind: "certificate_renewal", subject: expect.stringMatching(/^[0-9a-f]{32}$/), detail: { publicKeySha256: expect.any(String) } })
+  })
+
+  it("gives a work order to exactly one of two machines claiming it at once", async () => {
+    for (let round = 0; round < 5; round++) {
+      const { workOrderId } = await asOwner("machine.work_orders.create", { title: `race ${round}`, detail: "first come" })
+      const replies = await Promise.all([keys.host, keys.otherHost].map((key) => host("host.work_orders.claim", { workOrderId }, key)))
+      expect(replies.map((r) => r.status).sort()).toEqual([200, 409])
+      const winner = replies.find((r) => r.status === 200)!.body.machineId
+      const listed = await eventually(() => asOwner("machine.work_orders.list", {}), (r) => r.workOrders.some((w: any) => w.workOrderId === workOrderId && w.claimedBy !== null))
+      expect(listed.workOrders.find((w: any) => w.workOrderId === workOrderId)).toMatchObject({ title: `race ${round}`, detail: "first come", claimedBy: winner })
+    }
+  })
+
+  // spec 5 rule 8: the purpose rule, on every host capability and every setting
+  const hostCalls: ReadonlyArray<readonly [string, unknown]> = [
+    ["host.events.ingest", { events: [{ type: "x" }] }],
+    ["host.policy.get", {}],
+    ["host.commands.poll", {}],
+    ["host.commands.acknowledge", { commandId: "mcm_x", outcome: "succeeded" }],
+    ["host.git_credential.get", {}],
+    ["host.memory.upload", { text: "x" }],
+    ["host.memory.recall", { query: "x" }],
+    ["host.work_orders.claim", { workOrderId: "WO-1" }],
+    ["host.certificate.renew", { publicKey: "x" }]
+  ]
+  const settings: ReadonlyArray<readonly [string, unknown]> = [
+    ["machine.policy.set", { rules: [] }],
+    ["machine.commands.enqueue", { machineId: "build-01", name: "x" }],
+    ["machine.commands.list", {}],
+    ["machine.repositories.register", { repository: "r" }],
+    ["machine.repositories.remove", { repository: "r" }],
+    ["machine.repositories.list", {}],
+    ["machine.work_orders.create", { title: "x" }],
+    ["machine.work_orders.list", {}],
+    ["machine.certificate_authority.get", {}]
+  ]
+
+  it("refuses every host capability to a person's key and to a signed-in Owner", async () => {
+    for (const [capability, input] of hostCalls) {
+      expectError(await call(node, capability, input), 403, "forbidden", undefined)
+      expectError(await withCookie(ownerCookie, capability, input), 403, "forbidden", undefined)
+    }
+  })
+
+  it("refuses the settings to a host key, a person's key and a workspace Member", async () => {
+    for (const [capability, input] of settings) {
+      expectError(await host(capability, input), 403, "forbidden", "purpose_not_allowed")
+      expectError(await call(node, capability, input), 403, "forbidden", undefined)
+      expectError(await withCookie(memberCookie, capability, input), 403, "forbidden", undefined)
+    }
+  })
+
+  it("no longer offers a code graph build", async () => {
+    expect((await host("host.codegraph.build", { repository: "r" })).status).toBe(404)
   })
 })
 
@@ -302,7 +482,7 @@ describe("svc issue-key", () => {
       if (reply.status === 200) break
       await sleep(100)
     }
-    expect(reply).toMatchObject({ status: 200, body: { machineId: "cli-box", version: 0 } })
+    expect(reply).toMatchObject({ status: 200, body: { machineId: "cli-box", workspaceId } })
     const [row] = await node.db.sql`select purpose, machine_id, name from ${node.db.table("api_keys")} where key_id = ${keyId!}`
     expect(row).toEqual({ purpose: "svc_host_v1", machine_id: "cli-box", name: "issued from the CLI" })
     const machine = await eventually(
