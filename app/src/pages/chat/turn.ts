@@ -21,7 +21,8 @@ export type Part =
       readonly toolCallId: string
       readonly capability: string
       readonly inputPreview: string
-      readonly status: "running" | "completed" | "failed"
+      /** As the stream told it (`completed` or `failed`), then as the turn result settles it (`denied`, `cancelled`). */
+      readonly status: "running" | "completed" | "failed" | "denied" | "cancelled"
       readonly durationMs?: number
       readonly output?: unknown
       readonly errorReason?: string
@@ -126,6 +127,17 @@ const reduce = (state: TurnState, event: ChatEvent): TurnState => {
   }
 }
 
+/** The stream tells a call's end as `completed` or `failed` (spec 6.1); the turn result says
+ * whether a failed one was refused (`denied`) or cut off by a stop (`cancelled`). */
+const settledCalls = (parts: ReadonlyArray<Part>, result: TurnResult): ReadonlyArray<Part> => {
+  const outcomes = new Map(result.toolCalls.map((call) => [call.toolCallId, call.outcome] as const))
+  return parts.map((part) => {
+    if (part.kind !== "tool") return part
+    const outcome = outcomes.get(part.toolCallId)
+    return outcome === "denied" || outcome === "cancelled" ? { ...part, status: outcome } : part
+  })
+}
+
 export class LiveTurn {
   #state: TurnState
   readonly #listeners = new Set<() => void>()
@@ -156,7 +168,7 @@ export class LiveTurn {
         const next = reduce(this.#state, event)
         this.#set(next.phase === "sending" ? { ...next, phase: "streaming" } : next)
       })
-      if ("result" in end) this.#set({ ...this.#state, phase: "done", result: end.result })
+      if ("result" in end) this.#set({ ...this.#state, phase: "done", parts: settledCalls(this.#state.parts, end.result), result: end.result })
       else this.#set({ ...this.#state, phase: "failed", failure: this.#state.failure ?? { message: "the turn failed" } })
     } catch (error) {
       const failure = error instanceof ApiError ? { message: error.message, code: error.code, reason: error.reason } : { message: String(error) }
