@@ -55,6 +55,8 @@ export interface TurnState {
   readonly usage: Usage | undefined
   readonly failure: TurnFailure | undefined
   readonly result: TurnResult | undefined
+  /** The capability of each call whose input streamed: a call refused before it started ends with no start. */
+  readonly inputs: Readonly<Record<string, string>>
 }
 
 type PartOf<K extends Part["kind"]> = Extract<Part, { readonly kind: K }>
@@ -91,10 +93,17 @@ const reduce = (state: TurnState, event: ChatEvent): TurnState => {
         ...state,
         parts: [...parts, { kind: "tool", toolCallId: event.toolCallId, capability: event.capability, inputPreview: event.inputPreview, status: "running" }]
       }
-    case "tool-call-end":
+    case "tool-input-start":
+      return { ...state, inputs: { ...state.inputs, [event.toolCallId]: event.capability } }
+    case "tool-call-end": {
+      const started = parts.some((p) => p.kind === "tool" && p.toolCallId === event.toolCallId)
+      const capability = state.inputs[event.toolCallId]
+      const shown: ReadonlyArray<Part> = started || capability === undefined
+        ? parts
+        : [...parts, { kind: "tool", toolCallId: event.toolCallId, capability, inputPreview: "", status: "running" }]
       return {
         ...state,
-        parts: replaceWhere(parts, "tool", (p) => p.toolCallId === event.toolCallId, (p) => ({
+        parts: replaceWhere(shown, "tool", (p) => p.toolCallId === event.toolCallId, (p) => ({
           ...p,
           status: event.status,
           durationMs: event.durationMs,
@@ -102,6 +111,7 @@ const reduce = (state: TurnState, event: ChatEvent): TurnState => {
           errorReason: event.errorReason
         }))
       }
+    }
     case "approval-required":
       return {
         ...state,
@@ -122,7 +132,7 @@ const reduce = (state: TurnState, event: ChatEvent): TurnState => {
     case "error":
       return { ...state, failure: { message: event.message, code: event.code, reason: event.reason } }
     default:
-      // step and tool-input events: the tool call shows once it starts
+      // step and tool-input deltas: the tool call shows once it starts (or ends, refused before it started)
       return state
   }
 }
@@ -143,7 +153,7 @@ export class LiveTurn {
   readonly #listeners = new Set<() => void>()
 
   constructor(request: ChatRequest, files: ReadonlyArray<string> | number) {
-    this.#state = { phase: "sending", request, files, runId: undefined, parts: [], textEvents: 0, usage: undefined, failure: undefined, result: undefined }
+    this.#state = { phase: "sending", request, files, runId: undefined, parts: [], textEvents: 0, usage: undefined, failure: undefined, result: undefined, inputs: {} }
   }
 
   readonly subscribe = (listener: () => void) => {
