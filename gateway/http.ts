@@ -10,6 +10,7 @@ import type uWS from "uWebSockets.js"
 import { BadRequest } from "../src/platform/Errors.ts"
 import { textNestsTooDeep, tooDeepMessage } from "../src/platform/JsonDepth.ts"
 import { errorFields, type LoggedError, type NodeLog } from "../src/platform/Logging.ts"
+import { errorBody } from "../src/platform/Failures.ts"
 import { type Cors, OriginRefused, type ResponseHeaders } from "./cors.ts"
 import type { HttpMetrics } from "./metrics.ts"
 import { type Readiness, SERVED_WHILE_DRAINING } from "./readiness.ts"
@@ -92,7 +93,7 @@ export class RequestAborted extends Error {
 
 export const jsonError = (status: number, code: string, message: string, reason?: string): HttpReply => ({
   status,
-  json: { error: reason === undefined ? { code, message } : { code, reason, message } }
+  json: errorBody({ code, reason, message })
 })
 
 /**

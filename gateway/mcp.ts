@@ -27,6 +27,7 @@ import { BadRequest } from "../src/platform/Errors.ts"
 import { textNestsTooDeep, tooDeepMessage } from "../src/platform/JsonDepth.ts"
 import { isObject, type JsonObject } from "../src/checkpoint/ToolSchemas.ts"
 import { describeFailure, type FailureDescription } from "./errors.ts"
+import { errorBody } from "../src/platform/Failures.ts"
 import { type Handler, type HttpReply, type HttpRequest, PayloadTooLarge, RequestAborted, Streaming } from "./http.ts"
 
 export interface McpOptions {
@@ -141,9 +142,6 @@ const placeOf = (args: JsonObject): { readonly path: Path; readonly input: JsonO
   }
   return { path: { orgSlug: parts[0], workspaceSlug: parts[1] }, input }
 }
-
-/** `{ error: { code, reason?, message } }`, the body REST answers for the same failure. */
-const errorBody = ({ code, reason, message }: FailureDescription) => ({ error: reason === undefined ? { code, message } : { code, reason, message } })
 
 const errorResult = (failure: FailureDescription): CallToolResult => ({
   isError: true,

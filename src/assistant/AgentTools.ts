@@ -3,17 +3,19 @@
  * (`invoke`) or, when it needs approval, is parked for the person; `ask_user` asks the person and
  * waits for the answer. Each call is told as the spec's events and kept as the turn's record.
  */
-import { dynamicTool, jsonSchema, type ToolSet } from "ai"
+import { dynamicTool, jsonSchema, NoSuchToolError, type ToolSet } from "ai"
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { AskQuestion, CloseQuestion, ParkToolCall } from "../../actors/conversation/protocol.ts"
 import { newPublicId } from "../identity/ApiKeyToken.ts"
 import { invoke } from "../checkpoint/Checkpoint.ts"
-import { FailureDescriber } from "../platform/Failures.ts"
+import { errorBody, FailureDescriber, type FailureDescription, isRefusal } from "../platform/Failures.ts"
+import { checkEntitlement } from "../packs/Entitlement.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord } from "../platform/Wire.ts"
 import { previewOf, type TurnFailure } from "./ChatEvents.ts"
 import { AssistantSettings } from "./Settings.ts"
-import { type AgentTool, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema } from "./Tools.ts"
+import { type AgentTool, ASK_USER, ASK_USER_DESCRIPTION, askUserSchema, isAgentCapability, toolNameOf } from "./Tools.ts"
+import type { AnyCapability } from "../checkpoint/Capability.ts"
 import type { PreparedTurn } from "./PreparedTurn.ts"
 import { failure, type TurnRecorder } from "./TurnRecording.ts"
 import { questionTimeoutCommandId, TurnRegistry } from "./TurnRegistry.ts"
@@ -45,9 +47,9 @@ export interface AgentToolsContext {
   readonly openQuestions: Set<string>
 }
 
-/** The capability a tool name stands for (the name itself for `ask_user`). */
-export const capabilityOf = (tools: ReadonlyArray<AgentTool>, toolName: string): string =>
-  tools.find((t) => t.toolName === toolName)?.capability.name ?? toolName
+/** The capability a tool name stands for, offered or not (the name itself for `ask_user`). */
+export const capabilityOf = (capabilities: ReadonlyArray<AnyCapability>, toolName: string): string =>
+  capabilities.find((c) => toolNameOf(c.name) === toolName)?.name ?? toolName
 
 /** The turn's tools for the `ai` SDK. */
 export const agentToolSet = (context: AgentToolsContext) =>
@@ -92,15 +94,25 @@ export const agentToolSet = (context: AgentToolsContext) =>
           toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : "completed", durationMs })
           return exit.value
         }
-        // a tool call's errorReason is the failure's reason in the one error table, else its code
         const described = describe(exit.cause)
-        const errorReason = described.reason ?? described.code
+        const errorReason = reasonOf(described)
         emit({ type: "tool-call-end", toolCallId, status: "failed", durationMs, errorReason })
-        toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : "failed", durationMs })
+        toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : isRefusal(described) ? "denied" : "failed", durationMs })
         // a service the turn depends on is down: the turn fails with it (7.2) rather than guess on
         if (errorReason === "codegraph_unavailable") return yield* Effect.fail(new TurnFailed(failure("codegraph_unavailable", described.message)))
-        return { error: errorReason, message: described.message }
+        return errorBody(described)
       })
+
+    /**
+     * A tool the model called that the turn did not offer: when it is a capability of a pack the
+     * organization has not installed, the checkpoint's own refusal (spec 7.3, `capability_not_installed`
+     * with the pack and how to install it); otherwise undefined (the SDK's unknown-tool failure).
+     */
+    const unofferedRefusal = (toolName: string): Promise<FailureDescription | undefined> => {
+      const capability = turn.registry.all.find((c) => toolNameOf(c.name) === toolName)
+      if (capability === undefined || !isAgentCapability(capability)) return Promise.resolve(undefined)
+      return runExit(checkEntitlement(capability, turn.invocation.orgId)).then((exit) => (Exit.isFailure(exit) ? describe(exit.cause) : undefined))
+    }
 
     const askUser = (input: { question: string; options?: ReadonlyArray<string> }, toolCallId: string) =>
       Effect.gen(function* () {
@@ -115,7 +127,11 @@ export const agentToolSet = (context: AgentToolsContext) =>
           context.openQuestions.add(questionId)
           emit({ type: "question", id: questionId, question: input.question, options })
           const outcome = yield* Effect.promise(() => waiting.outcome)
-          if (outcome.status === "aborted") return yield* Effect.fail(new TurnAborted())
+          if (outcome.status === "aborted") {
+            // cut off by the stop: the call is the turn's record too (spec 2.3 `cancelled`)
+            toolCalls.push({ toolCallId, toolName: ASK_USER, outcome: "cancelled", durationMs: Math.max(0, now() - started) })
+            return yield* Effect.fail(new TurnAborted())
+          }
           // the sweeper may close it too: one command id, so the actor closes it once
           if (outcome.status === "timeout") yield* record(new CloseQuestion({ questionId, reason: "timeout" }), questionTimeoutCommandId(questionId))
           context.openQuestions.delete(questionId)
@@ -147,5 +163,22 @@ export const agentToolSet = (context: AgentToolsContext) =>
       inputSchema: jsonSchema(askUserSchema as any),
       execute: (input, options) => execute(askUser(input as { question: string; options?: ReadonlyArray<string> }, options.toolCallId))
     })
-    return tools
+    /** A refused call of a tool not offered, kept by the call's id for the turn's record of it. */
+    const refusals = new Map<string, FailureDescription>()
+    /**
+     * The SDK's repair hook sees a call of a tool the turn did not offer before it fails: a refusal
+     * is told to the model as the tool's error text, the one error body (its `error` part carries
+     * only that text), and kept for `refusalOf`.
+     */
+    const repairToolCall = async ({ toolCall, error }: { readonly toolCall: { readonly toolCallId: string; readonly toolName: string }; readonly error: unknown }) => {
+      if (!NoSuchToolError.isInstance(error)) return null
+      const refusal = await unofferedRefusal(toolCall.toolName)
+      if (refusal === undefined) return null
+      refusals.set(toolCall.toolCallId, refusal)
+      throw new Error(JSON.stringify(errorBody(refusal)))
+    }
+    return { tools, repairToolCall, refusalOf: (toolCallId: string) => refusals.get(toolCallId) }
   })
+
+/** A tool call's errorReason: the failure's reason in the one error table, else its code. */
+export const reasonOf = (described: Pick<FailureDescription, "code" | "reason">): string => described.reason ?? described.code

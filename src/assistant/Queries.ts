@@ -15,6 +15,7 @@ import { Db, type DbError, type DbService, query, queryFirst } from "../../strea
 import { isOwn } from "../checkpoint/Person.ts"
 import { timeIdPage } from "../platform/Paging.ts"
 import { clipped } from "../platform/StorableText.ts"
+import type { ToolCallRecord } from "../platform/Wire.ts"
 import type { ApprovalEntry, ConversationEntry, RunEntry, Thread, ThreadRun, Transcript } from "./Api.ts"
 
 /** An uploaded file as the read model has it. */
@@ -418,9 +419,12 @@ const approvalOf = (row: Row, now: Date): ApprovalEntry => ({
 const threadRunOf = (row: Row, approvals: ReadonlyArray<ApprovalEntry>): ThreadRun => {
   // a turn's result is its turn result (spec 2.3); an approval run's is `{ execution, output? }`
   const result: Row = row.result ?? {}
+  // a parked call recorded as `parked` when the turn ended; denied since, it ends `denied` (spec 2.3)
+  const denied = new Set(approvals.filter((a) => a.status === "denied").map((a) => a.approvalId))
+  const toolCalls: ReadonlyArray<ToolCallRecord> = result.toolCalls ?? []
   return {
     ...runEntryOf(row),
-    toolCalls: result.toolCalls ?? [],
+    toolCalls: toolCalls.map((call) => (call.approvalId !== undefined && denied.has(call.approvalId) ? { ...call, outcome: "denied" as const } : call)),
     parkedCards: result.parkedCards ?? [],
     stopped: result.stopped === true,
     execution: row.kind === "approval" ? result.execution ?? null : null,

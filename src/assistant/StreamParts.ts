@@ -14,8 +14,9 @@ export interface StreamPartsTarget {
   readonly emit: (event: ChatEvent) => void
   readonly now: () => number
   readonly capabilityOf: (toolName: string) => string
-  /** A call the model made with input its tool does not accept, or whose tool threw. */
-  readonly toolFailed: (toolCallId: string, capability: string) => void
+  /** A call the model made of a tool not offered, with input its tool does not accept, or whose
+   * tool threw: recorded, and answered with the call's errorReason. */
+  readonly toolFailed: (toolCallId: string, capability: string, error: unknown) => string
 }
 
 /** The turn's stream read so far, across its rounds. */
@@ -77,9 +78,8 @@ export class TurnStream {
             case "tool-error": {
               const error = part.error
               if (error instanceof TurnFailed || error instanceof TurnAborted) throw error
-              const errorReason = error instanceof Error ? error.name : "tool_error"
+              const errorReason = this.target.toolFailed(part.toolCallId, capabilityOf(part.toolName), error)
               emit({ type: "tool-call-end", toolCallId: part.toolCallId, status: "failed", durationMs: 0, errorReason })
-              this.target.toolFailed(part.toolCallId, capabilityOf(part.toolName))
               break
             }
             case "error":

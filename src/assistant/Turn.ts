@@ -15,7 +15,7 @@ import { startInBackground } from "../checkpoint/Background.ts"
 import type { Overloaded, RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord, TurnResult } from "../platform/Wire.ts"
-import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
+import { agentToolSet, capabilityOf, reasonOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
 import { chargeTurn, checkModelKeyLimit } from "../billing/TurnCharges.ts"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "./ChatEvents.ts"
 import { type ConversationHistory, findConversation, loadHistory } from "./Queries.ts"
@@ -27,7 +27,7 @@ import type { ResolvedModel } from "./models/resolve.ts"
 import { TurnStream } from "./StreamParts.ts"
 import { modelMessageOf, rewriteSummaryIfDue, VERBATIM_MESSAGES } from "./Summary.ts"
 import { ASK_USER } from "./Tools.ts"
-import { failure, startFailure, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
+import { failure, startFailure, STREAM_ERROR, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
 import { type TurnStreamLog, turnStreamLog } from "./TurnStreamLog.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
 import { isRetryable } from "../platform/Failures.ts"
@@ -236,7 +236,8 @@ const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, str
         model: turn.model.model,
         system,
         messages,
-        tools,
+        tools: tools.tools,
+        experimental_repairToolCall: tools.repairToolCall,
         stopWhen: stepCountIs(MAX_STEPS_PER_ROUND),
         providerOptions: turn.model.providerOptions,
         abortSignal: signal,
@@ -265,7 +266,9 @@ const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, str
         if (reason === "shutdown") return Effect.succeed(failure("engine_unavailable", "the node running the turn stopped before it answered; retry"))
         return Effect.succeed(reason !== "cancel" ? failure("engine_aborted", "the turn was cancelled by the engine before it answered") : undefined)
       }
-      return Effect.succeed(describeTurnError(error, turn.model.paidBy))
+      const described = describeTurnError(error, turn.model.paidBy)
+      // no stable code: a fault of this node, the operator's to read (the caller is told only `Stream error`)
+      return described.code === null ? Effect.as(Effect.logError(`assistant: run ${run.runId} failed`, cause), described) : Effect.succeed(described)
     })
   )
 }
@@ -380,8 +383,12 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
     const stream = new TurnStream({
       emit,
       now,
-      capabilityOf: (toolName) => capabilityOf(turn.tools, toolName),
-      toolFailed: (toolCallId, toolName) => toolCalls.push({ toolCallId, toolName, outcome: signal.aborted ? "cancelled" : "failed", durationMs: 0 })
+      capabilityOf: (toolName) => capabilityOf(turn.registry.all, toolName),
+      toolFailed: (toolCallId, toolName, error) => {
+        const refusal = tools.refusalOf(toolCallId)
+        toolCalls.push({ toolCallId, toolName, outcome: signal.aborted ? "cancelled" : refusal !== undefined ? "denied" : "failed", durationMs: 0 })
+        return refusal !== undefined ? reasonOf(refusal) : error instanceof Error ? error.name : "tool_error"
+      }
     })
     const { runId, conversationId, record } = run
     const tools = yield* agentToolSet({ turn, runId, conversationId, signal, record, emit, toolCalls, parkedCards, openQuestions })
@@ -389,8 +396,8 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
     yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog }, sink)
   })
 
-/** 7.2's code for what broke the turn. */
-const describeTurnError = (error: unknown, paidBy: ResolvedModel["paidBy"]): TurnFailure => {
+/** 7.2's code for what broke the turn; a fault with no stable code is `Stream error`, without a code. */
+export const describeTurnError = (error: unknown, paidBy: ResolvedModel["paidBy"]): TurnFailure => {
   const tag = (error as { _tag?: string })?._tag
   if (tag === "AttachmentRefused") {
     const refused = error as { reason: string; message: string }
@@ -404,7 +411,7 @@ const describeTurnError = (error: unknown, paidBy: ResolvedModel["paidBy"]): Tur
     return failure("engine_unavailable", "the assistant engine could not reach its storage; retry")
   }
   const classified = classifyModelError(error, paidBy)
-  return failure(classified.code, classified.message)
+  return classified === undefined ? failure(null, STREAM_ERROR) : failure(classified.code, classified.message)
 }
 
 /**

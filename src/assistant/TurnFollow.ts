@@ -25,7 +25,7 @@ import type { Listener, Started } from "../platform/Relay.ts"
 import { ChatEvent, TurnResult } from "../platform/Wire.ts"
 import type { TurnOutcome } from "./ChatEvents.ts"
 import { findOwnTurn, findRun, type RunRecord, runStreamChunks } from "./Queries.ts"
-import { failure } from "./TurnRecording.ts"
+import { failure, STREAM_ERROR } from "./TurnRecording.ts"
 import { isAbandonment } from "./TurnRegistry.ts"
 
 /** A chat event with its SSE `id:`, its `seq` in the turn's stream. */
@@ -59,7 +59,7 @@ const decodeResult = Schema.decodeUnknownSync(TurnResult)
 
 /** The outcome a recorded end stands for, as the turn's sink was told it. */
 const outcomeOf = (end: { readonly result: Json; readonly error: RunFinished["error"] }): TurnOutcome =>
-  end.error !== null || end.result === null ? { failure: end.error ?? failure(null, "Stream error") } : { result: decodeResult(end.result) }
+  end.error !== null || end.result === null ? { failure: end.error ?? failure(null, STREAM_ERROR) } : { result: decodeResult(end.result) }
 
 /**
  * The id of a recorded end's first event: after the turn's last recorded one, as its own stream

@@ -10,6 +10,9 @@ import type { ConversationCommand } from "../../actors/conversation/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import type { TurnFailure } from "./ChatEvents.ts"
 
+/** Spec 7.2: the message of a failure with no stable code (which carries no code). */
+export const STREAM_ERROR = "Stream error"
+
 export const failure = (code: string | null, message: string, reason: string | null = null): TurnFailure => ({ code, reason, message })
 
 /** Records one command on the turn's conversation; `commandId` names it when a retry must record it once. */

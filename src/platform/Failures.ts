@@ -41,3 +41,16 @@ export interface FailureDescription {
 }
 
 export class FailureDescriber extends Context.Tag("svc/FailureDescriber")<FailureDescriber, <E>(cause: Cause.Cause<E>) => FailureDescription>() {}
+
+/** The JSON error body (`{ error: { code, reason?, message } }`): the one shape REST answers, an MCP
+ * tool call's error result carries, and the agent's tool result gives the model (spec 7.3). */
+export const errorBody = ({ code, reason, message }: { readonly code: string; readonly reason?: string | undefined; readonly message: string }) => ({
+  error: reason === undefined ? { code, message } : { code, reason, message }
+})
+
+/**
+ * Whether a failure is a refusal to run the call (401, 402, 403: the caller's credential, purpose
+ * or role, a capability pack not installed, a spend limit) rather than a call that ran and failed:
+ * an agent's tool call refused so ends `denied`, not `failed` (spec 2.3; docs/decisions.md).
+ */
+export const isRefusal = (failure: Pick<FailureDescription, "status">): boolean => failure.status === 401 || failure.status === 402 || failure.status === 403

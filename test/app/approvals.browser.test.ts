@@ -97,6 +97,8 @@ describe("the approvals inbox", () => {
     await page.goto(`/acme/main/chat/${own.conversationId}`)
     const recorded = page.getByRole("log").getByRole("region", { name: "Approval requested: node.delete" })
     await expect.poll(() => recorded.getByRole("status").textContent()).toBe("Denied: the call did not run.")
+    // the denied call (`denied` in the thread's turn result) shows once, as its card
+    expect(await page.getByRole("log").getByRole("group", { name: "Tool call node.delete" }).count()).toBe(0)
     expect(errors).toEqual([])
     await page.context().close()
   })

@@ -275,6 +275,16 @@ describe("the chat page", () => {
     const missing = lastReply(page).getByRole("group", { name: "Tool call node.get" })
     await expect.poll(() => missing.textContent()).toContain("Failed: node_not_found")
     expect(await missing.textContent()).toContain('{"nodeId":"nod_missing"}')
+
+    // a call the checkpoint refuses (a pack this organization has not installed) is denied, not failed
+    await send(page, "/tool image__list {}")
+    const refused = lastReply(page).getByRole("group", { name: "Tool call image.list" })
+    await expect.poll(() => refused.textContent()).toContain("Refused: capability_not_installed")
+    expect(await refused.getByText("denied", { exact: true }).count()).toBe(1)
+    // and the history says the same after a reload
+    await page.reload()
+    const recorded = lastReply(page).getByRole("group", { name: "Tool call image.list" })
+    await expect.poll(() => recorded.textContent()).toContain("denied")
     expect(errors).toEqual([])
     await page.close()
   })

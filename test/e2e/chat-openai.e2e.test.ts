@@ -14,6 +14,7 @@ import { postJson, type StreamedTurn, streamChat } from "../support/chat.ts"
 import { type OpenAiServer, type RecordedRequest, type ScriptedResponse, startOpenAiServer, systemOf } from "../support/openaiServer.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { call as callCapability } from "./client.ts"
 
 let server: OpenAiServer
 let node: TestNode
@@ -149,8 +150,39 @@ describe("a tool call", () => {
       toolCalls: [{ toolCallId: id, toolName: "system.ping", outcome: "completed", durationMs: expect.any(Number) }],
       stopped: false
     })
+    // the reply is saved as the turn's assistant message: the id the result names is the thread's
+    expect(turn.done.assistantMessageId).toMatch(/^msg_/)
+    expect(turn.done.assistantMessageId).not.toBe(turn.done.userMessageId)
+    const thread = await callCapability(node, "conversation.get", { conversationId: turn.done.conversationPublicId })
+    expect(thread.body.messages.map((m: any) => [m.role, m.messageId, m.content])).toEqual([
+      ["user", turn.done.userMessageId, "is the workspace there?"],
+      ["assistant", turn.done.assistantMessageId, text]
+    ])
     // usage: both model calls, as the server reported them
     expect(events.at(-1)).toEqual({ type: "usage", usage: reportedUsage(requests) })
+  })
+
+  it("a tool of a pack not installed: the call is denied, and the model reads capability_not_installed as REST and MCP state it (spec 7.3)", async () => {
+    const rest = await callCapability(node, "image.list", {})
+    expect(rest.status).toBe(403)
+    const { turn, requests } = await turnWith(
+      { content: "list the images" },
+      { kind: "tool", name: "image__list", arguments: {} },
+      { kind: "text", text: "The image pack is not installed." }
+    )
+    // not offered, but asked for anyway
+    expect(requests[0].body.tools.map((t: any) => t.function.name)).not.toContain("image__list")
+    const end = turn.events.find((e) => e.type === "tool-call-end")
+    expect(end).toMatchObject({ status: "failed", errorReason: "capability_not_installed" })
+    expect(turn.done.toolCalls).toEqual([{ toolCallId: end.toolCallId, toolName: "image.list", outcome: "denied", durationMs: expect.any(Number) }])
+    // the tool result the model reads carries the same body, the pack's id and how to install it
+    const result = requests[1].body.messages.at(-1)
+    expect(result).toMatchObject({ role: "tool", tool_call_id: end.toolCallId })
+    expect(result.content).toContain(JSON.stringify(rest.body))
+    expect(rest.body.error).toMatchObject({ code: "capability_not_installed", message: expect.stringContaining(`plugin.org.install {"pluginId":"svc/media-image"}`) })
+    // the transcript keeps `denied`
+    const thread = await callCapability(node, "conversation.get", { conversationId: turn.done.conversationPublicId })
+    expect(thread.body.runs[0].toolCalls).toEqual(turn.done.toolCalls)
   })
 
   it("offers the agent tools with their JSON schemas: what agent.tools.list lists", async () => {

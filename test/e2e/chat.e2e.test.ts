@@ -137,7 +137,7 @@ describe("approvals", () => {
 
   it("a denied approval runs nothing; someone else's approval and an expired one are 409 approval_expired", async () => {
     const nodeId = await makeNode()
-    const { card } = await parkDelete(nodeId)
+    const { turn, card } = await parkDelete(nodeId)
     const mallory = await addPerson(node, "mallory", { org: "member", workspace: "admin" })
     const { cookie } = await signIn(node.baseUrl, mallory)
     const foreign = await postJson(node, "agent/approvals/resolve", { approvalId: card.approvalId, decision: "approved" }, { cookie })
@@ -146,6 +146,11 @@ describe("approvals", () => {
     const denied = await postJson(node, "agent/approvals/resolve", { approvalId: card.approvalId, decision: "denied", note: "keep it" })
     expect(denied.body).toEqual({ execution: { status: "denied" } })
     expect((await call(node, "node.get", { nodeId })).status).toBe(200)
+    // the parked call ends `denied` in the turn's recorded result: the thread and the run's transcript
+    const thread = await call(node, "conversation.get", { conversationId: turn.done.conversationPublicId })
+    expect(thread.body.runs[0].toolCalls).toEqual([expect.objectContaining({ toolName: "node.delete", outcome: "denied", approvalId: card.approvalId })])
+    const transcript = await call(node, "run.get", { runId: turn.done.runId })
+    expect(transcript.body.toolCalls).toEqual(thread.body.runs[0].toolCalls)
 
     const later = await parkDelete(nodeId)
     clock.advance(25 * 60 * 60 * 1000)
@@ -221,6 +226,10 @@ describe("cancel and disconnect", () => {
     const stopped = await waiting
     expect(stopped.done.stopped).toBe(true)
     expect(stopped.events.find((e) => e.type === "question-end")).toEqual({ type: "question-end", id: question.id, status: "closed", reason: "ended" })
+    // the question's call was cut off by the stop: it ends `cancelled`, in the result and the thread
+    expect(stopped.done.toolCalls).toEqual([{ toolCallId: expect.any(String), toolName: "ask_user", outcome: "cancelled", durationMs: expect.any(Number) }])
+    const thread = await call(node, "conversation.get", { conversationId: stopped.done.conversationPublicId })
+    expect(thread.body.runs[0].toolCalls).toEqual(stopped.done.toolCalls)
   })
 
   it("a client that goes away does not stop the turn: the reply route finds the finished reply", async () => {

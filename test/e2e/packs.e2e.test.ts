@@ -137,7 +137,15 @@ describe("entitlement in the checkpoint (spec 7.3, 8)", () => {
   }
   // agent.tools.list answers on POST agent/tools
   const agentTools = async (caller: Caller) => ok(await caller("agent.tools", {})).tools.map((t: { capability: string | null }) => t.capability)
-  const agentCall = async () => (await streamChat(node, { content: `/tool image__list {}` })).events.find((e) => e.type === "tool-call-end")
+  const agentTurn = () => streamChat(node, { content: `/tool image__list {}` })
+  const agentCall = async () => (await agentTurn()).events.find((e) => e.type === "tool-call-end")
+  const agentRefused = async () => {
+    const turn = await agentTurn()
+    expect(turn.events.find((e) => e.type === "tool-call-end")).toMatchObject({ status: "failed", errorReason: "capability_not_installed" })
+    expect(turn.done.toolCalls).toEqual([expect.objectContaining({ toolName: "image.list", outcome: "denied" })])
+    // the model read the refusal's body (the offline model repeats its first characters)
+    expect(turn.done.reply).toContain('{\\"error\\":{\\"code\\":\\"capability_not_installed\\"')
+  }
 
   it("a pack's capability is refused until installed and enabled, served then, refused again once uninstalled; another organization unaffected", async () => {
     notInstalled(await asOwner("image.list", {}))
@@ -148,8 +156,8 @@ describe("entitlement in the checkpoint (spec 7.3, 8)", () => {
     notInstalled(await call(node, "image.list", {}, { key: ownerCli }))
     expect(await agentTools(asOwner)).not.toContain("image.list")
     expect(await agentTools(asOwner)).toContain("document.list")
-    // not offered to the turn at all: the offline model asking for it anyway gets a failed call
-    expect(await agentCall()).toMatchObject({ status: "failed" })
+    // not offered to the turn at all: the offline model asking for it anyway is refused as REST and MCP refuse it
+    await agentRefused()
 
     // installed but not enabled: still refused
     const listing = ok(await asOwner("plugin.org.install", { pluginId: "svc/media-image" }))
@@ -169,8 +177,8 @@ describe("entitlement in the checkpoint (spec 7.3, 8)", () => {
     notInstalled(await asOwner("image.list", {}))
     expect(await overMcp(ownerMcp, "image.list", {})).toMatchObject({ refused: true, body: { error: { code: "capability_not_installed" } } })
     expect(await agentTools(asOwner)).not.toContain("image.list")
-    // not offered to the turn at all: the offline model asking for it anyway gets a failed call
-    expect(await agentCall()).toMatchObject({ status: "failed" })
+    // not offered to the turn at all: the offline model asking for it anyway is refused as REST and MCP refuse it
+    await agentRefused()
   })
 
   it("the other organization's install serves it there, not here", async () => {

@@ -2,7 +2,7 @@
  * Why a turn cannot run on the model it asked for (spec 7.1: 404 and 409 before the stream opens),
  * and what a failed model call means once it has (spec 7.2).
  */
-import { APICallError } from "@ai-sdk/provider"
+import { APICallError, EmptyResponseBodyError, InvalidResponseDataError, JSONParseError, NoContentGeneratedError, TypeValidationError } from "@ai-sdk/provider"
 import { RetryError } from "ai"
 import { Schema } from "effect"
 import { ModelTierArchived } from "../../../actors/models/errors.ts"
@@ -73,13 +73,19 @@ const BALANCE = /insufficient_quota|insufficient[ _]balance|credit balance/i
 
 const isBalance = (error: APICallError): boolean => error.statusCode === 402 || BALANCE.test(`${error.responseBody ?? ""} ${error.message}`)
 
+/** What the provider answered that cannot be read as its protocol says: its failure too. */
+const isUnreadableAnswer = (error: unknown): boolean =>
+  InvalidResponseDataError.isInstance(error) || JSONParseError.isInstance(error) || TypeValidationError.isInstance(error) ||
+  EmptyResponseBodyError.isInstance(error) || NoContentGeneratedError.isInstance(error)
+
 /**
- * Spec 7.2 for a model call that failed: the operator's own provider account out of balance is
- * `platform_provider_balance`; everything else (an organization's exhausted key included, which
- * is the organization's to fix) is `model_call_failed`. The provider's own words are not
- * repeated: they can name the account or part of its key.
+ * Spec 7.2 for a model call the provider refused or failed: the operator's own provider account out
+ * of balance is `platform_provider_balance`; the rest (an organization's exhausted key included,
+ * which is the organization's to fix) is `model_call_failed`. The provider's own words are not
+ * repeated: they can name the account or part of its key. Undefined for a failure that is not the
+ * provider's (a fault of this node is not reported as the provider's).
  */
-export const classifyModelError = (error: unknown, paidBy: PaidBy): ModelCallFailure => {
+export const classifyModelError = (error: unknown, paidBy: PaidBy): ModelCallFailure | undefined => {
   // with retries on, the SDK reports the last attempt's failure inside a RetryError
   const cause = RetryError.isInstance(error) ? error.lastError : error
   if (APICallError.isInstance(cause)) {
@@ -91,5 +97,6 @@ export const classifyModelError = (error: unknown, paidBy: PaidBy): ModelCallFai
   }
   // the outbound guard's refusal, named by its range only: the base URL is the Owner's to see
   if (cause instanceof OutboundRefused) return { code: "model_call_failed", message: `the model provider's address is refused (${cause.reason})` }
-  return { code: "model_call_failed", message: "the model call failed" }
+  if (isUnreadableAnswer(cause)) return { code: "model_call_failed", message: "the model provider's answer could not be read" }
+  return undefined
 }

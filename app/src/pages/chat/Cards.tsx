@@ -60,7 +60,7 @@ export const ToolCall = memo(
         {durationMs !== undefined && <small className="muted">{Math.round(durationMs)} ms</small>}
       </div>
       {inputPreview !== undefined && inputPreview !== "" && <code className="tool-input">{inputPreview}</code>}
-      {errorReason !== undefined && <p className="tool-error">Failed: {errorReason}</p>}
+      {errorReason !== undefined && <p className="tool-error">{state === "denied" ? "Refused" : "Failed"}: {errorReason}</p>}
       {output !== undefined && (
         <details>
           <summary>Result</summary>

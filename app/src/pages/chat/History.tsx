@@ -65,7 +65,8 @@ const HistoryTurn = ({ place, run, messages, approvalRuns, onRetry }: {
       ))}
       <AssistantMessage busy={run.status === "running"}>
         {run.toolCalls
-          .filter((call) => call.outcome !== "parked")
+          // a parked call shows as its approval card, which says what became of it
+          .filter((call) => call.approvalId === undefined)
           .map((call) => (
             <ToolCall key={call.toolCallId} capability={call.toolName} state={OUTCOME_STATE[call.outcome] ?? "completed"} durationMs={call.durationMs} />
           ))}

@@ -47,7 +47,7 @@ export interface ThreadRun {
   readonly effort: string | null
   readonly usage: Usage | null
   readonly error: RunError | null
-  readonly toolCalls: ReadonlyArray<{ readonly toolCallId: string; readonly toolName: string; readonly outcome: string; readonly durationMs: number }>
+  readonly toolCalls: ReadonlyArray<{ readonly toolCallId: string; readonly toolName: string; readonly outcome: string; readonly durationMs: number; readonly approvalId?: string }>
   readonly stopped: boolean
   readonly execution: Execution | null
   /** What an approval run's call answered; null for a turn, a failed call or one still running. */

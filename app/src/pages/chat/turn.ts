@@ -21,7 +21,8 @@ export type Part =
       readonly toolCallId: string
       readonly capability: string
       readonly inputPreview: string
-      readonly status: "running" | "completed" | "failed"
+      /** As the stream told it (`completed` or `failed`), then as the turn result settles it (`denied`, `cancelled`). */
+      readonly status: "running" | "completed" | "failed" | "denied" | "cancelled"
       readonly durationMs?: number
       readonly output?: unknown
       readonly errorReason?: string
@@ -54,6 +55,8 @@ export interface TurnState {
   readonly usage: Usage | undefined
   readonly failure: TurnFailure | undefined
   readonly result: TurnResult | undefined
+  /** The capability of each call whose input streamed: a call refused before it started ends with no start. */
+  readonly inputs: Readonly<Record<string, string>>
 }
 
 type PartOf<K extends Part["kind"]> = Extract<Part, { readonly kind: K }>
@@ -90,10 +93,17 @@ const reduce = (state: TurnState, event: ChatEvent): TurnState => {
         ...state,
         parts: [...parts, { kind: "tool", toolCallId: event.toolCallId, capability: event.capability, inputPreview: event.inputPreview, status: "running" }]
       }
-    case "tool-call-end":
+    case "tool-input-start":
+      return { ...state, inputs: { ...state.inputs, [event.toolCallId]: event.capability } }
+    case "tool-call-end": {
+      const started = parts.some((p) => p.kind === "tool" && p.toolCallId === event.toolCallId)
+      const capability = state.inputs[event.toolCallId]
+      const shown: ReadonlyArray<Part> = started || capability === undefined
+        ? parts
+        : [...parts, { kind: "tool", toolCallId: event.toolCallId, capability, inputPreview: "", status: "running" }]
       return {
         ...state,
-        parts: replaceWhere(parts, "tool", (p) => p.toolCallId === event.toolCallId, (p) => ({
+        parts: replaceWhere(shown, "tool", (p) => p.toolCallId === event.toolCallId, (p) => ({
           ...p,
           status: event.status,
           durationMs: event.durationMs,
@@ -101,6 +111,7 @@ const reduce = (state: TurnState, event: ChatEvent): TurnState => {
           errorReason: event.errorReason
         }))
       }
+    }
     case "approval-required":
       return {
         ...state,
@@ -121,9 +132,20 @@ const reduce = (state: TurnState, event: ChatEvent): TurnState => {
     case "error":
       return { ...state, failure: { message: event.message, code: event.code, reason: event.reason } }
     default:
-      // step and tool-input events: the tool call shows once it starts
+      // step and tool-input deltas: the tool call shows once it starts (or ends, refused before it started)
       return state
   }
+}
+
+/** The stream tells a call's end as `completed` or `failed` (spec 6.1); the turn result says
+ * whether a failed one was refused (`denied`) or cut off by a stop (`cancelled`). */
+const settledCalls = (parts: ReadonlyArray<Part>, result: TurnResult): ReadonlyArray<Part> => {
+  const outcomes = new Map(result.toolCalls.map((call) => [call.toolCallId, call.outcome] as const))
+  return parts.map((part) => {
+    if (part.kind !== "tool") return part
+    const outcome = outcomes.get(part.toolCallId)
+    return outcome === "denied" || outcome === "cancelled" ? { ...part, status: outcome } : part
+  })
 }
 
 export class LiveTurn {
@@ -131,7 +153,7 @@ export class LiveTurn {
   readonly #listeners = new Set<() => void>()
 
   constructor(request: ChatRequest, files: ReadonlyArray<string> | number) {
-    this.#state = { phase: "sending", request, files, runId: undefined, parts: [], textEvents: 0, usage: undefined, failure: undefined, result: undefined }
+    this.#state = { phase: "sending", request, files, runId: undefined, parts: [], textEvents: 0, usage: undefined, failure: undefined, result: undefined, inputs: {} }
   }
 
   readonly subscribe = (listener: () => void) => {
@@ -156,7 +178,7 @@ export class LiveTurn {
         const next = reduce(this.#state, event)
         this.#set(next.phase === "sending" ? { ...next, phase: "streaming" } : next)
       })
-      if ("result" in end) this.#set({ ...this.#state, phase: "done", result: end.result })
+      if ("result" in end) this.#set({ ...this.#state, phase: "done", parts: settledCalls(this.#state.parts, end.result), result: end.result })
       else this.#set({ ...this.#state, phase: "failed", failure: this.#state.failure ?? { message: "the turn failed" } })
     } catch (error) {
       const failure = error instanceof ApiError ? { message: error.message, code: error.code, reason: error.reason } : { message: String(error) }
