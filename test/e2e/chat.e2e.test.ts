@@ -9,7 +9,7 @@ import { postJson, streamChat, waitForEvent } from "../support/chat.ts"
 import { addPerson, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { steppedClock } from "../support/clock.ts"
-import { call, createNote } from "./client.ts"
+import { call, createNote, eventsOf, eventually, sleep } from "./client.ts"
 
 let node: TestNode
 const clock = steppedClock()
@@ -22,16 +22,6 @@ afterAll(async () => {
 })
 
 const typesOf = (events: ReadonlyArray<any>) => events.map((e) => e.type)
-
-const eventually = async <T>(read: () => Promise<T>, until: (value: T) => boolean, timeoutMs = 10_000): Promise<T> => {
-  const started = Date.now()
-  for (;;) {
-    const value = await read()
-    if (until(value)) return value
-    if (Date.now() - started > timeoutMs) return value
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
-}
 
 describe("a turn on the stream", () => {
   it("opens with the stream headers, starts with run, ends with usage and the named done event carrying the turn result", async () => {
@@ -324,6 +314,24 @@ describe("memory", () => {
     expect(row.carried_summary).toBe(true)
     const [firstRun] = await node.db.sql`select carried_summary from ${node.db.sql(node.db.schema)}.runs where run_id = ${first.body.runId}`
     expect(firstRun.carried_summary).toBe(false)
+
+    // about once every five turns (spec 8): ten turns more, and the summary is rewritten at the
+    // fifth and the tenth after its last rewrite, never between
+    const rewrites = async () =>
+      (await eventsOf(node, `conversation:${first.body.conversationId}`)).filter((e) => e.type === "summary.rewritten").map((e) => e.payload.atTurn as number)
+    const before = await eventually(rewrites, (turns) => turns.length > 0)
+    const last = before.at(-1)!
+    const turns = (await node.db.sql`select turn_count from ${node.db.sql(node.db.schema)}.conversations where conversation_id = ${first.body.conversationId}`)[0].turn_count as number
+    for (let i = 1; i <= 10; i++) {
+      const asked = await postJson(node, "assistant/ask", { content: `later message ${i}`, conversationId })
+      expect(asked.status).toBe(200)
+      expect(asked.body.runId).toMatch(/^tse_/)
+    }
+    const after = await eventually(rewrites, (atTurns) => atTurns.length >= before.length + 2, 10_000)
+    await sleep(500)
+    expect(await rewrites()).toEqual([...before, last + 5, last + 10])
+    // each was due: the turns since the one before reached five only then
+    expect(after.slice(before.length).every((atTurn) => atTurn > turns && atTurn <= turns + 10)).toBe(true)
   })
 })
 
