@@ -37,7 +37,7 @@ export type ProjectPartitions = (
 export class ProjectionRunner extends Context.Tag("svc/streams/ProjectionRunner")<ProjectionRunner, ProjectPartitions>() {}
 
 export const inThread = (db: DbService, kinds: KindRegistry): ProjectPartitions => (partitions, onProjected, onFailed) =>
-  project(db, kinds, partitions, (partition, next) => onProjected(partition, next), onFailed)
+  project(db, kinds, partitions, onProjected, onFailed)
 
 type ToWorker =
   | { readonly type: "project"; readonly run: number; readonly partitions: ReadonlyArray<number> }
