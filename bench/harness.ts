@@ -112,6 +112,8 @@ export const startNode = async (bench: Bench, { unlimitedChat = false, overrides
     topicPrefix: name,
     partitions: PARTITIONS,
     secureCookies: false,
+    // PROJECTION_WORKER=true measures the projection in a worker thread (real Postgres only)
+    projectionWorker: process.env.PROJECTION_WORKER === "true",
     // a line per request would bury the bench's tables; LOG_LEVEL=info measures with them
     logging: loadConfig({ LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", LOG_FORMAT: process.env.LOG_FORMAT }).logging,
     ...(unlimitedChat

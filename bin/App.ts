@@ -60,6 +60,7 @@ import { organizationCapabilities, PublicUrl } from "../src/identity/Organizatio
 import { systemCapabilities } from "../src/checkpoint/System.ts"
 import type { AppConfig } from "../src/platform/Config.ts"
 import * as Db from "../streams/Db.ts"
+import { ProjectionRunner, spawn } from "../streams/ProjectionWorker.ts"
 import { signerLayer } from "../streams/Checkpoints.ts"
 import { cardSignerLayer } from "../src/a2a/CardSignature.ts"
 import { secretsLayer } from "../src/platform/Secrets.ts"
@@ -158,11 +159,42 @@ export const clusterLayer = (config: LogSettings & Pick<AppConfig, "kafkaSession
         })
       : LocalCluster.layer(config.nodeId, generation.partitions)))
 
+/** What the projection worker (`bin/projectionWorker.ts`) is started with. */
+export interface ProjectionWorkerData extends LogSettings {
+  readonly url: string
+  /** The worker's pool size: the batches it folds one at a time, and its reads of the log. */
+  readonly poolSize: number
+}
+
+/**
+ * The projection worker (`PROJECTION_WORKER=true`, with a DATABASE_URL only: PGlite serves one
+ * connection, which a second pool would break): none otherwise, and the actor host projects in
+ * its own thread.
+ */
+const projectionWorkerLayer = (config: AppConfig, databaseUrl: string, poolSize: number): Layer.Layer<ProjectionRunner> => {
+  if (!config.projectionWorker || config.databaseUrl === undefined) return Layer.empty as Layer.Layer<ProjectionRunner>
+  const workerData: ProjectionWorkerData = {
+    url: databaseUrl,
+    poolSize,
+    dbSchema: config.dbSchema,
+    kafkaBrokers: config.kafkaBrokers,
+    topicPrefix: config.topicPrefix,
+    partitions: config.partitions,
+    nodeId: config.nodeId,
+    kafkaAppendLingerMs: config.kafkaAppendLingerMs
+  }
+  return Layer.scoped(
+    ProjectionRunner,
+    Effect.flatMap(EmbeddedLog.Appends, (appends) => spawn(new URL("./projectionWorker.ts", import.meta.url), workerData, appends))
+  ).pipe(Layer.provide(EmbeddedLog.appendsLayer))
+}
+
 /** Everything a node runs, given the Postgres URL to use. */
 export const appLayer = (config: AppConfig, databaseUrl: string, poolSize: number, projectionPoolSize: number) => {
   const db = Db.layer({ url: databaseUrl, schema: config.dbSchema, max: poolSize, projectionMax: projectionPoolSize, countStatements: config.dbStatementCounts, node: config.nodeId })
   const base = Layer.mergeAll(
     logLayer(config),
+    projectionWorkerLayer(config, databaseUrl, projectionPoolSize),
     clusterLayer(config),
     Layer.succeed(ActorHost.ActorKinds, actorKinds),
     Layer.succeed(Capabilities, registry),

@@ -35,6 +35,7 @@ import { EventLog, type EventRecord, type LogError } from "./EventLog.ts"
 import { NodeMetrics } from "./Metrics.ts"
 import { CurrentReadFence, type Positions } from "./ReadFence.ts"
 import { partitionFor } from "./partitioner.ts"
+import { inThread, ProjectionRunner } from "./ProjectionWorker.ts"
 import { makeAppendHere } from "./host/Appender.ts"
 import { makeAuditCheckpoints } from "./host/AuditCheckpoints.ts"
 import { makeGate } from "./Admission.ts"
@@ -125,7 +126,9 @@ export const make = (options: ActorHostOptions) =>
     /** Partitions projected elsewhere, or here before they caught up: told by the projectors, never polled. */
     const remote = yield* RemoteProjections.make(db, { listen: log.mode !== "embedded" })
 
-    const partitions = makeOwnership({ db: db.projection, log, kinds, runtime, options, onProjected: remote.notice, pauses: metrics.rebalancePauseSeconds })
+    // in a worker when the node runs one (`ProjectionWorker.ts`), else in this thread on the projection's pool
+    const projectPartitions = Option.getOrElse(yield* Effect.serviceOption(ProjectionRunner), () => inThread(db.projection, kinds))
+    const partitions = makeOwnership({ log, projectPartitions, runtime, options, onProjected: remote.notice, pauses: metrics.rebalancePauseSeconds })
     const { owned } = partitions
     const audit = makeAuditCheckpoints(signer, partitions, runtime)
     if (signer !== undefined) yield* Effect.forkScoped(audit.ticker)

@@ -58,6 +58,12 @@ export interface AppConfig {
    */
   readonly dbStatementCounts: boolean
   /**
+   * Fold the log into the read models in a worker thread with its own pool, so the request thread
+   * decides and appends only (docs/decisions.md, "Issue 24: projection in a worker"). Only with a
+   * DATABASE_URL: embedded PGlite serves one connection, which the worker's pool would break.
+   */
+  readonly projectionWorker: boolean
+  /**
    * Effect spans on the request path (the checkpoint's `Capabilities.invoke`): on with
    * `TRACING=true`, or when any `OTEL_*` variable is set (a tracer to export them is being wired).
    * Off, a request makes no span: without a tracer one costs CPU and says nothing.
@@ -281,6 +287,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
     auditWindowMs: int(env.AUDIT_WINDOW_MS, 1, "AUDIT_WINDOW_MS"),
     clusterSampleMs: int(env.CLUSTER_SAMPLE_MS, 5_000, "CLUSTER_SAMPLE_MS"),
     dbStatementCounts: env.DB_STATEMENT_COUNTS === "true",
+    projectionWorker: env.PROJECTION_WORKER === "true",
     tracing: env.TRACING === "true" || Object.keys(env).some((name) => name.startsWith("OTEL_")),
     secretKey: env.SECRET_KEY || undefined,
     a2aCardSigningKey: env.A2A_CARD_SIGNING_KEY || undefined,

@@ -9,10 +9,9 @@
  */
 import { Effect, ExecutionStrategy, Exit, Fiber, Runtime, Schedule, Scope, Stream } from "effect"
 import type { Histogram } from "prom-client"
-import type { KindRegistry } from "../../actors/kernel.ts"
-import type { DbService } from "../Db.ts"
 import type { EventLog, EventLogService, PartitionWriter } from "../EventLog.ts"
-import { project, type StoredActor } from "../Projector.ts"
+import type { StoredActor } from "../Projector.ts"
+import type { ProjectPartitions } from "../ProjectionWorker.ts"
 import { failure, type Job, notOwner, type Outcome } from "./Outcome.ts"
 import { OffsetWaiters } from "./Waiters.ts"
 
@@ -65,9 +64,9 @@ export interface OwnershipOptions {
 }
 
 export interface OwnershipEnv {
-  readonly db: DbService
   readonly log: EventLogService
-  readonly kinds: KindRegistry
+  /** Runs the projection of a set of partitions: in this thread, or in the projection worker. */
+  readonly projectPartitions: ProjectPartitions
   readonly runtime: Runtime.Runtime<EventLog>
   readonly options: OwnershipOptions
   /** After each commit of this node's projection runner, for each partition it projects. */
@@ -81,7 +80,7 @@ export const stalledOutcome = (ownership: Ownership): Outcome =>
 
 export type Partitions = ReturnType<typeof makeOwnership>
 
-export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected, pauses }: OwnershipEnv) => {
+export const makeOwnership = ({ log, projectPartitions, runtime, options, onProjected, pauses }: OwnershipEnv) => {
   const run = Runtime.runPromise(runtime)
   const fork = Runtime.runFork(runtime)
   const owned = new Map<number, Ownership>()
@@ -204,7 +203,7 @@ export const makeOwnership = ({ db, log, kinds, runtime, options, onProjected, p
     if (!ownership.working) for (const job of ownership.queue.splice(0)) job.settle(notOwner())
   }
 
-  const { reproject, linger, stopLingering, forgetLost, gained } = makeProjectionRunner({ db, kinds, fork, owned, onProjected, evict, stall })
+  const { reproject, linger, stopLingering, forgetLost, gained } = makeProjectionRunner({ projectPartitions, fork, owned, onProjected, evict, stall })
 
   const appended = (ownership: Ownership, offsets: ReadonlyArray<number>) => noteAppended(ownership, offsets, log.mode)
 
@@ -252,8 +251,7 @@ const noteAppended = (ownership: Ownership, offsets: ReadonlyArray<number>, mode
 }
 
 interface ProjectionRunnerEnv {
-  readonly db: DbService
-  readonly kinds: KindRegistry
+  readonly projectPartitions: ProjectPartitions
   readonly fork: (effect: Effect.Effect<unknown, unknown, EventLog>) => Fiber.RuntimeFiber<unknown, unknown>
   readonly owned: ReadonlyMap<number, Ownership>
   readonly onProjected: (partition: number, next: number) => void
@@ -267,7 +265,7 @@ interface ProjectionRunnerEnv {
  * fixed cost (about ten statements) for each partition's few events. Restarted when the set it
  * projects changes, or a partition was gained.
  */
-const makeProjectionRunner = ({ db, kinds, fork, owned, onProjected, evict, stall }: ProjectionRunnerEnv) => {
+const makeProjectionRunner = ({ projectPartitions, fork, owned, onProjected, evict, stall }: ProjectionRunnerEnv) => {
   let projector: { readonly partitions: string; readonly fiber: Fiber.RuntimeFiber<unknown, unknown> } | undefined
   /** A partition was gained since the runner started: a new runner tells its waiters where it stands. */
   let projectorStale = false
@@ -299,7 +297,7 @@ const makeProjectionRunner = ({ db, kinds, fork, owned, onProjected, evict, stal
     if (projector !== undefined) fork(Fiber.interrupt(projector.fiber))
     projector = partitions.length === 0 ? undefined : {
       partitions: partitions.join(","),
-      fiber: fork(project(db, kinds, partitions, (partition, next) => {
+      fiber: fork(projectPartitions(partitions, (partition, next) => {
         const ownership = owned.get(partition)
         if (ownership !== undefined) {
           ownership.projection.advance(next)

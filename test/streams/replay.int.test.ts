@@ -74,7 +74,8 @@ const comparedTables = (stdout: string) => stdout.split("\n").filter((line) => /
 
 describe.each([
   { database: "embedded PGlite", overrides: { databaseUrl: undefined } },
-  { database: "Postgres", overrides: {} }
+  { database: "Postgres", overrides: {} },
+  { database: "Postgres, projecting in a worker", overrides: { projectionWorker: true } }
 ])("svc replay --compare on $database, after the server stopped", ({ overrides }) => {
   let node: TestNode
   beforeAll(async () => {
