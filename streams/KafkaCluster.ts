@@ -24,8 +24,9 @@ import {
 } from "./Cluster.ts"
 import { commandsTopicSpec, ensureTopics, makeClient, tail, topicsOf } from "./KafkaLog.ts"
 import { dependencyRetry } from "./Backoff.ts"
+import { stickyAssigner } from "./StickyAssigner.ts"
 
-const { AssignerProtocol, Partitioners } = kafkajs
+const { AssignerProtocol, PartitionAssigners, Partitioners } = kafkajs
 
 export interface KafkaClusterConfig {
   readonly brokers: ReadonlyArray<string>
@@ -262,9 +263,14 @@ const joinGroup = (
       sessionTimeout,
       heartbeatInterval,
       // kafkajs heartbeats between fetches: an idle fetch must not outlast the interval
-      maxWaitTimeInMs: heartbeatInterval
+      maxWaitTimeInMs: heartbeatInterval,
+      // a node keeps what it owns through a rebalance; round-robin only while a node of an older
+      // build, which knows no other, is in the group
+      partitionAssigners: [stickyAssigner(() => ({ [commands]: [...owned] })), PartitionAssigners.roundRobin]
     })
-    consumer.on(consumer.events.REBALANCING, revokeAll)
+    // No revoking at REBALANCING: the host is told only what moves, once the group has decided
+    // (`GROUP_JOIN`). A partition's old owner may decide there until it hears, while the new one
+    // opens its writer: the writer's fence refuses the old owner's appends from then on.
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const next = new Set(payload.memberAssignment[commands] ?? [])
       const lost = [...owned].filter((p) => !next.has(p))
