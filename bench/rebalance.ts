@@ -60,6 +60,7 @@ interface Node {
 
 /** How long a fenced writer waits to be revoked before it is opened again (as `host/Ownership.ts` does). */
 const FENCED_GRACE_MS = 5_000
+const APPEND_TIMEOUT_MS = 5_000
 
 const record = (partition: number) => ({
   key: `bench:${partition}:${randomUUID()}`,
@@ -79,7 +80,8 @@ const probe = (node: Node, partition: number) => {
       const held = node.writers.get(partition)
       if (held?.writer !== undefined) {
         const writer = held.writer
-        const appended = await Effect.runPromiseExit(writer.append([record(partition)]))
+        // an append under way when its writer closes may never end: given up after a while
+        const appended = await Effect.runPromiseExit(writer.append([record(partition)]).pipe(Effect.timeout(APPEND_TIMEOUT_MS)))
         if (Exit.isSuccess(appended)) served[partition].push({ at: performance.now(), node: node.id })
         else {
           // a writer whose append failed cannot go on: opened again, as the host does (a fenced
