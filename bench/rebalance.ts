@@ -19,7 +19,7 @@
  * (reported as `quiet`), a transaction's round trips on a busy machine. Beside it, the longest
  * time no node held the partition's open writer, which has no such floor.
  */
-import { Context, Effect, ExecutionStrategy, Exit, Layer, Scope } from "effect"
+import { Cause, Context, Effect, ExecutionStrategy, Exit, Layer, Option, Scope } from "effect"
 import { randomBytes, randomUUID } from "node:crypto"
 import { Cluster } from "../streams/Cluster.ts"
 import { EventLog, type PartitionWriter } from "../streams/EventLog.ts"
@@ -43,13 +43,24 @@ const served = Array.from({ length: partitions }, () => [] as Array<{ readonly a
 /** Per partition, when a node's writer became open (`held`) and when the node gave the partition up. */
 const holds = Array.from({ length: partitions }, () => [] as Array<{ readonly at: number; readonly node: string; readonly held: boolean }>)
 
+interface Held {
+  writer: PartitionWriter | undefined
+  readonly scope: Scope.CloseableScope
+}
+
 interface Node {
   readonly id: string
   readonly scope: Scope.CloseableScope
   /** The writers this node holds, by partition. */
-  readonly writers: Map<number, { readonly writer: PartitionWriter | undefined; readonly scope: Scope.CloseableScope }>
+  readonly writers: Map<number, Held>
+  /** Closes the partition's writer, if this node holds it, and opens it again. */
+  reopen: (partition: number) => void
   stopped: boolean
 }
+
+/** How long a fenced writer waits to be revoked before it is opened again (as `host/Ownership.ts` does). */
+const FENCED_GRACE_MS = 5_000
+const APPEND_TIMEOUT_MS = 5_000
 
 const record = (partition: number) => ({
   key: `bench:${partition}:${randomUUID()}`,
@@ -68,8 +79,17 @@ const probe = (node: Node, partition: number) => {
     while (!node.stopped) {
       const held = node.writers.get(partition)
       if (held?.writer !== undefined) {
-        const appended = await Effect.runPromiseExit(held.writer.append([record(partition)]))
+        const writer = held.writer
+        // an append under way when its writer closes may never end: given up after a while
+        const appended = await Effect.runPromiseExit(writer.append([record(partition)]).pipe(Effect.timeout(APPEND_TIMEOUT_MS)))
         if (Exit.isSuccess(appended)) served[partition].push({ at: performance.now(), node: node.id })
+        else {
+          // a writer whose append failed cannot go on: opened again, as the host does (a fenced
+          // one only if the partition is still this node's after the grace)
+          const fenced = Cause.failureOption(appended.cause).pipe(Option.exists((e) => e._tag === "LogFenced"))
+          if (fenced) await sleep(FENCED_GRACE_MS)
+          if (node.writers.get(partition) === held && held.writer === writer) node.reopen(partition)
+        }
       }
       await sleep(PROBE_SPACING_MS)
     }
@@ -86,10 +106,10 @@ const startNode = async (prefix: string, id: string): Promise<Node> => {
   const context = await Effect.runPromise(Layer.buildWithScope(layer, scope))
   const cluster = Context.get(context, Cluster)
   const log = Context.get(context, EventLog)
-  const node: Node = { id, scope, writers: new Map(), stopped: false }
+  const node: Node = { id, scope, writers: new Map(), reopen: () => undefined, stopped: false }
   const open = (partition: number) => {
     const writerScope = Effect.runSync(Scope.fork(scope, ExecutionStrategy.sequential))
-    const held: { writer: PartitionWriter | undefined; scope: Scope.CloseableScope } = { writer: undefined, scope: writerScope }
+    const held: Held = { writer: undefined, scope: writerScope }
     node.writers.set(partition, held)
     // a partition revoked while its writer opens interrupts the opening
     void Effect.runPromiseExit(
@@ -99,21 +119,30 @@ const startNode = async (prefix: string, id: string): Promise<Node> => {
           held.writer = writer
           holds[partition].push({ at: performance.now(), node: id, held: true })
         })),
-        Effect.catchAll((error) => Effect.logWarning(`node ${id}: partition ${partition} did not open`, error))
+        // tried again a second later while the partition is this node's, as the host does
+        Effect.catchAll((error) =>
+          Effect.logWarning(`node ${id}: partition ${partition} did not open; retrying`, error).pipe(
+            Effect.zipRight(Effect.sleep("1 second")),
+            Effect.zipRight(Effect.sync(() => node.writers.get(partition) === held && !node.stopped && node.reopen(partition)))
+          )
+        )
       )
     )
+  }
+  const close = (partition: number) => {
+    const held = node.writers.get(partition)
+    node.writers.delete(partition)
+    if (held?.writer !== undefined) holds[partition].push({ at: performance.now(), node: id, held: false })
+    if (held) void Effect.runPromiseExit(Scope.close(held.scope, Exit.void))
+  }
+  node.reopen = (partition) => {
+    close(partition)
+    open(partition)
   }
   await Effect.runPromise(
     cluster.join({
       onAssigned: (ps) => ps.forEach(open),
-      onRevoked: (ps) => {
-        for (const p of ps) {
-          const held = node.writers.get(p)
-          node.writers.delete(p)
-          if (held?.writer !== undefined) holds[p].push({ at: performance.now(), node: id, held: false })
-          if (held) void Effect.runPromiseExit(Scope.close(held.scope, Exit.void))
-        }
-      },
+      onRevoked: (ps) => ps.forEach(close),
       onCommand: async () => ({})
     }).pipe(Scope.extend(scope))
   )

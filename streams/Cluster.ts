@@ -32,7 +32,10 @@ export interface ClusterHandlers {
    * these partitions that arrive meanwhile wait (`onCommand` may take as long as it needs).
    */
   readonly onAssigned: (partitions: ReadonlyArray<number>) => void
-  /** Partitions taken away (or about to be, on rebalance): stop deciding for them at once. */
+  /**
+   * Partitions taken away: stop deciding for them at once. Only what moves is told; the new owner
+   * may already have been told it gained them (its writer's fence refuses this node's appends).
+   */
   readonly onRevoked: (partitions: ReadonlyArray<number>) => void
   /** A command that reached this node over the commands topic for a partition it owns. */
   readonly onCommand: (partition: number, command: RemoteCommand) => Promise<RemoteReply>

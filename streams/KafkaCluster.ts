@@ -11,7 +11,7 @@
  */
 import { Deferred, Effect, Either, Exit, Layer, Runtime, Schedule, Schema, type Scope, Stream } from "effect"
 import kafkajs from "kafkajs"
-import type { Admin, EachMessagePayload, Kafka, KafkaMessage, Producer } from "kafkajs"
+import type { Admin, EachBatchPayload, EachMessagePayload, Kafka, KafkaMessage, Producer } from "kafkajs"
 import { randomUUID } from "node:crypto"
 import {
   Cluster,
@@ -24,8 +24,9 @@ import {
 } from "./Cluster.ts"
 import { commandsTopicSpec, ensureTopics, makeClient, tail, topicsOf } from "./KafkaLog.ts"
 import { dependencyRetry } from "./Backoff.ts"
+import { stickyAssigner } from "./StickyAssigner.ts"
 
-const { AssignerProtocol, Partitioners } = kafkajs
+const { AssignerProtocol, PartitionAssigners, Partitioners } = kafkajs
 
 export interface KafkaClusterConfig {
   readonly brokers: ReadonlyArray<string>
@@ -110,6 +111,9 @@ interface Node {
 }
 
 type Reply = (topic: string, correlationId: string, envelope: Envelope) => Effect.Effect<void>
+
+/** A command consumed from the commands topic. */
+type Consumed = Pick<EachMessagePayload, "partition" | "message" | "heartbeat">
 
 /** The commands topic and this node's reply topic (deleted when the node closes); where its replies start. */
 const openTopics = (node: Node): Effect.Effect<{ readonly admin: Admin; readonly replyStart: number }, ClusterError, Scope.Scope> =>
@@ -245,7 +249,7 @@ const makeReplier = (kafka: Kafka, admin: Admin): Effect.Effect<Reply, never, Sc
 const joinGroup = (
   node: Node,
   handlers: ClusterHandlers,
-  handle: (payload: EachMessagePayload, owns: (partition: number) => boolean) => Effect.Effect<void>
+  handle: (payload: Consumed, owns: (partition: number) => boolean) => Effect.Effect<void>
 ): Effect.Effect<void, ClusterError, Scope.Scope> =>
   Effect.gen(function* () {
     const { kafka, prefix, nodeId, commands, sessionTimeout, heartbeatInterval } = node
@@ -262,9 +266,14 @@ const joinGroup = (
       sessionTimeout,
       heartbeatInterval,
       // kafkajs heartbeats between fetches: an idle fetch must not outlast the interval
-      maxWaitTimeInMs: heartbeatInterval
+      maxWaitTimeInMs: heartbeatInterval,
+      // a node keeps what it owns through a rebalance; round-robin only while a node of an older
+      // build, which knows no other, is in the group
+      partitionAssigners: [stickyAssigner(() => ({ [commands]: [...owned] })), PartitionAssigners.roundRobin]
     })
-    consumer.on(consumer.events.REBALANCING, revokeAll)
+    // No revoking at REBALANCING: the host is told only what moves, once the group has decided
+    // (`GROUP_JOIN`). A partition's old owner may decide there until it hears, while the new one
+    // opens its writer: the writer's fence refuses the old owner's appends from then on.
     consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
       const next = new Set(payload.memberAssignment[commands] ?? [])
       const lost = [...owned].filter((p) => !next.has(p))
@@ -312,9 +321,14 @@ const joinGroup = (
     const owns = (partition: number) => owned.has(partition)
     const runOptions = {
       partitionsConsumedConcurrently: node.partitions,
-      // commit each command once it is answered
+      // A fetched batch's commands are decided together, as the partition's worker batches local
+      // ones: one at a time, each waited a whole append, so commands forwarded during a
+      // rebalance queued up behind one another for seconds. The batch is committed once every
+      // command in it is answered (a crash re-delivers the answered ones; their ids are known).
       autoCommitThreshold: 1,
-      eachMessage: (payload: EachMessagePayload) => runPromise(handle(payload, owns))
+      eachBatch: async ({ batch, heartbeat }: EachBatchPayload) => {
+        await Promise.all(batch.messages.map((message) => runPromise(handle({ partition: batch.partition, message, heartbeat }, owns))))
+      }
     }
     yield* tryKafka("join", async () => {
       await consumer.subscribe({ topics: [commands], fromBeginning: true })
@@ -328,7 +342,7 @@ const handleCommand = (
   node: Node,
   handlers: ClusterHandlers,
   reply: Reply,
-  { partition, message, heartbeat }: EachMessagePayload,
+  { partition, message, heartbeat }: Consumed,
   owns: (partition: number) => boolean
 ): Effect.Effect<void> =>
   Effect.gen(function* () {

@@ -270,11 +270,11 @@ const makeProjectionRunner = ({ projectPartitions, fork, owned, onProjected, evi
   /** A partition was gained since the runner started: a new runner tells its waiters where it stands. */
   let projectorStale = false
   /**
-   * Partitions lost within the last LOST_PROJECTION_GRACE_MS, still projected here. A rebalance
-   * takes every partition from every node before it hands them out again (kafkajs's eager
-   * protocol); what a node acknowledged just before must still reach the read models meanwhile,
-   * or reads that must see it wait out the rebalance. Two runners of a partition are safe: the
-   * later finds the checkpoint moved and skips.
+   * Partitions lost within the last LOST_PROJECTION_GRACE_MS, still projected here. A partition
+   * that moves is projected by its new owner only once that owner has opened its writer and
+   * caught up; what this node acknowledged just before must still reach the read models
+   * meanwhile, or reads that must see it wait out the handover. Two runners of a partition are
+   * safe: the later finds the checkpoint moved and skips.
    */
   const lingering = new Map<number, ReturnType<typeof setTimeout>>()
   const linger = (partition: number) => {
@@ -314,7 +314,7 @@ const makeProjectionRunner = ({ projectPartitions, fork, owned, onProjected, evi
   return { reproject, linger, stopLingering, forgetLost, gained: () => { projectorStale = true } }
 }
 
-/** How long a lost partition is still projected here (a rebalance hands partitions out again within it). */
+/** How long a lost partition is still projected here (its new owner catches up within it). */
 const LOST_PROJECTION_GRACE_MS = 10_000
 /** How long a lost partition's work under way may take before its writer closes anyway. */
 const LOST_WORK_GRACE_MS = 15_000

@@ -5,8 +5,8 @@
  * started again and listed again.
  *
  * No request fails but for a read that waited out a rebalance past its bound (503 `unavailable`,
- * `read_model_behind`, with Retry-After, counted: kafkajs rebalances eagerly, which takes every
- * partition from every node for a moment); none is told its outcome is unknown, none gets a 500
+ * `read_model_behind`, with Retry-After, counted: the partitions that move still pause, and the
+ * group is still eager underneath); none is told its outcome is unknown, none gets a 500
  * or loses its socket; each stopped node exits 0; every acknowledged create is readable once; and
  * the three nodes share the partitions at the end, each named in `cluster.get` with its build and
  * readiness.
