@@ -6,7 +6,7 @@
  */
 import { Schema } from "effect"
 import { agentDefinition, AgentSlug } from "../../actors/agent/events.ts"
-import { RunError, Usage } from "../../actors/conversation/events.ts"
+import { RunEdits, RunError, Usage } from "../../actors/conversation/events.ts"
 import { KeyFamily, ModelTierSlug } from "../../actors/models/events.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
 import { PageLimit } from "../platform/Paging.ts"
@@ -457,7 +457,9 @@ export const RunEntry = Schema.Struct({
   endedAt: Schema.NullOr(Iso),
   /** Null while running. */
   usage: Schema.NullOr(Usage),
-  error: Schema.NullOr(RunError)
+  error: Schema.NullOr(RunError),
+  /** The person's edits (run.update): null, no tags and not pinned until edited. */
+  ...RunEdits.fields
 })
 export type RunEntry = typeof RunEntry.Type
 
@@ -623,6 +625,26 @@ export const summarizeRun = defineContract({
   changesAccess: false,
   input: Schema.Struct({ runId: Id }),
   output: Schema.Struct({ runId: Schema.String, summary: Schema.String, model: Schema.String, usage: Usage })
+})
+
+/** Limits of a run's edits (docs/decisions.md, issue 27). */
+const RunTitle = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+const RunTag = Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(50))
+
+export const updateRun = defineContract({
+  ...conversationReads,
+  name: "run.update",
+  description:
+    "Edit one of your runs (tse_): its title (null clears it), its tags (the whole set, up to 20) or whether it is pinned; what you leave out stays. Answers the run as run.get reads it.",
+  mutating: true,
+  changesAccess: false,
+  input: Schema.Struct({
+    runId: Id,
+    title: Schema.optional(Schema.NullOr(RunTitle)),
+    tags: Schema.optional(Schema.Array(RunTag).pipe(Schema.maxItems(20))),
+    pinned: Schema.optional(Schema.Boolean)
+  }),
+  output: Transcript
 })
 
 export const listApprovals = defineContract({

@@ -381,10 +381,11 @@ export const conversationsOf = (workspaceId: string, userId: string, after: read
 const runColumns = (db: DbService) => db.sql`
   r.run_id, r.conversation_id, c.public_id as conversation_public_id, r.kind, r.status, r.turn_id, r.model, r.tier,
   r.effort, r.started_at, r.ended_at, r.usage, r.error, r.result, r.user_id, r.reply, r.carried_summary,
-  a.public_id as approval_public_id
+  a.public_id as approval_public_id, e.title, coalesce(e.tags, '[]'::jsonb) as tags, coalesce(e.pinned, false) as pinned
   from ${db.table("runs")} r
   join ${db.table("conversations")} c using (conversation_id)
-  left join ${db.table("approvals")} a on a.approval_id = r.approval_id`
+  left join ${db.table("approvals")} a on a.approval_id = r.approval_id
+  left join ${db.table("run_edits")} e on e.run_id = r.run_id`
 
 const runEntryOf = (row: Row): RunEntry => ({
   runId: row.run_id,
@@ -398,7 +399,10 @@ const runEntryOf = (row: Row): RunEntry => ({
   startedAt: iso(row.started_at),
   endedAt: isoOrNull(row.ended_at),
   usage: row.usage,
-  error: row.error
+  error: row.error,
+  title: row.title,
+  tags: row.tags,
+  pinned: row.pinned
 })
 
 /** An approval's state as of `now`: a parked call past its expiry can no longer be answered. */
