@@ -15,7 +15,7 @@ import { Db, type DbError, type DbService, query, queryFirst } from "../../strea
 import { isOwn } from "../checkpoint/Person.ts"
 import { timeIdPage } from "../platform/Paging.ts"
 import { clipped } from "../platform/StorableText.ts"
-import type { ApprovalEntry, ConversationEntry, RunEntry, Thread, ThreadRun, Transcript } from "./Api.ts"
+import type { ApprovalEntry, ConversationEntry, RunEntry, Skill, Thread, ThreadRun, Transcript } from "./Api.ts"
 
 /** An uploaded file as the read model has it. */
 export interface FileRow {
@@ -42,6 +42,8 @@ export interface WorkspaceAgent {
   readonly tier: string | null
   /** Capability names its turns are offered; null for the built-in assistant: every agent tool the caller's role allows. */
   readonly tools: ReadonlyArray<string> | null
+  /** Slugs of the workspace skills attached; none for the built-in assistant. */
+  readonly skills: ReadonlyArray<string>
   readonly builtIn: boolean
   /** 0 for the built-in assistant, which is never changed. */
   readonly version: number
@@ -582,6 +584,7 @@ const agentOf = (row: Row): WorkspaceAgent => ({
   instructions: row.instructions,
   tier: row.tier,
   tools: row.tools,
+  skills: row.skills,
   builtIn: false,
   version: row.version,
   createdAt: isoOf(row.created_at),
@@ -592,10 +595,31 @@ const agentOf = (row: Row): WorkspaceAgent => ({
 export const agentRows = (workspaceId: string, slug: string | undefined) =>
   Effect.flatMap(Db, (db) =>
     query("read agents", () => db.sql`
-      select slug, name, description, instructions, tier, tools, version, created_at, updated_at from ${db.table("agents")}
+      select slug, name, description, instructions, tier, tools, skills, version, created_at, updated_at from ${db.table("agents")}
       where workspace_id = ${workspaceId} ${slug === undefined ? db.sql`` : db.sql`and slug = ${slug}`}
       order by slug`)
   ).pipe(Effect.map((rows) => rows.map(agentOf)))
+
+/** The workspace's skills of the `skills` read model (those of `slugs` when given), by slug, at their current versions. */
+export const skillRows = (workspaceId: string, slugs: ReadonlyArray<string> | undefined) =>
+  Effect.flatMap(Db, (db) =>
+    query("read skills", () => db.sql`
+      select slug, name, description, instructions, version, created_at, updated_at from ${db.table("skills")}
+      where workspace_id = ${workspaceId} ${slugs === undefined ? db.sql`` : db.sql`and slug = any(${slugs as Array<string>})`}
+      order by slug`)
+  ).pipe(
+    Effect.map((rows) =>
+      rows.map((row): typeof Skill.Type => ({
+        slug: row.slug,
+        name: row.name,
+        description: row.description,
+        instructions: row.instructions,
+        version: row.version,
+        createdAt: isoOf(row.created_at),
+        updatedAt: isoOf(row.updated_at)
+      }))
+    )
+  )
 
 // ---------------------------------------------------------------------------------------------
 // model tiers and keys
