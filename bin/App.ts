@@ -5,6 +5,7 @@
 import { Effect, Layer } from "effect"
 import { randomUUID } from "node:crypto"
 import { AgentActor } from "../actors/agent/actor.ts"
+import { SkillActor } from "../actors/skill/actor.ts"
 import { ApiKeyActor } from "../actors/apikey/actor.ts"
 import { AuditActor } from "../actors/audit/actor.ts"
 import { BillingActor } from "../actors/billing/actor.ts"
@@ -42,6 +43,7 @@ import * as Entitlement from "../src/packs/Entitlement.ts"
 import { Capabilities, makeRegistry } from "../src/checkpoint/Capability.ts"
 import { accountCapabilities } from "../src/identity/Account.ts"
 import { agentCapabilities } from "../src/assistant/Agents.ts"
+import { skillCapabilities } from "../src/assistant/Skills.ts"
 import { attachmentCapabilities } from "../src/assistant/Attachments.ts"
 import { mediaCapabilities } from "../src/media/Media.ts"
 import { auditCapabilities } from "../src/audit/Audit.ts"
@@ -107,9 +109,9 @@ import { documentCapabilities } from "../src/documents/Documents.ts"
 import { documentsPackCapabilities } from "../src/documents/DocumentsPack.ts"
 import { conversationCapabilities } from "../src/assistant/Conversations.ts"
 
-export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, FleetActor, WorkOrderActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
+export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, FleetActor, WorkOrderActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, SkillActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...clusterCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...uiChatCapabilities, ...agUiCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...clusterCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...uiChatCapabilities, ...agUiCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...skillCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)

@@ -232,6 +232,8 @@ const table: Readonly<Record<string, Row>> = {
   // workspace agents
   AgentAlreadyExists: conflict("agent_exists", (e) => e.message),
   AgentNotFound: notFound("agent_not_found", (e) => e.message),
+  SkillAlreadyExists: conflict("skill_exists", (e) => e.message),
+  SkillNotFound: notFound("skill_not_found", (e) => e.message),
   AgentBuiltIn: conflict("agent_builtin", (e) => e.message),
   UnknownAgentTool: badRequest("unknown_tool", (e) => e.message),
   // plugin secrets at rest (docs/decisions.md, "Plugin notifications and encryption at rest")

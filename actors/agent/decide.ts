@@ -31,7 +31,7 @@ const create = (state: AgentState, command: CreateAgent, meta: CommandMeta): Dec
   if (state._tag === "Live") return Either.left(new AgentAlreadyExists({ slug: command.slug }))
   const { workspaceId, orgId, slug, name, description, instructions, tier } = command
   return Either.map(checkedTools(command.tools, command.agentTools), (tools) => [
-    new AgentCreated({ workspaceId, orgId, slug, name, description, instructions, tier, tools, createdAt: meta.at })
+    new AgentCreated({ workspaceId, orgId, slug, name, description, instructions, tier, tools, skills: [...new Set(command.skills)], createdAt: meta.at })
   ])
 }
 
@@ -42,12 +42,14 @@ const update = (state: AgentState, command: UpdateAgent, meta: CommandMeta): Dec
   Either.gen(function* () {
     if (state._tag !== "Live") return yield* Either.left(new AgentNotFound({ slug: command.slug }))
     const tools = command.tools === undefined ? undefined : yield* checkedTools(command.tools, command.agentTools)
+    const skills = command.skills === undefined ? undefined : [...new Set(command.skills)]
     const changes = {
       ...(command.name !== undefined && command.name !== state.name ? { name: command.name } : {}),
       ...(command.description !== undefined && command.description !== state.description ? { description: command.description } : {}),
       ...(command.instructions !== undefined && command.instructions !== state.instructions ? { instructions: command.instructions } : {}),
       ...(command.tier !== undefined && command.tier !== state.tier ? { tier: command.tier } : {}),
-      ...(tools !== undefined && !sameTools(tools, state.tools) ? { tools } : {})
+      ...(tools !== undefined && !sameTools(tools, state.tools) ? { tools } : {}),
+      ...(skills !== undefined && !sameTools(skills, state.skills) ? { skills } : {})
     }
     if (Object.keys(changes).length === 0) return []
     return [new AgentUpdated({ workspaceId: command.workspaceId, slug: command.slug, ...changes, updatedAt: meta.at })]

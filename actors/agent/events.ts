@@ -31,11 +31,17 @@ export const agentDefinition = {
 
 const changed = <S extends Schema.Schema.Any>(schema: S) => Schema.optionalWith(schema, { exact: true })
 
+/** The slugs of the workspace skills attached to an agent, in order, each once (same rule as agent slugs). */
+export const AgentSkills = Schema.Array(AgentSlug).pipe(Schema.maxItems(20))
+/** An agent recorded before skills existed has none. */
+export const attachedSkills = Schema.optionalWith(AgentSkills, { default: () => [] })
+
 export class AgentCreated extends Schema.TaggedClass<AgentCreated>()("agent.created", {
   workspaceId: Schema.NonEmptyString,
   orgId: Schema.NonEmptyString,
   slug: AgentSlug,
   ...agentDefinition,
+  skills: attachedSkills,
   /** ISO 8601, the command's time. */
   createdAt: Schema.String
 }) {}
@@ -49,6 +55,7 @@ export class AgentUpdated extends Schema.TaggedClass<AgentUpdated>()("agent.upda
   instructions: changed(agentDefinition.instructions),
   tier: changed(agentDefinition.tier),
   tools: changed(agentDefinition.tools),
+  skills: changed(AgentSkills),
   updatedAt: Schema.String
 }) {}
 

@@ -1,4 +1,4 @@
-/** Read model `agents` (migration 0013): one row per live agent, its whole definition. */
+/** Read model `agents` (migrations 0013, 0028): one row per live agent, its whole definition. */
 import type { EventContext, RowOp } from "../kernel.ts"
 import type { AgentEvent } from "./events.ts"
 import type { AgentState } from "./state.ts"
@@ -21,6 +21,7 @@ export const project = (after: AgentState, event: AgentEvent, _ctx: EventContext
         instructions: after.instructions,
         tier: after.tier,
         tools: after.tools,
+        skills: after.skills,
         version: after.version,
         created_at: after.createdAt,
         updated_at: after.updatedAt

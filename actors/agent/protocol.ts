@@ -4,7 +4,7 @@
  * decides which tools an agent may be given.
  */
 import { Schema } from "effect"
-import { agentDefinition, AgentSlug } from "./events.ts"
+import { agentDefinition, AgentSkills, AgentSlug, attachedSkills } from "./events.ts"
 
 const place = { workspaceId: Schema.NonEmptyString, slug: AgentSlug }
 
@@ -15,6 +15,7 @@ export class CreateAgent extends Schema.TaggedClass<CreateAgent>()("CreateAgent"
   ...place,
   orgId: Schema.NonEmptyString,
   ...agentDefinition,
+  skills: attachedSkills,
   agentTools
 }) {}
 
@@ -26,6 +27,7 @@ export class UpdateAgent extends Schema.TaggedClass<UpdateAgent>()("UpdateAgent"
   instructions: Schema.optional(agentDefinition.instructions),
   tier: Schema.optional(agentDefinition.tier),
   tools: Schema.optional(agentDefinition.tools),
+  skills: Schema.optional(AgentSkills),
   agentTools
 }) {}
 

@@ -1,12 +1,13 @@
 /** An agent is absent (never created, or deleted) or live with its whole definition. */
 import { Schema } from "effect"
-import { agentDefinition, AgentSlug } from "./events.ts"
+import { agentDefinition, AgentSlug, attachedSkills } from "./events.ts"
 
 export const LiveAgent = Schema.TaggedStruct("Live", {
   workspaceId: Schema.NonEmptyString,
   orgId: Schema.NonEmptyString,
   slug: AgentSlug,
   ...agentDefinition,
+  skills: attachedSkills,
   /** 1 on creation, +1 per update that changed something. */
   version: Schema.Int,
   createdAt: Schema.String,

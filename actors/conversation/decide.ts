@@ -13,6 +13,7 @@ import {
   RunStarted,
   RunStopRequested,
   RunStreamed,
+  RunUpdated,
   SummaryRewritten,
   ToolCallParked
 } from "./events.ts"
@@ -25,9 +26,10 @@ import type {
   ParkToolCall,
   RequestStop,
   ResolveApproval,
-  StartTurn
+  StartTurn,
+  UpdateRun
 } from "./protocol.ts"
-import type { ActiveConversation, ConversationState } from "./state.ts"
+import { type ActiveConversation, type ConversationState, uneditedRun } from "./state.ts"
 
 type Decision = Either.Either<ReadonlyArray<ConversationEvent>, ConversationError>
 
@@ -55,6 +57,8 @@ export const decide = (state: ConversationState, command: ConversationCommand, m
       // only a running run streams; a chunk after its end has no stream to join
       if (!running(state, command.runId)) return Either.left(new RunNotFound({ runId: command.runId }))
       return Either.right([new RunStreamed({ conversationId: state.conversationId, runId: command.runId, events: command.events, recordedAt: meta.at })])
+    case "UpdateRun":
+      return updateRun(state, command, meta)
     case "RewriteSummary":
       // only the engine rewrites, after loading the conversation: an absent one has nothing to summarise
       if (state._tag === "Absent") return nothing
@@ -225,4 +229,18 @@ const finish = (state: ConversationState, command: FinishRun, meta: CommandMeta)
       run: state.runs[runId]
     })
   ])
+}
+
+/** Only the person whose conversation it is edits its runs (the engine found the run in it first). */
+const updateRun = (state: ConversationState, command: UpdateRun, meta: CommandMeta): Decision => {
+  if (state._tag === "Absent" || state.createdBy !== command.userId) return Either.left(new RunNotFound({ runId: command.runId }))
+  const before = state.runEdits[command.runId] ?? uneditedRun
+  const after = {
+    title: command.title === undefined ? before.title : command.title,
+    tags: command.tags === undefined ? before.tags : [...new Set(command.tags)],
+    pinned: command.pinned ?? before.pinned
+  }
+  // an edit that changes nothing records nothing
+  if (command.runId in state.runEdits && JSON.stringify(after) === JSON.stringify(before)) return nothing
+  return Either.right([new RunUpdated({ conversationId: state.conversationId, runId: command.runId, ...after, updatedAt: meta.at })])
 }

@@ -229,6 +229,22 @@ export class SummaryRewritten extends Schema.TaggedClass<SummaryRewritten>()("su
   rewrittenAt: Schema.String
 }) {}
 
+/** What a person may edit of a run (spec 5.3's run edits): its title, tags and pin. */
+export const RunEdits = Schema.Struct({
+  title: Schema.NullOr(Schema.String),
+  tags: Schema.Array(Schema.String),
+  pinned: Schema.Boolean
+})
+export type RunEdits = typeof RunEdits.Type
+
+/** A run's edits as they stand after the change (the whole set, not the difference). */
+export class RunUpdated extends Schema.TaggedClass<RunUpdated>()("run.updated", {
+  conversationId,
+  runId: Schema.NonEmptyString,
+  ...RunEdits.fields,
+  updatedAt: Schema.String
+}) {}
+
 export const ConversationEvent = Schema.Union(
   ConversationStarted,
   MessageSaved,
@@ -241,6 +257,7 @@ export const ConversationEvent = Schema.Union(
   RunStopRequested,
   RunFinished,
   SummaryRewritten,
-  RunStreamed
+  RunStreamed,
+  RunUpdated
 )
 export type ConversationEvent = typeof ConversationEvent.Type

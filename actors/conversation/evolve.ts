@@ -24,7 +24,8 @@ export const evolve = (state: ConversationState, event: ConversationEvent): Conv
       summary: null,
       runs: {},
       approvals: {},
-      questions: {}
+      questions: {},
+      runEdits: {}
     }
   }
   if (state._tag !== "Active") throw new Error(`${event._tag} for conversation ${event.conversationId}, which was never started`)
@@ -66,6 +67,10 @@ const apply = (state: ActiveConversation, event: Exclude<ConversationEvent, { re
     case "run.streamed":
       // the stream is kept in its chunks' rows, not in the state
       return state
+    case "run.updated": {
+      const { title, tags, pinned } = event
+      return { ...state, runEdits: { ...state.runEdits, [event.runId]: { title, tags, pinned } } }
+    }
     case "summary.rewritten":
       return {
         ...state,

@@ -1,5 +1,5 @@
-/** Read models (migrations 0007, 0022): `conversations`, `messages`, `runs`, `approvals`, `questions`,
- * and `run_stream_chunks` (each `run.streamed` as it was recorded).
+/** Read models (migrations 0007, 0022, 0027): `conversations`, `messages`, `runs`, `approvals`, `questions`,
+ * `run_stream_chunks` (each `run.streamed` as it was recorded) and `run_edits` (a run's title, tags and pin).
  * Every write is a full row: open items from the state after the event, ended ones from the
  * ending event, which carries the item as it stood. */
 import type { EventContext, Json, RowOp } from "../kernel.ts"
@@ -141,6 +141,17 @@ export const project = (after: ConversationState, event: ConversationEvent, _ctx
       return [questionRow(after, event.questionId, event.asked, { status: "answered", answer: event.answer, reason: null, endedAt: event.answeredAt })]
     case "question.closed":
       return [questionRow(after, event.questionId, event.asked, { status: "closed", answer: null, reason: event.reason, endedAt: event.closedAt })]
+    case "run.updated":
+      return [
+        upsert("run_edits", "run_id", {
+          run_id: event.runId,
+          conversation_id: event.conversationId,
+          title: event.title,
+          tags: event.tags,
+          pinned: event.pinned,
+          updated_at: event.updatedAt
+        })
+      ]
     case "run.streamed":
       return [
         {

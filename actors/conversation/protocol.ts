@@ -2,7 +2,7 @@
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
 import { Schema, Struct } from "effect"
-import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, runEnding, streamedChunk, StreamedEvent } from "./events.ts"
+import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, RunEdits, runEnding, streamedChunk, StreamedEvent } from "./events.ts"
 
 /** The node that runs the run: a command from a node of an earlier build names none. */
 const runNode = Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => null, exact: true })
@@ -80,6 +80,15 @@ export class RecordStream extends Schema.TaggedClass<RecordStream>()("RecordStre
 
 export class RewriteSummary extends Schema.TaggedClass<RewriteSummary>()("RewriteSummary", rewrittenSummary) {}
 
+/** A person's edit of one of their runs: the fields given change, the others stay. */
+export class UpdateRun extends Schema.TaggedClass<UpdateRun>()("UpdateRun", {
+  runId: Schema.NonEmptyString,
+  userId: Schema.NonEmptyString,
+  title: Schema.optional(RunEdits.fields.title),
+  tags: Schema.optional(RunEdits.fields.tags),
+  pinned: Schema.optional(RunEdits.fields.pinned)
+}) {}
+
 export const ConversationCommand = Schema.Union(
   StartTurn,
   ParkToolCall,
@@ -90,6 +99,7 @@ export const ConversationCommand = Schema.Union(
   RequestStop,
   FinishRun,
   RewriteSummary,
-  RecordStream
+  RecordStream,
+  UpdateRun
 )
 export type ConversationCommand = typeof ConversationCommand.Type

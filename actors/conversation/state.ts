@@ -2,7 +2,7 @@
  * summary, and only what is still open: running runs, parked tool calls and waiting questions
  * (each by id), which are what later decisions and the final rows of those items need. */
 import { Schema } from "effect"
-import { AskedQuestion, OpenRun, ParkedCall } from "./events.ts"
+import { AskedQuestion, OpenRun, ParkedCall, RunEdits } from "./events.ts"
 
 export const Summary = Schema.Struct({
   text: Schema.String,
@@ -28,11 +28,16 @@ export const ActiveConversation = Schema.TaggedStruct("Active", {
   /** approvalId -> parked call */
   approvals: Schema.Record({ key: Schema.String, value: ParkedCall }),
   /** questionId -> waiting question */
-  questions: Schema.Record({ key: Schema.String, value: AskedQuestion })
+  questions: Schema.Record({ key: Schema.String, value: AskedQuestion }),
+  /** runId -> its edits, for runs edited at least once (a state of an earlier build has none) */
+  runEdits: Schema.optionalWith(Schema.Record({ key: Schema.String, value: RunEdits }), { default: () => ({}) })
 })
 export type ActiveConversation = typeof ActiveConversation.Type
 
 export const ConversationState = Schema.Union(Schema.TaggedStruct("Absent", {}), ActiveConversation)
 export type ConversationState = typeof ConversationState.Type
+
+/** A run never edited: no title, no tags, not pinned. */
+export const uneditedRun: RunEdits = { title: null, tags: [], pinned: false }
 
 export const initialConversationState: ConversationState = { _tag: "Absent" }

@@ -23,7 +23,8 @@ import * as Api from "./Api.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { agentToolsFor, isAgentCapability } from "./Tools.ts"
 import { findAgent, listAgents } from "./WorkspaceAgents.ts"
-import type { WorkspaceAgent } from "./Queries.ts"
+import { skillRows, type WorkspaceAgent } from "./Queries.ts"
+import { SkillNotFound } from "../../actors/skill/errors.ts"
 import { askAndAwait, CurrentAgentSlug } from "./Assistant.ts"
 
 
@@ -38,13 +39,22 @@ const viewOf = (agent: WorkspaceAgent, invocation: Invocation, registry: Registr
 
 const fromState = (state: AgentState): WorkspaceAgent => {
   if (state._tag !== "Live") throw new Error("an agent command succeeded without a live agent")
-  const { slug, name, description, instructions, tier, tools, version, createdAt, updatedAt } = state
-  return { slug, name, description, instructions, tier, tools, builtIn: false, version, createdAt, updatedAt }
+  const { slug, name, description, instructions, tier, tools, skills, version, createdAt, updatedAt } = state
+  return { slug, name, description, instructions, tier, tools, skills, builtIn: false, version, createdAt, updatedAt }
 }
 
 /** A tier is refused with the turn's own 404 and 409 (spec 7.1) when no turn could run on it now. */
 const checkTier = (invocation: Invocation, tier: string | null | undefined) =>
   tier === undefined || tier === null ? Effect.void : Effect.asVoid(resolveTurnModel({ orgId: invocation.orgId!, tier }))
+
+/** Attaching names live skills of the workspace: an unknown one is 404 `skill_not_found`. */
+const checkSkills = (invocation: Invocation, skills: ReadonlyArray<string> | undefined) =>
+  skills === undefined || skills.length === 0
+    ? Effect.void
+    : Effect.flatMap(skillRows(invocation.workspaceId!, skills), (found) => {
+        const missing = skills.find((slug) => !found.some((skill) => skill.slug === slug))
+        return missing === undefined ? Effect.void : Effect.fail(new SkillNotFound({ slug: missing }))
+      })
 
 export const createAgent = implement(Api.createAgent, (invocation, input) =>
   Effect.gen(function* () {
@@ -52,6 +62,7 @@ export const createAgent = implement(Api.createAgent, (invocation, input) =>
     const registry = yield* Capabilities
     const workspaceId = invocation.workspaceId!
     yield* checkTier(invocation, input.tier)
+    yield* checkSkills(invocation, input.skills)
     const { state } = yield* host.send(
       AgentActor,
       agentIdOf(workspaceId, input.slug),
@@ -64,6 +75,7 @@ export const createAgent = implement(Api.createAgent, (invocation, input) =>
         instructions: input.instructions ?? "",
         tier: input.tier ?? null,
         tools: input.tools ?? [],
+        skills: input.skills ?? [],
         agentTools: agentCapabilityNames(registry)
       }),
       invocation.meta
@@ -78,6 +90,7 @@ export const updateAgent = implement(Api.updateAgent, (invocation, { slug, ...ch
     const registry = yield* Capabilities
     const workspaceId = invocation.workspaceId!
     yield* checkTier(invocation, changes.tier)
+    yield* checkSkills(invocation, changes.skills)
     const { state } = yield* host.send(
       AgentActor,
       agentIdOf(workspaceId, slug),

@@ -5,8 +5,9 @@
  * organization's model tiers and keys.
  */
 import { Schema } from "effect"
-import { agentDefinition, AgentSlug } from "../../actors/agent/events.ts"
-import { RunError, Usage } from "../../actors/conversation/events.ts"
+import { agentDefinition, AgentSkills, AgentSlug } from "../../actors/agent/events.ts"
+import { skillDefinition, SkillSlug } from "../../actors/skill/events.ts"
+import { RunEdits, RunError, Usage } from "../../actors/conversation/events.ts"
 import { KeyFamily, ModelTierSlug } from "../../actors/models/events.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
 import { PageLimit } from "../platform/Paging.ts"
@@ -308,6 +309,8 @@ export const Agent = Schema.Struct({
   tier: Schema.NullOr(Schema.String),
   /** For the built-in assistant: every agent tool the caller's role allows. */
   tools: Schema.Array(Schema.String),
+  /** The workspace skills attached (slugs); their current versions join its turns' system prompt. */
+  skills: Schema.Array(Schema.String),
   builtIn: Schema.Boolean,
   version: Schema.Int,
   createdAt: Schema.NullOr(Schema.String),
@@ -327,7 +330,8 @@ export const createAgent = defineContract({
     description: Schema.optional(agentDefinition.description),
     instructions: Schema.optional(agentDefinition.instructions),
     tier: Schema.optional(agentDefinition.tier),
-    tools: Schema.optional(agentDefinition.tools.pipe(Schema.maxItems(200)))
+    tools: Schema.optional(agentDefinition.tools.pipe(Schema.maxItems(200))),
+    skills: Schema.optional(AgentSkills)
   }),
   output: Agent
 })
@@ -342,7 +346,8 @@ export const updateAgent = defineContract({
     description: Schema.optional(agentDefinition.description),
     instructions: Schema.optional(agentDefinition.instructions),
     tier: Schema.optional(agentDefinition.tier),
-    tools: Schema.optional(agentDefinition.tools.pipe(Schema.maxItems(200)))
+    tools: Schema.optional(agentDefinition.tools.pipe(Schema.maxItems(200))),
+    skills: Schema.optional(AgentSkills)
   }),
   output: Agent
 })
@@ -370,6 +375,69 @@ export const listWorkspaceAgents = defineContract({
   description: "The workspace's agents: the built-in assistant first, then the others by slug.",
   input: Schema.Struct({}),
   output: Schema.Struct({ agents: Schema.Array(Agent) })
+})
+
+// ---------------------------------------------------------------------------------------------
+// workspace skills (5.3's "skills"): versioned instructions attached to agents; who may, as for agents
+
+export const Skill = Schema.Struct({
+  slug: Schema.String,
+  name: Schema.String,
+  description: Schema.String,
+  instructions: Schema.String,
+  /** 1 on creation, +1 per update that changed something. */
+  version: Schema.Int,
+  createdAt: Schema.String,
+  updatedAt: Schema.String
+})
+
+const SkillSlugInput = Schema.Struct({ slug: SkillSlug })
+
+export const createSkill = defineContract({
+  ...agentWrites,
+  name: "skill.create",
+  description:
+    "Create a workspace skill: a slug (lowercase letters, digits, hyphens), a name, and instructions that join the system prompt of every agent it is attached to (agent.update's skills). Starts at version 1.",
+  input: Schema.Struct({ slug: SkillSlug, name: skillDefinition.name, description: Schema.optional(skillDefinition.description), instructions: skillDefinition.instructions }),
+  output: Skill
+})
+
+export const updateSkill = defineContract({
+  ...agentWrites,
+  name: "skill.update",
+  description: "Change a workspace skill: each field given replaces the skill's; a change is one version more, and the next turn of each agent it is attached to uses it.",
+  input: Schema.Struct({
+    slug: SkillSlug,
+    name: Schema.optional(skillDefinition.name),
+    description: Schema.optional(skillDefinition.description),
+    instructions: Schema.optional(skillDefinition.instructions)
+  }),
+  output: Skill
+})
+
+export const deleteSkill = defineContract({
+  ...agentWrites,
+  name: "skill.delete",
+  description: "Delete a workspace skill; its slug is free again. Agents it was attached to keep the slug but their turns no longer carry it.",
+  destructive: true,
+  input: SkillSlugInput,
+  output: Schema.Struct({ slug: Schema.String, deleted: Schema.Literal(true) })
+})
+
+export const getSkill = defineContract({
+  ...agentReads,
+  name: "skill.get",
+  description: "Read one workspace skill by slug, at its current version.",
+  input: SkillSlugInput,
+  output: Skill
+})
+
+export const listSkills = defineContract({
+  ...agentReads,
+  name: "skill.list",
+  description: "The workspace's skills by slug, each at its current version.",
+  input: Schema.Struct({}),
+  output: Schema.Struct({ skills: Schema.Array(Skill) })
 })
 
 // ---------------------------------------------------------------------------------------------
@@ -457,7 +525,9 @@ export const RunEntry = Schema.Struct({
   endedAt: Schema.NullOr(Iso),
   /** Null while running. */
   usage: Schema.NullOr(Usage),
-  error: Schema.NullOr(RunError)
+  error: Schema.NullOr(RunError),
+  /** The person's edits (run.update): null, no tags and not pinned until edited. */
+  ...RunEdits.fields
 })
 export type RunEntry = typeof RunEntry.Type
 
@@ -623,6 +693,26 @@ export const summarizeRun = defineContract({
   changesAccess: false,
   input: Schema.Struct({ runId: Id }),
   output: Schema.Struct({ runId: Schema.String, summary: Schema.String, model: Schema.String, usage: Usage })
+})
+
+/** Limits of a run's edits (docs/decisions.md, issue 27). */
+const RunTitle = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200))
+const RunTag = Schema.String.pipe(Schema.trimmed(), Schema.minLength(1), Schema.maxLength(50))
+
+export const updateRun = defineContract({
+  ...conversationReads,
+  name: "run.update",
+  description:
+    "Edit one of your runs (tse_): its title (null clears it), its tags (the whole set, up to 20) or whether it is pinned; what you leave out stays. Answers the run as run.get reads it.",
+  mutating: true,
+  changesAccess: false,
+  input: Schema.Struct({
+    runId: Id,
+    title: Schema.optional(Schema.NullOr(RunTitle)),
+    tags: Schema.optional(Schema.Array(RunTag).pipe(Schema.maxItems(20))),
+    pinned: Schema.optional(Schema.Boolean)
+  }),
+  output: Transcript
 })
 
 export const listApprovals = defineContract({

@@ -17,7 +17,7 @@ import { admitTurn, type TurnPlace } from "../platform/Admission.ts"
 import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
-import { findApproval, findQuestion, findRun, findRunningTurn } from "./Queries.ts"
+import { findApproval, findQuestion, findRun, findRunningTurn, skillRows } from "./Queries.ts"
 import { checkAttachments } from "./Files.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { KeyRateLimiter } from "./KeyRateLimit.ts"
@@ -92,6 +92,14 @@ const takeTurnRate = (invocation: Invocation) =>
  * its instructions join the system prompt, its tier applies when the request names no tier, and
  * only its tools (of those the caller's role allows) are offered.
  */
+/** An agent's attached skills as its turn carries them: current versions, in the order attached; a deleted one is left out. */
+const attachedSkillsOf = (workspaceId: string, slugs: ReadonlyArray<string>) =>
+  slugs.length === 0
+    ? Effect.succeed([])
+    : Effect.map(skillRows(workspaceId, slugs), (rows) =>
+        slugs.flatMap((slug) => rows.filter((row) => row.slug === slug).map(({ name, version, instructions }) => ({ slug, name, version, instructions })))
+      )
+
 export const prepareTurn = (invocation: Invocation, input: TurnRequest, newConversationPublicId: string | null = null, agentSlug?: string) =>
   Effect.gen(function* () {
     const settings = yield* AssistantSettings
@@ -132,7 +140,7 @@ const checkTurn = (invocation: Invocation, input: TurnRequest, newConversationPu
       model,
       tools: agentTools === null ? allowed : allowed.filter((tool) => agentTools.includes(tool.capability.name)),
       registry,
-      agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions },
+      agent: agent === undefined || agent.builtIn ? null : { name: agent.name, instructions: agent.instructions, skills: yield* attachedSkillsOf(workspaceId, agent.skills) },
       pageContext: pageContextOf(input.pageContext),
       place
     }

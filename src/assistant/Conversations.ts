@@ -1,14 +1,18 @@
 /**
  * What a chat page reads back after a reload (spec 2.2 to 2.4): a person's conversations and one
  * conversation's thread, their runs and one run's transcript, a model's short summary of a run,
- * and the workspace's approvals still waiting. A person reads only their own conversations and
+ * a person's edits of a run (title, tags, pin), and the workspace's approvals still waiting. A person reads only their own conversations and
  * runs (for a key: its creator's); another person's are as absent as ones that never were. An
  * organization key holds no workspace role, so it reads none of them (spec 5 rule 3).
  */
 import { Effect, Schema } from "effect"
 import { ConversationNotFound } from "../../actors/conversation/errors.ts"
 import { chargeTurn, checkAssistantSpend, checkModelKeyLimit } from "../billing/TurnCharges.ts"
-import { conversationsOf, findConversation, pendingApprovalsOf, readThread, readTranscript, runsOf } from "./Queries.ts"
+import { conversationsOf, findConversation, findRun, pendingApprovalsOf, readThread, readTranscript, runsOf } from "./Queries.ts"
+import { ConversationActor } from "../../actors/conversation/actor.ts"
+import { UpdateRun } from "../../actors/conversation/protocol.ts"
+import { uneditedRun } from "../../actors/conversation/state.ts"
+import { ActorHost } from "../../streams/ActorHost.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { writeRunSummary } from "./Summary.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
@@ -83,6 +87,17 @@ export const summarizeRun = implement(Api.summarizeRun, (invocation, input) =>
   })
 )
 
+export const updateRun = implement(Api.updateRun, (invocation, { runId, ...edits }) =>
+  Effect.gen(function* () {
+    const run = yield* ownRun(invocation, runId)
+    // the run was read a moment ago, and nothing deletes one
+    const record = yield* Effect.flatMap(findRun(invocation.workspaceId!, runId), (found) => found === undefined ? Effect.dieMessage(`run ${runId} has no row`) : Effect.succeed(found))
+    const { state } = yield* (yield* ActorHost).send(ConversationActor, record.conversationId, new UpdateRun({ runId, userId: run.userId, ...edits }), invocation.meta)
+    // answered from the actor's state: the run as read, with its edits as they now stand
+    return { ...run, ...(state._tag === "Active" ? state.runEdits[runId] ?? uneditedRun : uneditedRun) }
+  })
+)
+
 export const listApprovals = implement(Api.listApprovals, (invocation, input) =>
   Effect.gen(function* () {
     const userId = yield* personOf(invocation)
@@ -97,5 +112,6 @@ export const conversationCapabilities: ReadonlyArray<AnyCapability> = [
   listRuns,
   getRun,
   summarizeRun,
+  updateRun,
   listApprovals
 ]

@@ -29,7 +29,12 @@ export interface PreparedTurn {
   readonly tools: ReadonlyArray<AgentTool>
   readonly registry: Registry
   /** The workspace agent the turn runs as; null: the built-in workspace assistant. */
-  readonly agent: { readonly name: string; readonly instructions: string } | null
+  readonly agent: {
+    readonly name: string
+    readonly instructions: string
+    /** Its attached skills that still exist, at their current versions, in the order attached. */
+    readonly skills: ReadonlyArray<{ readonly slug: string; readonly name: string; readonly version: number; readonly instructions: string }>
+  } | null
   /** The app page the person was on (spec 2.2), as the model is shown it (src/assistant/Turn.ts); null: none. */
   readonly pageContext: string | null
   /**

@@ -16,7 +16,7 @@ import { isOwn } from "../checkpoint/Person.ts"
 import { timeIdPage } from "../platform/Paging.ts"
 import { clipped } from "../platform/StorableText.ts"
 import type { ToolCallRecord } from "../platform/Wire.ts"
-import type { ApprovalEntry, ConversationEntry, RunEntry, Thread, ThreadRun, Transcript } from "./Api.ts"
+import type { ApprovalEntry, ConversationEntry, RunEntry, Skill, Thread, ThreadRun, Transcript } from "./Api.ts"
 
 /** An uploaded file as the read model has it. */
 export interface FileRow {
@@ -43,6 +43,8 @@ export interface WorkspaceAgent {
   readonly tier: string | null
   /** Capability names its turns are offered; null for the built-in assistant: every agent tool the caller's role allows. */
   readonly tools: ReadonlyArray<string> | null
+  /** Slugs of the workspace skills attached; none for the built-in assistant. */
+  readonly skills: ReadonlyArray<string>
   readonly builtIn: boolean
   /** 0 for the built-in assistant, which is never changed. */
   readonly version: number
@@ -382,10 +384,11 @@ export const conversationsOf = (workspaceId: string, userId: string, after: read
 const runColumns = (db: DbService) => db.sql`
   r.run_id, r.conversation_id, c.public_id as conversation_public_id, r.kind, r.status, r.turn_id, r.model, r.tier,
   r.effort, r.started_at, r.ended_at, r.usage, r.error, r.result, r.user_id, r.reply, r.carried_summary,
-  a.public_id as approval_public_id
+  a.public_id as approval_public_id, e.title, coalesce(e.tags, '[]'::jsonb) as tags, coalesce(e.pinned, false) as pinned
   from ${db.table("runs")} r
   join ${db.table("conversations")} c using (conversation_id)
-  left join ${db.table("approvals")} a on a.approval_id = r.approval_id`
+  left join ${db.table("approvals")} a on a.approval_id = r.approval_id
+  left join ${db.table("run_edits")} e on e.run_id = r.run_id`
 
 const runEntryOf = (row: Row): RunEntry => ({
   runId: row.run_id,
@@ -399,7 +402,10 @@ const runEntryOf = (row: Row): RunEntry => ({
   startedAt: iso(row.started_at),
   endedAt: isoOrNull(row.ended_at),
   usage: row.usage,
-  error: row.error
+  error: row.error,
+  title: row.title,
+  tags: row.tags,
+  pinned: row.pinned
 })
 
 /** An approval's state as of `now`: a parked call past its expiry can no longer be answered. */
@@ -582,6 +588,7 @@ const agentOf = (row: Row): WorkspaceAgent => ({
   instructions: row.instructions,
   tier: row.tier,
   tools: row.tools,
+  skills: row.skills,
   builtIn: false,
   version: row.version,
   createdAt: isoOf(row.created_at),
@@ -592,10 +599,31 @@ const agentOf = (row: Row): WorkspaceAgent => ({
 export const agentRows = (workspaceId: string, slug: string | undefined) =>
   Effect.flatMap(Db, (db) =>
     query("read agents", () => db.sql`
-      select slug, name, description, instructions, tier, tools, version, created_at, updated_at from ${db.table("agents")}
+      select slug, name, description, instructions, tier, tools, skills, version, created_at, updated_at from ${db.table("agents")}
       where workspace_id = ${workspaceId} ${slug === undefined ? db.sql`` : db.sql`and slug = ${slug}`}
       order by slug`)
   ).pipe(Effect.map((rows) => rows.map(agentOf)))
+
+/** The workspace's skills of the `skills` read model (those of `slugs` when given), by slug, at their current versions. */
+export const skillRows = (workspaceId: string, slugs: ReadonlyArray<string> | undefined) =>
+  Effect.flatMap(Db, (db) =>
+    query("read skills", () => db.sql`
+      select slug, name, description, instructions, version, created_at, updated_at from ${db.table("skills")}
+      where workspace_id = ${workspaceId} ${slugs === undefined ? db.sql`` : db.sql`and slug = any(${slugs as Array<string>})`}
+      order by slug`)
+  ).pipe(
+    Effect.map((rows) =>
+      rows.map((row): typeof Skill.Type => ({
+        slug: row.slug,
+        name: row.name,
+        description: row.description,
+        instructions: row.instructions,
+        version: row.version,
+        createdAt: isoOf(row.created_at),
+        updatedAt: isoOf(row.updated_at)
+      }))
+    )
+  )
 
 // ---------------------------------------------------------------------------------------------
 // model tiers and keys

@@ -49,6 +49,7 @@ const systemPrompt = (turn: PreparedTurn, summary: string | null): string =>
     `You are ${turn.agent === null ? "the assistant" : `${turn.agent.name}, an agent`} of the workspace ${turn.path.orgSlug}/${turn.path.workspaceSlug}. Act through your tools;`,
     `ask the person with ${ASK_USER} when you need a decision. Tool calls that need approval are parked for the person to approve.`,
     ...(turn.agent === null || turn.agent.instructions === "" ? [] : [`Your instructions:\n${turn.agent.instructions}`]),
+    ...(turn.agent?.skills ?? []).map((skill) => `Skill ${skill.slug} (${skill.name}, version ${skill.version}):\n${skill.instructions}`),
     ...(summary === null ? [] : [`Summary of earlier messages: ${summary}`]),
     ...(turn.goal === null ? [] : [`Goal: ${turn.goal.statement}`]),
     // the page is data the app sent, which a page's content may have written: shown as such, never as instructions

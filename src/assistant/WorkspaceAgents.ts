@@ -15,6 +15,7 @@ export const DEFAULT_AGENT: WorkspaceAgent = {
   instructions: "",
   tier: null,
   tools: null,
+  skills: [],
   builtIn: true,
   version: 0,
   createdAt: null,

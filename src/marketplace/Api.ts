@@ -105,12 +105,19 @@ export const Icon = Schema.Struct({
   theme: Schema.optional(Schema.String)
 })
 
-/** A catalog entry as callers see it: with its registry, repository and icons in the answer's shapes, without packages, remotes and meta. */
-export const CatalogServer = Schema.Struct({
+/** A catalog entry as stored: with its registry, repository and icons in the answer's shapes, without packages, remotes and meta. */
+export const CatalogRow = Schema.Struct({
   ...Struct.omit(CatalogEntry.fields, "packages", "remotes", "meta"),
   registryId: Schema.String,
   repository: Schema.NullOr(Repository),
   icons: Schema.Array(Icon)
+})
+export type CatalogRow = typeof CatalogRow.Type
+
+/** A catalog entry as callers see it: the row, and whether the operator's denylist refuses it (with the reason the marketplace shows). */
+export const CatalogServer = Schema.Struct({
+  ...CatalogRow.fields,
+  denylisted: Schema.NullOr(Schema.Struct({ reason: Schema.String }))
 })
 export type CatalogServer = typeof CatalogServer.Type
 

@@ -16,6 +16,7 @@ import { readmeOf } from "./CatalogReadme.ts"
 import { normalizeBaseUrl, orgRegistryId } from "./RegistrySettings.ts"
 import { RegistrySyncs } from "./RegistrySchedule.ts"
 import { drivePages, startSync } from "./RegistrySync.ts"
+import { denialOf } from "./PluginSettings.ts"
 import { type PackManifest, Packs } from "../packs/Registry.ts"
 import { decodeCursor } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
@@ -106,7 +107,7 @@ const PACK_REGISTRY_ID = "svc"
 export const browsePacks = (
   packs: ReadonlyArray<PackManifest>,
   input: { readonly search?: string | undefined; readonly transport?: string | undefined; readonly authKind?: string | undefined; readonly category?: string | undefined; readonly status?: string | undefined; readonly registryId?: string | undefined }
-): ReadonlyArray<Api.CatalogServer> => {
+): ReadonlyArray<Api.CatalogRow> => {
   const words = (input.search ?? "").toLowerCase().split(/[^\p{L}\p{N}]+/u).filter((w) => w !== "")
   return packs
     .filter((pack) => pack.visibility !== "hidden" && pack.visibility !== "preview")
@@ -138,9 +139,13 @@ export const browsePacks = (
     }))
 }
 
+/** The rows as callers see them: each marked when the operator's denylist refuses its name. */
+const withDenials = (rows: ReadonlyArray<Api.CatalogRow>) =>
+  Effect.forEach(rows, (row) => Effect.map(denialOf(row.name), (denylisted): Api.CatalogServer => ({ ...row, denylisted })))
+
 export const browseCatalog = implement(Api.browseCatalog, (invocation, input) =>
   Effect.gen(function* () {
-    if (input.pluginType === "capability") return { servers: browsePacks((yield* Packs).packs, input), nextCursor: null }
+    if (input.pluginType === "capability") return { servers: yield* withDenials(browsePacks((yield* Packs).packs, input)), nextCursor: null }
     // the registries list MCP servers only
     if (input.pluginType !== undefined && input.pluginType !== "mcp_server") return { servers: [], nextCursor: null }
     const cache = yield* CatalogCache
@@ -155,7 +160,7 @@ export const browseCatalog = implement(Api.browseCatalog, (invocation, input) =>
     const rows = yield* catalogPage(ids, { ...input, terms }, after, limit + 1)
     const page = rows.slice(0, limit)
     const last = page[page.length - 1]
-    const answer = { servers: page, nextCursor: rows.length > limit ? Schema.encodeSync(BrowseCursor)([last.name, last.serverId]) : null }
+    const answer = { servers: yield* withDenials(page), nextCursor: rows.length > limit ? Schema.encodeSync(BrowseCursor)([last.name, last.serverId]) : null }
     cache.set(key, answer)
     return answer
   })
@@ -173,6 +178,7 @@ export const getCatalogServer = implement(Api.getCatalogServer, (invocation, { s
     )
     return {
       ...server,
+      denylisted: yield* denialOf(server.name),
       packages: found.packages,
       remotes: found.remotes,
       meta: found.meta,

@@ -17,6 +17,7 @@ import { beginAuthorization, completeAuthorization } from "./OAuth.ts"
 import { Envelope } from "./Envelope.ts"
 import * as Api from "./Api.ts"
 import { readListing } from "./PluginListings.ts"
+import { refuseDenylisted } from "./PluginSettings.ts"
 import { readCredential } from "./Queries.ts"
 
 export const credentialOfState = (state: CredentialState): Api.Credential => {
@@ -35,10 +36,11 @@ export const credentialOfState = (state: CredentialState): Api.Credential => {
   }
 }
 
-/** The listing, on the allow-list, when it authenticates with `kind`. */
+/** The listing, on the allow-list and not denylisted, when it authenticates with `kind`. */
 export const listingWithAuth = (invocation: Invocation, listingId: string, kind: "oauth" | "secret") =>
   Effect.gen(function* () {
     const listing: Api.Listing = yield* readListing(invocation.orgId!, listingId)
+    yield* refuseDenylisted(listing.name, "connected")
     if (listing.authKind !== kind) return yield* new AuthKindMismatch({ listingId, authKind: listing.authKind, wanted: kind })
     return listing
   })

@@ -12,9 +12,9 @@ import { InstallListing, SetListingEnabled, UninstallListing } from "../../actor
 import type { ListingState } from "../../actors/listing/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
-import { BadRequest, Forbidden, NotFound } from "../platform/Errors.ts"
+import { BadRequest, NotFound } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
-import { deniedBy, PluginSettings } from "./PluginSettings.ts"
+import { refuseDenylisted } from "./PluginSettings.ts"
 import { Entitlements } from "../packs/Entitlement.ts"
 import { Packs } from "../packs/Registry.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
@@ -132,10 +132,7 @@ const install = (invocation: Invocation, input: Api.InstallInput, meta: Invocati
   Effect.gen(function* () {
     const orgId = orgOf(invocation)
     const listing = yield* listingToInstall(orgId, input)
-    const denied = deniedBy((yield* PluginSettings).denylist, listing.name)
-    if (denied !== undefined) {
-      return yield* new Forbidden({ reason: "plugin_denylisted", message: `${listing.name} may not be installed: the operator denies it (${denied})` })
-    }
+    yield* refuseDenylisted(listing.name, "installed")
     const listingId = listingIdOf(orgId, listing.pluginType, listing.name)
     const host = yield* ActorHost
     const { state } = yield* host.send(ListingActor, listingId, new InstallListing({ listingId, orgId, ...listing }), meta)

@@ -17,6 +17,7 @@ import { listTools, McpOAuthRequired } from "./McpConnect.ts"
 import { nodeFetch } from "../platform/Outbound.ts"
 import * as Api from "./Api.ts"
 import { listingOfState, readListing } from "./PluginListings.ts"
+import { refuseDenylisted } from "./PluginSettings.ts"
 
 const installOf = (state: ListingState, workspaceId: string): Api.WorkspaceInstall => {
   if (state._tag !== "Live") throw new Error("a listing command succeeded without a listing")
@@ -38,6 +39,7 @@ const installOf = (state: ListingState, workspaceId: string): Api.WorkspaceInsta
  */
 const checkHealth = (invocation: Invocation, listing: Api.Listing) =>
   Effect.gen(function* () {
+    yield* refuseDenylisted(listing.name, "connected")
     const workspaceId = invocation.workspaceId!
     const fetch = yield* nodeFetch
     // what the server (or a missing credential) caused is its health; the platform's own failures are not
@@ -77,6 +79,8 @@ export const setWorkspaceEnabled = implement(Api.setWorkspaceEnabled, (invocatio
   Effect.gen(function* () {
     const host = yield* ActorHost
     const workspaceId = invocation.workspaceId!
+    // disabling is always allowed; enabling a name denylisted since its install is not
+    if (enabled) yield* refuseDenylisted((yield* readListing(invocation.orgId!, listingId)).name, "enabled")
     const { state } = yield* host.send(ListingActor, listingId, new SetWorkspaceEnabled({ listingId, orgId: invocation.orgId!, workspaceId, enabled }), invocation.meta)
     return enabled ? yield* checkHealth(invocation, listingOfState(state)) : installOf(state, workspaceId)
   })

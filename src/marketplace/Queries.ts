@@ -9,7 +9,7 @@ import type { AlertRole } from "../../actors/authalerts/events.ts"
 import type { AuthKind } from "../../actors/listing/definition.ts"
 import type { ActiveSync, SyncOutcome } from "../../actors/registry/state.ts"
 import { Db, query } from "../../streams/Db.ts"
-import type { CatalogServer, CatalogVersion, Icon, ListedListing, Listing, Registry, Repository } from "./Api.ts"
+import type { CatalogRow, CatalogVersion, Icon, ListedListing, Listing, Registry, Repository } from "./Api.ts"
 
 const iso = (value: Date | string | null): string | null => (value instanceof Date ? value.toISOString() : value)
 
@@ -90,7 +90,7 @@ const iconsOf = (value: unknown): ReadonlyArray<typeof Icon.Type> =>
       theme: text(icon.theme)
     }))
 
-const toServer = (row: Record<string, any>): CatalogServer => ({
+const toServer = (row: Record<string, any>): CatalogRow => ({
   serverId: row.server_id,
   registryId: row.registry_id,
   name: row.name,

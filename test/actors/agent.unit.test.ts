@@ -62,6 +62,9 @@ describe("the agent's decisions", () => {
       [new AgentUpdated({ workspaceId, slug, instructions: "Label by urgency and product.", tier: "precise", updatedAt: T1 })]
     ],
     ["an update that changes nothing records nothing", [created], update({ name: "Triage", tools: ["node.list", "node.list"] }), []],
+    ["skills attached, each once, in the order given", [created], update({ skills: ["tone", "sources", "tone"] }), [
+      new AgentUpdated({ workspaceId, slug, skills: ["tone", "sources"], updatedAt: T1 })
+    ]],
     ["new tools replace the old", [created], update({ tools: ["node.create"] }), [new AgentUpdated({ workspaceId, slug, tools: ["node.create"], updatedAt: T1 })]],
     ["a null tier returns to the organization's default", [created, new AgentUpdated({ workspaceId, slug, tier: "fast", updatedAt: T0 })], update({ tier: null }), [new AgentUpdated({ workspaceId, slug, tier: null, updatedAt: T1 })]],
     ["an update with an unknown tool", [created], update({ tools: ["node.delete"] }), new UnknownAgentTool({ tool: "node.delete" })],
@@ -102,6 +105,7 @@ describe("the agents read model", () => {
           instructions: "Label every ticket by urgency.",
           tier: null,
           tools: ["node.list", "system.ping"],
+          skills: [],
           version: 2,
           created_at: T0,
           updated_at: T1

@@ -22,6 +22,7 @@ import {
   RunStarted,
   RunStopRequested,
   RunStreamed,
+  RunUpdated,
   SummaryRewritten,
   ToolCallParked
 } from "../../actors/conversation/events.ts"
@@ -36,7 +37,8 @@ import {
   RequestStop,
   ResolveApproval,
   RewriteSummary,
-  StartTurn
+  StartTurn,
+  UpdateRun
 } from "../../actors/conversation/protocol.ts"
 import { ConversationState } from "../../actors/conversation/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
@@ -335,6 +337,37 @@ describe("summary", () =>
     ],
     ["of a conversation that does not exist: nothing", [], new RewriteSummary({ summary: "x", coversMessages: 1, atTurn: 1 }), T2, []]
   ]))
+
+describe("run edits (run.update)", () => {
+  const edited = new RunUpdated({ conversationId, runId: "tse_1", title: "Release plan", tags: ["release"], pinned: false, updatedAt: T1 })
+  run([
+    [
+      "the fields given change; the others keep their defaults; tags once each",
+      [...opened, finished],
+      new UpdateRun({ runId: "tse_1", userId: carol, title: "Release plan", tags: ["release", "release"] }),
+      T1,
+      [edited]
+    ],
+    [
+      "a later edit keeps what it does not name",
+      [...opened, finished, edited],
+      new UpdateRun({ runId: "tse_1", userId: carol, pinned: true }),
+      T2,
+      [new RunUpdated({ conversationId, runId: "tse_1", title: "Release plan", tags: ["release"], pinned: true, updatedAt: T2 })]
+    ],
+    ["a title cleared with null", [...opened, edited], new UpdateRun({ runId: "tse_1", userId: carol, title: null }), T2, [
+      new RunUpdated({ conversationId, runId: "tse_1", title: null, tags: ["release"], pinned: false, updatedAt: T2 })
+    ]],
+    ["an edit that changes nothing: nothing", [...opened, edited], new UpdateRun({ runId: "tse_1", userId: carol, title: "Release plan" }), T2, []],
+    ["another person's run: not found", opened, new UpdateRun({ runId: "tse_1", userId: dave, pinned: true }), T1, new RunNotFound({ runId: "tse_1" })],
+    ["in a conversation that does not exist: not found", [], new UpdateRun({ runId: "tse_1", userId: carol, pinned: true }), T1, new RunNotFound({ runId: "tse_1" })]
+  ])
+
+  it("projects the run's edits as one row", () =>
+    expect(projectedRows(ConversationActor, keyOf(ConversationActor, conversationId), [...opened, edited].map((e) => [e, T0] as const)).run_edits).toEqual([
+      { run_id: "tse_1", conversation_id: conversationId, title: "Release plan", tags: ["release"], pinned: false, updated_at: T1 }
+    ]))
+})
 
 describe("evolve", () => {
   it("refuses a log that starts a conversation twice, or speaks of one never started", () => {

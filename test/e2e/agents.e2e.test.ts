@@ -21,7 +21,7 @@ import { connectMcp } from "../support/mcp.ts"
 import { addPerson, cliLogin, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { call, expectError, type Reply } from "./client.ts"
+import { call, callAsAgent, expectError, type Reply } from "./client.ts"
 
 let server: OpenAiServer
 let node: TestNode
@@ -90,7 +90,7 @@ describe("over REST", () => {
     const created = await asOwner("agent.create", triage)
     expect(created).toEqual({
       status: 200,
-      body: { ...triage, builtIn: false, version: 1, createdAt: expect.any(String), updatedAt: created.body.createdAt }
+      body: { ...triage, skills: [], builtIn: false, version: 1, createdAt: expect.any(String), updatedAt: created.body.createdAt }
     })
 
     const listed = await call(node, "agent.list", {})
@@ -217,6 +217,57 @@ describe("a turn of an agent", () => {
     // one invocation of ask_assistant in the audit log, as for any turn
     const audited = (await auditRows(node, "ask_assistant")).filter((r) => !before.has(r.invocation_id))
     expect(audited).toEqual([expect.objectContaining({ outcome: "succeeded", surface: "api" })])
+  })
+
+  it("skills: created, attached to an agent, carried by its turns at their current version; an update is the next turn's; a deleted one is left out", async () => {
+    const workspace = `${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
+    const created = await asOwner("skill.create", { slug: "tone", name: "Tone", instructions: "Never use exclamation marks." })
+    expect(created.status, JSON.stringify(created.body)).toBe(200)
+    expect(created.body).toMatchObject({ slug: "tone", name: "Tone", description: "", instructions: "Never use exclamation marks.", version: 1 })
+    // over MCP too, and every surface reads the same skill
+    const overMcp = await callTool(ownerMcp, "skill.create", { workspace, slug: "sources", name: "Sources", instructions: "Name a source for every fact." })
+    expect(overMcp.structuredContent).toMatchObject({ slug: "sources", version: 1 })
+    expect((await asOwner("skill.list", {})).body.skills.map((skill: any) => skill.slug)).toEqual(["sources", "tone"])
+    expect((await asOwner("skill.get", { slug: "tone" })).body).toEqual(created.body)
+    expectError(await asOwner("skill.create", { slug: "tone", name: "Again", instructions: "x" }), 409, "conflict", "skill_exists")
+    expectError(await asOwner("agent.update", { slug: "writer", skills: ["tone", "missing"] }), 404, "not_found", "skill_not_found")
+    const attached = await asOwner("agent.update", { slug: "writer", skills: ["tone", "sources"] })
+    expect(attached.body).toMatchObject({ slug: "writer", skills: ["tone", "sources"] })
+
+    const turn = async () => {
+      const from = server.requests.length
+      server.script({ kind: "text", text: "noted" })
+      expect(Exit.isSuccess(await run(askAgent({ principal: await workspacePrincipal(), path: path(), surface: "api", agentSlug: "writer", content: "a note" })))).toBe(true)
+      return systemOf(server.requests[from])
+    }
+    const first = await turn()
+    expect(first).toContain("Skill tone (Tone, version 1):\nNever use exclamation marks.")
+    expect(first).toContain("Skill sources (Sources, version 1):\nName a source for every fact.")
+
+    const updated = await asOwner("skill.update", { slug: "tone", instructions: "Never use exclamation marks or emoji." })
+    expect(updated.body).toMatchObject({ version: 2, instructions: "Never use exclamation marks or emoji." })
+    const second = await turn()
+    expect(second).toContain("Skill tone (Tone, version 2):\nNever use exclamation marks or emoji.")
+    expect(second).not.toContain("version 1):\nNever use exclamation marks.")
+
+    expect((await asOwner("skill.delete", { slug: "sources" })).body).toEqual({ slug: "sources", deleted: true })
+    expectError(await asOwner("skill.get", { slug: "sources" }), 404, "not_found", "skill_not_found")
+    const third = await turn()
+    expect(third).toContain("Skill tone (Tone, version 2)")
+    expect(third).not.toContain("Name a source for every fact.")
+  })
+
+  it("skills: a workspace key (a Member) reads them and may not write them; an organization key gets 403 forbidden on REST, MCP and the agent surface", async () => {
+    const workspace = `${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
+    expect((await call(node, "skill.list", {}, { key: node.bootstrap.workspaceKey })).status).toBe(200)
+    expectError(await call(node, "skill.create", { slug: "mine", name: "Mine", instructions: "x" }, { key: node.bootstrap.workspaceKey }), 403, "forbidden", undefined)
+    for (const [capability, input] of [["skill.list", {}], ["skill.get", { slug: "tone" }], ["skill.create", { slug: "org", name: "Org", instructions: "x" }], ["skill.update", { slug: "tone", name: "X" }], ["skill.delete", { slug: "tone" }]] as const) {
+      const overRest = await call(node, capability, input, { key: node.bootstrap.orgKey })
+      expectError(overRest, 403, "forbidden", undefined)
+      expect(toolError(await callTool(orgMcp, capability, { ...input, workspace }))).toEqual(overRest.body)
+      const overAgent = await callAsAgent(node, node.bootstrap.orgKey, capability, input)
+      expect(overAgent.body).toEqual(overRest.body)
+    }
   })
 
   it("the built-in assistant through askAgent is the plain workspace assistant; an unknown agent is refused before any model call", async () => {

@@ -24,6 +24,7 @@ let aliceCookie: string
 let bobCookie: string
 let ownerCookie: string
 let aliceMcp: Client
+let aliceCli: string
 let orgMcp: Client
 
 beforeAll(async () => {
@@ -32,7 +33,8 @@ beforeAll(async () => {
   aliceCookie = (await signIn(node.baseUrl, alice)).cookie
   bobCookie = (await signIn(node.baseUrl, await addPerson(node, "bob", { org: "member", workspace: "member" }))).cookie
   ownerCookie = (await signIn(node.baseUrl, { email: node.bootstrap.ownerEmail!, password: node.bootstrap.ownerPassword! })).cookie
-  aliceMcp = await connectMcp(node.baseUrl, await cliLogin(node, alice), "svc-e2e-conversations")
+  aliceCli = await cliLogin(node, alice)
+  aliceMcp = await connectMcp(node.baseUrl, aliceCli, "svc-e2e-conversations")
   orgMcp = await connectMcp(node.baseUrl, node.bootstrap.orgKey, "svc-e2e-conversations")
 }, 60_000)
 
@@ -166,7 +168,10 @@ describe("runs and their transcripts", () => {
       startedAt: expect.any(String),
       endedAt: expect.any(String),
       usage,
-      error: null
+      error: null,
+      title: null,
+      tags: [],
+      pinned: false
     })
     const started = all.runs.map((r: any) => Date.parse(r.startedAt))
     expect(started).toEqual([...started].sort((a, b) => b - a))
@@ -345,6 +350,39 @@ describe("run.summarize and spend.get", () => {
   })
 })
 
+describe("run.update (title, tags, pinned)", () => {
+  it("edits what is named, keeps the rest, and shows the edits in run.get, run.list and the thread; over REST, MCP and the agent surface", async () => {
+    const { result } = await chat("plan the launch")
+    const fresh = ok(await as(aliceCookie, "run.get", { runId: result.runId }))
+    expect(fresh).toMatchObject({ title: null, tags: [], pinned: false })
+    const titled = ok(await as(aliceCookie, "run.update", { runId: result.runId, title: "Launch plan", tags: ["launch", "q3", "launch"] }))
+    expect(titled).toMatchObject({ runId: result.runId, title: "Launch plan", tags: ["launch", "q3"], pinned: false, reply: fresh.reply })
+    const pinned = await toolCall(aliceMcp, "run.update", { runId: result.runId, pinned: true, workspace: `${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}` })
+    expect(pinned.isError).not.toBe(true)
+    expect(pinned.structuredContent).toMatchObject({ title: "Launch plan", tags: ["launch", "q3"], pinned: true })
+    const read = ok(await as(aliceCookie, "run.get", { runId: result.runId }))
+    expect(read).toMatchObject({ title: "Launch plan", tags: ["launch", "q3"], pinned: true })
+    const listed = ok(await as(aliceCookie, "run.list", { limit: 100 })).runs.find((r: any) => r.runId === result.runId)
+    expect(listed).toMatchObject({ title: "Launch plan", tags: ["launch", "q3"], pinned: true })
+    const thread = ok(await as(aliceCookie, "conversation.get", { conversationId: result.conversationId }))
+    expect(thread.runs.find((r: any) => r.runId === result.runId)).toMatchObject({ title: "Launch plan", pinned: true })
+    // a null title clears it; the rest stays
+    expect(ok(await as(aliceCookie, "run.update", { runId: result.runId, title: null }))).toMatchObject({ title: null, tags: ["launch", "q3"], pinned: true })
+    expect(ok(await as(aliceCookie, "run.get", { runId: result.runId }))).toMatchObject({ title: null, tags: ["launch", "q3"], pinned: true })
+  })
+
+  it("on the agent surface for the run's person; another person's run is not found; limits are 400", async () => {
+    const { result } = await chat("/tool system__ping {}")
+    expect(ok(await asAgent(aliceCli, "run.update", { runId: result.runId, tags: ["agent"] }))).toMatchObject({ runId: result.runId, tags: ["agent"] })
+    // a workspace key acts as its creator, whose run this is not
+    expectError(await asAgent(node.bootstrap.workspaceKey, "run.update", { runId: result.runId, pinned: true }), 404, "not_found", "run_not_found")
+    expectError(await as(bobCookie, "run.update", { runId: result.runId, pinned: true }), 404, "not_found", "run_not_found")
+    expectError(await as(aliceCookie, "run.update", { runId: result.runId, title: "x".repeat(201) }), 400, "bad_request", "invalid_input")
+    expectError(await as(aliceCookie, "run.update", { runId: result.runId, tags: Array.from({ length: 21 }, (_, i) => `t${i}`) }), 400, "bad_request", "invalid_input")
+    expect(ok(await as(aliceCookie, "run.get", { runId: result.runId }))).toMatchObject({ title: null, tags: ["agent"], pinned: false })
+  })
+})
+
 describe("an organization key reads no runs, transcripts or spend (spec 5 rule 3)", () => {
   const refused: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
     ["conversation.list", {}],
@@ -352,6 +390,7 @@ describe("an organization key reads no runs, transcripts or spend (spec 5 rule 3
     ["run.list", {}],
     ["run.get", { runId: "tse_anything" }],
     ["run.summarize", { runId: "tse_anything" }],
+    ["run.update", { runId: "tse_anything", pinned: true }],
     ["spend.get", {}],
     ["approval.list", {}]
   ]

@@ -32,6 +32,8 @@ interface CatalogServer {
   readonly categories: ReadonlyArray<string>
   readonly status: "active" | "deprecated" | "deleted"
   readonly publishedAt: string | null
+  /** The operator's denylist refuses it; the reason is the tooltip (spec 2.9). */
+  readonly denylisted: { readonly reason: string } | null
 }
 
 interface Remote {
@@ -155,8 +157,13 @@ const FilterForm = ({ place, filters, registries }: { place: Place; filters: Fil
   )
 }
 
-const Badges = ({ server }: { server: Pick<CatalogServer, "authKind" | "transportTypes" | "status"> }) => (
+const Badges = ({ server }: { server: Pick<CatalogServer, "authKind" | "transportTypes" | "status" | "denylisted"> }) => (
   <p className="badges">
+    {server.denylisted !== null && (
+      <span className="badge-pill catalog-status-deleted" title={server.denylisted.reason}>
+        Denylisted
+      </span>
+    )}
     <span className="badge-pill">{AUTH_WORDS[server.authKind]}</span>
     {server.transportTypes.map((transport) => (
       <span key={transport} className="badge-pill">
