@@ -10,10 +10,9 @@ import { connect, type DbService, service } from "../../streams/Db.ts"
 import { databaseUrl } from "../support/env.ts"
 import { until } from "../support/cluster.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { runCli } from "../support/cli.ts"
+import { comparedTables, runCli } from "../support/cli.ts"
 import { eventsByKey, expectEveryKeyMoved, writeEverything } from "../support/repartition.ts"
 
-const comparedTables = (stdout: string) => stdout.split("\n").filter((line) => /^(same|DIFFERENT) {2}\w+ \(\d+ rows\)$/.test(line))
 
 describe("svc log repartition on the embedded log, 12 partitions into 48", () => {
   let node: TestNode
@@ -63,10 +62,11 @@ describe("svc log repartition on the embedded log, 12 partitions into 48", () =>
 
   it("replays the new log into read models the same as the live ones", async () => {
     const { code, stdout, stderr } = await runCli(node, ["replay", "--compare"], { partitions: 48, timeoutMs: 180_000 })
-    expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
-    expect(stdout).toContain("the live read models hold the whole log")
+    // the tables first: a failure names the one that differs
     const tables = comparedTables(stdout)
     expect(tables.filter((line) => !line.startsWith("same"))).toEqual([])
+    expect({ code, stderr }).toEqual({ code: 0, stderr: "" })
+    expect(stdout).toContain("the live read models hold the whole log")
     expect(tables).toEqual(expect.arrayContaining(["same  nodes (24 rows)", "same  a2a_tasks (1 rows)", "same  projection_checkpoints (48 rows)"]))
   }, 180_000)
 

@@ -11,10 +11,9 @@ import { until } from "../support/cluster.ts"
 import { databaseUrl, kafkaBrokers, uniqueName } from "../support/env.ts"
 import { capability } from "../support/http.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { runCli } from "../support/cli.ts"
+import { comparedTables, runCli } from "../support/cli.ts"
 import { eventsByKey, expectEveryKeyMoved, writeEverything } from "../support/repartition.ts"
 
-const comparedTables = (stdout: string) => stdout.split("\n").filter((line) => /^(same|DIFFERENT) {2}\w+ \(\d+ rows\)$/.test(line))
 
 describe.skipIf(kafkaBrokers.length === 0)("svc log repartition on Kafka, 12 partitions into 48", () => {
   const shared = { dbSchema: uniqueName("t"), kafkaBrokers, topicPrefix: uniqueName("t"), kafkaSessionTimeoutMs: 3_000 }
@@ -58,10 +57,11 @@ describe.skipIf(kafkaBrokers.length === 0)("svc log repartition on Kafka, 12 par
     expect(verified.stdout.split("\n").filter((line) => /^partition \d+: .*intact/.test(line))).toHaveLength(60)
 
     const replayed = await runCli(node, ["replay", "--compare"], { partitions: 48, timeoutMs: 180_000 })
-    expect({ code: replayed.code, stderr: replayed.stderr }).toEqual({ code: 0, stderr: "" })
-    expect(replayed.stdout).toContain("the live read models hold the whole log")
+    // the tables first: a failure names the one that differs
     const tables = comparedTables(replayed.stdout)
     expect(tables.filter((line) => !line.startsWith("same"))).toEqual([])
+    expect({ code: replayed.code, stderr: replayed.stderr }).toEqual({ code: 0, stderr: "" })
+    expect(replayed.stdout).toContain("the live read models hold the whole log")
     expect(tables).toEqual(expect.arrayContaining(["same  nodes (16 rows)", "same  a2a_tasks (1 rows)", "same  projection_checkpoints (48 rows)"]))
   }, 300_000)
 

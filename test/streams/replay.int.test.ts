@@ -8,7 +8,7 @@ import { connect, service } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { compareSchemas, readModelTables, replay } from "../../streams/Replay.ts"
 import { streamChat } from "../support/chat.ts"
-import { runCli } from "../support/cli.ts"
+import { comparedTables, runCli } from "../support/cli.ts"
 import { databaseUrl } from "../support/env.ts"
 import { call, capability } from "../support/http.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
@@ -69,8 +69,6 @@ const editDatabase = (node: TestNode, statement: string) =>
     )
   )
 
-/** The `same`/`DIFFERENT` lines `svc replay --compare` prints, one per table. */
-const comparedTables = (stdout: string) => stdout.split("\n").filter((line) => /^(same|DIFFERENT) {2}\w+ \(\d+ rows\)$/.test(line))
 
 describe.each([
   { database: "embedded PGlite", overrides: { databaseUrl: undefined } },

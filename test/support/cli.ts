@@ -47,3 +47,6 @@ export const auditVerify = (log: { readonly schema: string; readonly prefix: str
     KAFKA_TOPIC_PREFIX: log.prefix,
     LOG_PARTITIONS: String(log.partitions)
   }, 120_000)
+
+/** The `same`/`DIFFERENT` lines `svc replay --compare` prints, one per table. */
+export const comparedTables = (stdout: string) => stdout.split("\n").filter((line) => /^(same|DIFFERENT) {2}\w+ \(\d+ rows\)$/.test(line))
