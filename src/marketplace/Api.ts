@@ -323,6 +323,16 @@ export const setSecret = defineContract({
   output: Credential
 })
 
+export const setSharedSecret = defineContract({
+  ...writes,
+  sensitivity: "high",
+  name: "plugin.credential.set_shared_secret",
+  description:
+    "Store the API key or header secret of an allow-listed server whose auth kind is secret once for every workspace of the organization; a workspace's own secret (plugin.credential.set_secret) wins over it. Encrypted at rest; replaces any shared secret stored before.",
+  input: Schema.Struct({ listingId: ListingId, secret: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(8192)) }),
+  output: Credential
+})
+
 const AuthorizationStarted = Schema.Struct({
   credentialId: Schema.String,
   /** Where to send the person: the authorization server's page, with PKCE S256 and the state. */

@@ -1,7 +1,8 @@
 /**
  * Plugin credentials as a connection uses them (spec 5 rule 11): what a workspace's connection to a
  * listing's server sends: nothing for `none`; the stored secret in its declared header for
- * `secret`; the access token as a bearer for `oauth`. Secrets are opened from their envelopes only
+ * `secret`; the access token as a bearer for `oauth`. The workspace's own credential wins over the
+ * organization's shared one. Secrets are opened from their envelopes only
  * here, at connect time, and never leave the request they are sent in.
  */
 import { Effect, Schema } from "effect"
@@ -9,6 +10,13 @@ import { createHash } from "node:crypto"
 import type { AuthConfig, AuthKind } from "../../actors/listing/definition.ts"
 import { Envelope } from "./Envelope.ts"
 import { readCredential } from "./Queries.ts"
+
+/**
+ * The workspace id an organization's shared credentials are recorded under (spec 3.4, Credential: a
+ * sentinel workspace id marks org-level shared credentials). A listing id belongs to one
+ * organization, so one sentinel serves them all.
+ */
+export const ORG_SHARED_WORKSPACE = "wsp_organization"
 
 /** A credential's id: a digest of its workspace and listing, so there is one per (workspace_id, org_listing_id). */
 export const credentialIdOf = (workspaceId: string, listingId: string) =>
@@ -55,7 +63,8 @@ export const connectHeaders = (workspaceId: string, listing: ConnectingListing) 
   Effect.gen(function* () {
     if (listing.authKind === "none") return {}
     const missing = (status: string | null) => new CredentialMissing({ listingId: listing.listingId, workspaceId, authKind: listing.authKind, status })
-    const row = yield* readCredential(workspaceId, listing.listingId)
+    // the workspace's own credential, else the organization's shared one (spec 2.9)
+    const row = (yield* readCredential(workspaceId, listing.listingId)) ?? (yield* readCredential(ORG_SHARED_WORKSPACE, listing.listingId))
     if (row === undefined || row.status !== "active" || row.auth_kind !== listing.authKind) return yield* missing(row?.status ?? null)
     const envelope = yield* Envelope
     const credentialId = row.credential_id as string

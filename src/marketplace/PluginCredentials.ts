@@ -12,7 +12,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
 import { CredentialNotFound } from "../../actors/credential/errors.ts"
 import { slugsOf } from "../identity/Auth.ts"
-import { AuthKindMismatch, credentialIdOf, sealContext } from "./Credentials.ts"
+import { AuthKindMismatch, credentialIdOf, ORG_SHARED_WORKSPACE, sealContext } from "./Credentials.ts"
 import { beginAuthorization, completeAuthorization } from "./OAuth.ts"
 import { Envelope } from "./Envelope.ts"
 import * as Api from "./Api.ts"
@@ -45,10 +45,10 @@ export const listingWithAuth = (invocation: Invocation, listingId: string, kind:
     return listing
   })
 
-export const setSecret = implement(Api.setSecret, (invocation, { listingId, secret }) =>
+/** The secret of a listing whose auth kind is secret, sealed and recorded as the credential of `workspaceId`. */
+const storeSecret = (invocation: Invocation, workspaceId: string, listingId: string, secret: string) =>
   Effect.gen(function* () {
     yield* listingWithAuth(invocation, listingId, "secret")
-    const workspaceId = invocation.workspaceId!
     const credentialId = credentialIdOf(workspaceId, listingId)
     const sealed = yield* (yield* Envelope).seal(secret, sealContext(credentialId, "secret"))
     const host = yield* ActorHost
@@ -60,7 +60,10 @@ export const setSecret = implement(Api.setSecret, (invocation, { listingId, secr
     )
     return credentialOfState(state)
   })
-)
+
+export const setSecret = implement(Api.setSecret, (invocation, { listingId, secret }) => storeSecret(invocation, invocation.workspaceId!, listingId, secret))
+
+export const setSharedSecret = implement(Api.setSharedSecret, (invocation, { listingId, secret }) => storeSecret(invocation, ORG_SHARED_WORKSPACE, listingId, secret))
 
 export const startOAuth = implement(Api.startOAuth, (invocation, input) =>
   Effect.gen(function* () {
@@ -111,4 +114,4 @@ export const oauthCallback = implement(Api.oauthCallback, (invocation, input) =>
   })
 )
 
-export const pluginCredentialCapabilities: ReadonlyArray<AnyCapability> = [setSecret, startOAuth, oauthCallback, reauthenticate]
+export const pluginCredentialCapabilities: ReadonlyArray<AnyCapability> = [setSecret, setSharedSecret, startOAuth, oauthCallback, reauthenticate]

@@ -11,7 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { type McpTestServer, startMcpTestServer, TEST_SERVER_TOOLS } from "../support/mcpServer.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { type Caller, ok, signInPluginPeople } from "../support/plugins.ts"
+import { addPerson } from "../support/people.ts"
+import { asPerson, type Caller, ok, signInPluginPeople } from "../support/plugins.ts"
 import { findPlaintext } from "../support/secretScan.ts"
 import { call, expectError } from "./client.ts"
 
@@ -110,6 +111,57 @@ describe("plugin.credential.set_secret (spec 3.5: secret entry -> active)", () =
     expectError(await asMember("plugin.credential.set_secret", input), 403, "forbidden", undefined)
     expectError(await asViewer("plugin.credential.set_secret", input), 403, "forbidden", undefined)
     expectError(await call(node, "plugin.credential.set_secret", input), 403, "forbidden", undefined)
+  })
+})
+
+describe("plugin.credential.set_shared_secret (spec 2.9: an organization's shared credential)", () => {
+  it("a secret entered once serves every workspace; a workspace's own secret wins over it there, and only there", async () => {
+    const SHARED = `sk-shared-${randomBytes(12).toString("hex")}`
+    const OWN = `sk-own-${randomBytes(12).toString("hex")}`
+    usedSecrets.push(SHARED, OWN)
+    const server = await startMcpTestServer({ admit: (headers) => headers["x-api-key"] === SHARED || headers["x-api-key"] === OWN })
+    const sentSince = (from: number) => server.requests.slice(from).map((r) => r.headers["x-api-key"])
+    try {
+      const listingId = await listed("com.test/shared", server.mcpUrl, { authKind: "secret", authConfig: { header: "X-Api-Key", valuePrefix: "" } })
+      const shared = ok(await asOwner("plugin.credential.set_shared_secret", { listingId, secret: SHARED }))
+      expect(shared).toMatchObject({ listingId, authKind: "secret", status: "active" })
+      expect(JSON.stringify(shared)).not.toContain(SHARED)
+
+      // two workspaces, neither with a secret of its own: both connect with the shared one
+      const owner = await addPerson(node, "shared-owner", { org: "owner" })
+      ok(await (await asPerson(node, owner))("workspace.create", { slug: "shared-second", name: "Second" }))
+      const inSecond = await asPerson(node, owner, "shared-second")
+      let from = server.requests.length
+      expect(ok(await asOwner("plugin.workspace.set_enabled", { listingId, enabled: true })).healthStatus).toBe("healthy")
+      expect(ok(await inSecond("plugin.workspace.set_enabled", { listingId, enabled: true })).healthStatus).toBe("healthy")
+      expect(new Set(sentSince(from))).toEqual(new Set([SHARED]))
+
+      // the first workspace's own secret wins there; the second still uses the shared one
+      ok(await asOwner("plugin.credential.set_secret", { listingId, secret: OWN }))
+      from = server.requests.length
+      expect(ok(await asOwner("plugin.workspace.check_health", { listingId })).healthStatus).toBe("healthy")
+      expect(new Set(sentSince(from))).toEqual(new Set([OWN]))
+      from = server.requests.length
+      expect(ok(await inSecond("plugin.workspace.check_health", { listingId })).healthStatus).toBe("healthy")
+      expect(new Set(sentSince(from))).toEqual(new Set([SHARED]))
+    } finally {
+      await server.close()
+    }
+  })
+
+  it("Member, Viewer and a workspace key get 403 forbidden; a listing of another auth kind is 409", async () => {
+    const input = { listingId: `porg_${"8".repeat(32)}`, secret: "refused-shared-secret" }
+    expectError(await asMember("plugin.credential.set_shared_secret", input), 403, "forbidden", undefined)
+    expectError(await asViewer("plugin.credential.set_shared_secret", input), 403, "forbidden", undefined)
+    expectError(await call(node, "plugin.credential.set_shared_secret", input), 403, "forbidden", undefined)
+    const open = await listed("com.test/open-shared", keyed.mcpUrl)
+    expectError(await asOwner("plugin.credential.set_shared_secret", { listingId: open, secret: "x" }), 409, "conflict", "auth_kind_mismatch")
+  })
+
+  it("over MCP", async () => {
+    const listingId = await listed("com.test/shared-mcp", keyed.mcpUrl, { authKind: "secret", authConfig: { header: "X-Api-Key" } })
+    const stored = (await ownerMcp.callTool({ name: "plugin.credential.set_shared_secret", arguments: { listingId, secret: MCP_API_KEY } })) as CallToolResult
+    expect(stored.structuredContent).toMatchObject({ listingId, authKind: "secret", status: "active" })
   })
 })
 

@@ -27,9 +27,10 @@ export interface PluginPeople {
   readonly ownerCli: string
 }
 
-export const asPerson = async (node: TestNode, person: Person): Promise<Caller> => {
+/** `workspaceSlug`: a workspace of the bootstrap organization other than the bootstrap one. */
+export const asPerson = async (node: TestNode, person: Person, workspaceSlug: string = node.bootstrap.workspaceSlug): Promise<Caller> => {
   const cookie = (await signIn(node.baseUrl, person)).cookie
-  const place = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
+  const place = `/v1/${node.bootstrap.orgSlug}/${workspaceSlug}`
   return (capability, input) => callWithCookie(node.baseUrl, cookie, `${place}/${capability.replaceAll(".", "/")}`, input)
 }
 
