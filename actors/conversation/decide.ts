@@ -29,7 +29,7 @@ import type {
   StartTurn,
   UpdateRun
 } from "./protocol.ts"
-import { type ActiveConversation, type ConversationState, uneditedRun } from "./state.ts"
+import { type ActiveConversation, type ConversationState, summaryDue, uneditedRun } from "./state.ts"
 
 type Decision = Either.Either<ReadonlyArray<ConversationEvent>, ConversationError>
 
@@ -60,8 +60,10 @@ export const decide = (state: ConversationState, command: ConversationCommand, m
     case "UpdateRun":
       return updateRun(state, command, meta)
     case "RewriteSummary":
-      // only the engine rewrites, after loading the conversation: an absent one has nothing to summarise
-      if (state._tag === "Absent") return nothing
+      // only the engine rewrites, after loading the conversation: an absent one has nothing to
+      // summarise. The engine decides from read models, which may not hold a rewrite still in
+      // flight; the conversation itself keeps the rewrites five turns apart.
+      if (state._tag === "Absent" || !summaryDue(state.summary, command.atTurn)) return nothing
       return Either.right([
         new SummaryRewritten({
           conversationId: state.conversationId,

@@ -11,6 +11,13 @@ export const Summary = Schema.Struct({
   rewrittenAt: Schema.String
 })
 
+/** Spec 8: the summary of older messages is rewritten about once every five turns. */
+export const SUMMARY_EVERY_TURNS = 5
+
+/** Whether a summary written at turn `atTurn` is due after the one held (none: it is). */
+export const summaryDue = (held: { readonly atTurn: number } | null, atTurn: number): boolean =>
+  held === null || atTurn - held.atTurn >= SUMMARY_EVERY_TURNS
+
 export const ActiveConversation = Schema.TaggedStruct("Active", {
   conversationId: Schema.NonEmptyString,
   publicId: Schema.NonEmptyString,

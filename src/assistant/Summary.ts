@@ -8,6 +8,7 @@ import { Effect } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import type { RunFinished } from "../../actors/conversation/events.ts"
 import { RewriteSummary } from "../../actors/conversation/protocol.ts"
+import { summaryDue } from "../../actors/conversation/state.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
@@ -17,8 +18,6 @@ import type { Transcript } from "./Api.ts"
 
 /** Spec 8: the model reads the last 50 messages word for word, this turn's own message included. */
 export const VERBATIM_MESSAGES = 50
-/** Spec 8: the summary of older messages is rewritten about once every five turns. */
-export const SUMMARY_EVERY_TURNS = 5
 /** How long the summary's history read waits for the read models to hold the run's end. */
 const SUMMARY_READ_TIMEOUT_MS = 10_000
 
@@ -43,7 +42,8 @@ export const rewriteSummaryIfDue = (model: ResolvedModel, finished: Signal<RunFi
     // the next turn reads the last 49 messages and its own: everything before those is the summary's
     const history = yield* loadHistory(conversationId, VERBATIM_MESSAGES - 1)
     if (history.older === 0) return
-    if (history.summary !== null && history.turnCount - history.summary.atTurn < SUMMARY_EVERY_TURNS) return
+    // not due as the read models stand: no model call (the conversation has the last word)
+    if (!summaryDue(history.summary, history.turnCount)) return
     const older = yield* olderMessages(conversationId, history.older)
     const summarised = yield* Effect.tryPromise(() =>
       generateText({ model: model.model, system: SUMMARY_PROMPT, messages: older.map(modelMessageOf), maxRetries: 0 })

@@ -335,7 +335,28 @@ describe("summary", () =>
       T2,
       [new SummaryRewritten({ conversationId, summary: "carol plans a release", coversMessages: 1, atTurn: 1, rewrittenAt: T2 })]
     ],
-    ["of a conversation that does not exist: nothing", [], new RewriteSummary({ summary: "x", coversMessages: 1, atTurn: 1 }), T2, []]
+    ["of a conversation that does not exist: nothing", [], new RewriteSummary({ summary: "x", coversMessages: 1, atTurn: 1 }), T2, []],
+    [
+      "five turns after the last rewrite: rewritten",
+      [...opened, new SummaryRewritten({ conversationId, summary: "first", coversMessages: 1, atTurn: 25, rewrittenAt: T1 })],
+      new RewriteSummary({ summary: "second", coversMessages: 6, atTurn: 30 }),
+      T2,
+      [new SummaryRewritten({ conversationId, summary: "second", coversMessages: 6, atTurn: 30, rewrittenAt: T2 })]
+    ],
+    [
+      "fewer than five turns after it (a rewrite decided from read models that had not seen the last): nothing",
+      [...opened, new SummaryRewritten({ conversationId, summary: "first", coversMessages: 1, atTurn: 35, rewrittenAt: T1 })],
+      new RewriteSummary({ summary: "late", coversMessages: 11, atTurn: 36 }),
+      T2,
+      []
+    ],
+    [
+      "an older turn than the last rewrite's: nothing",
+      [...opened, new SummaryRewritten({ conversationId, summary: "first", coversMessages: 1, atTurn: 36, rewrittenAt: T1 })],
+      new RewriteSummary({ summary: "older", coversMessages: 10, atTurn: 35 }),
+      T2,
+      []
+    ]
   ]))
 
 describe("run edits (run.update)", () => {

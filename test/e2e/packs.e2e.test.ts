@@ -76,7 +76,8 @@ describe("plugin.catalog.browse with pluginType capability (spec 4.5)", () => {
       status: "active",
       publishedAt: null,
       upstreamUpdatedAt: null,
-      statusChangedAt: null
+      statusChangedAt: null,
+      denylisted: null
     })
   })
 
