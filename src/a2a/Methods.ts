@@ -80,7 +80,7 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
       if (conversation !== undefined && questionId !== null) {
         yield* TurnControl.answerQuestion(conversation.conversationId, questionId, task.userId, content, { ...invocation.meta, commandId: `${invocation.meta.commandId}:answer` })
       }
-      return { taskId: task.taskId }
+      return { taskId: task.taskId, answered: true }
     }
     let conversationRef: string | null = null
     let newConversation: string | null = null

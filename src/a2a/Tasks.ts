@@ -362,41 +362,48 @@ const CHUNKS_BEFORE_END_MS = 10_000
 /**
  * The response artifact of a task's run as the run's recorded stream gives it: from the run's
  * start (A2A gives a follower no place to resume from: the first chunk, `append: false`, replaces
- * what it held), then as it is recorded, until the run ends or asks a question.
+ * what it held), then as it is recorded, until the run ends (or the follower stops it: the task
+ * waits for input).
  */
 const followArtifact = (workspaceId: string, runId: string, chunk: ReturnType<typeof updatesOf>["chunk"], send: (update: TaskArtifactUpdateEvent) => void) =>
   Effect.gen(function* () {
     const run = yield* foundOnceCaughtUp(findRun(workspaceId, runId))
     if (run === undefined) return
     const chunks = artifactChunks(chunk, send)
-    const questioned = yield* Deferred.make<void>()
-    const followed = followRun(run, workspaceId, 0, {
+    yield* followRun(run, workspaceId, 0, {
       event: ({ event }) => {
         if (event.type === "text") chunks.text(event.text)
-        else if (event.type === "question") Deferred.unsafeDone(questioned, Exit.void)
       },
       done: ({ outcome }) => {
         if ("result" in outcome && !outcome.result.stopped) chunks.end()
       }
     })
-    yield* Effect.raceFirst(followed, Deferred.await(questioned))
   }).pipe(Effect.catchAllCause((cause) => Effect.logWarning(`a2a: following run ${runId}'s response failed`, cause)))
 
 /**
- * `tasks/resubscribe` (SubscribeToTask): the task's status updates, and the response artifact of
- * each run it works under (followArtifact); a run's chunks go out before the status that settles
- * the task.
+ * `tasks/resubscribe` (SubscribeToTask), and `message/stream` answering a task (`answered`): the
+ * task's status updates, and the response artifact of each run it works under (followArtifact); a
+ * run's chunks go out before the status that settles the task.
  */
-const followTaskStream = (workspaceId: string, taskId: string, send: TaskListener["event"]) =>
+const followTaskStream = (workspaceId: string, taskId: string, send: TaskListener["event"], answered: boolean) =>
   Effect.scoped(
     Effect.gen(function* () {
       const clock = yield* Effect.clock
       const now = () => new Date(clock.unsafeCurrentTimeMillis()).toISOString()
       let artifact: { readonly runId: string; readonly fiber: Fiber.RuntimeFiber<void> } | undefined
+      let first = true
       yield* followTask(workspaceId, taskId, (task) =>
         Effect.gen(function* () {
+          // an answer whose turn completed before this follow began: the caller's message made the
+          // response, so its stream carries it, whole
+          if (first && answered && task.state === "completed") {
+            const text = task.artifacts.flatMap((a) => a.parts.map((part) => part.text)).join("")
+            if (text !== "") send(updatesOf(taskId, task.contextId, now).chunk(text, false, true))
+          }
+          first = false
           if (FINAL_STATES.has(task.state) && artifact !== undefined) {
-            yield* Fiber.await(artifact.fiber).pipe(Effect.timeoutOption(Duration.millis(CHUNKS_BEFORE_END_MS)))
+            // a run that ended: its last chunks first; one that waits for input goes on without this follower
+            if (task.state !== "input-required") yield* Fiber.await(artifact.fiber).pipe(Effect.timeoutOption(Duration.millis(CHUNKS_BEFORE_END_MS)))
             yield* Fiber.interrupt(artifact.fiber)
           }
           send(statusOf(task))
@@ -413,7 +420,7 @@ const followTaskStream = (workspaceId: string, taskId: string, send: TaskListene
  * `message/stream` and `tasks/resubscribe`: a new task's Task as submitted and then its updates,
  * or a resumed (or followed) task's status updates, until it settles.
  */
-export const streamTask = (invocation: Invocation, accepted: { readonly task: NewTask } | { readonly taskId: string }) =>
+export const streamTask = (invocation: Invocation, accepted: { readonly task: NewTask } | { readonly taskId: string; readonly answered?: boolean }) =>
   Effect.gen(function* () {
     // a place among the node's streams and a stream share of the caller's key and workspace until
     // the last update; refused, a new task's turn gives its place back
@@ -425,7 +432,7 @@ export const streamTask = (invocation: Invocation, accepted: { readonly task: Ne
         Effect.onError(() => Effect.sync(() => relay.done()))
       )
     } else {
-      yield* startInBackground(followTaskStream(invocation.workspaceId!, accepted.taskId, relay.event).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
+      yield* startInBackground(followTaskStream(invocation.workspaceId!, accepted.taskId, relay.event, accepted.answered === true).pipe(Effect.ensuring(Effect.sync(() => relay.done()))))
     }
     return relay satisfies Started<TaskStreamEvent, void>
   })
