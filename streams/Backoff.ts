@@ -9,7 +9,7 @@ import { Schedule } from "effect"
 const FIRST_MS = 100
 const MOST_MS = 1_000
 
-/** For the loops that tail the log or the read models (projection, signals, reactions). */
+/** For the loops that tail the log or the read models (projection, signals, reactions), and a partition catching up. */
 export const dependencyRetry = Schedule.exponential(`${FIRST_MS} millis`).pipe(
   Schedule.union(Schedule.spaced(`${MOST_MS} millis`)),
   Schedule.jittered

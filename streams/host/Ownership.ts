@@ -7,7 +7,8 @@
  * Who needs to know which partitions are caught up and deciding (the automations engine) is told
  * as it changes (`readyChanges`), rather than asking.
  */
-import { Effect, ExecutionStrategy, Exit, Fiber, Runtime, Schedule, Scope, Stream } from "effect"
+import { Effect, ExecutionStrategy, Exit, Fiber, Runtime, Scope, Stream } from "effect"
+import { dependencyRetry } from "../Backoff.ts"
 import type { Histogram } from "prom-client"
 import type { EventLog, EventLogService, PartitionWriter } from "../EventLog.ts"
 import type { StoredActor } from "../Projector.ts"
@@ -125,7 +126,7 @@ export const makeOwnership = ({ log, projectPartitions, runtime, options, onProj
         Effect.tapError((error) =>
           Effect.zipRight(Effect.sync(() => stall(ownership, error.message)), Effect.logWarning(`partition ${ownership.partition}: catching up failed; retrying`, error))
         ),
-        Effect.retry({ schedule: Schedule.spaced("1 second"), while: () => isOwned(ownership) }),
+        Effect.retry({ schedule: dependencyRetry, while: () => isOwned(ownership) }),
         Effect.orElseSucceed(() => false)
       )
     )

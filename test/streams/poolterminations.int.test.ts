@@ -1,0 +1,57 @@
+/**
+ * The node's pool (streams/Db.ts `connect`, with its reconnect backoff) while Postgres terminates
+ * its backends again and again: each query answers or fails within a second or two, and the
+ * pool serves again once the terminations stop. postgres.js 3.4.9 left a closed connection's
+ * write timer armed, so a connection reopened after a termination never sent its startup message
+ * and every query queued on it waited 30 s for CONNECT_TIMEOUT (patched in patches/).
+ */
+import postgres from "postgres"
+import { afterAll, describe, expect, it } from "vitest"
+import { connect } from "../../streams/Db.ts"
+import { databaseUrl, uniqueName } from "../support/env.ts"
+
+const QUERIERS = 20
+const TERMINATIONS = 20
+/** A query's bound: a reconnect waits at most a second (streams/Backoff.ts) plus the query. */
+const SLOWEST_MS = 3_000
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+describe("the node's pool while its backends are terminated", () => {
+  const node = uniqueName("pool")
+  const pool = connect({ url: databaseUrl, schema: "public", max: 10, node })
+  const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  afterAll(async () => {
+    await pool.end({ timeout: 1 })
+    await admin.end()
+  })
+
+  it("answers or fails every query within seconds, and serves again after", { timeout: 60_000 }, async () => {
+    const slowest: number[] = []
+    let over = false
+    let answered = 0
+    const querier = async () => {
+      while (!over) {
+        const started = performance.now()
+        const ok = await pool`select pg_sleep(0.005), ${Math.random()}::float as x`.then(() => true, () => false)
+        slowest.push(performance.now() - started)
+        if (ok) answered++
+      }
+    }
+    const queriers = Array.from({ length: QUERIERS }, querier)
+    let terminated = 0
+    for (let i = 0; i < TERMINATIONS; i++) {
+      await sleep(200 + Math.random() * 300)
+      terminated += (await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${`svc ${node}`}`).length
+    }
+    const answeredBefore = answered
+    await sleep(1_000)
+    over = true
+    // a query stuck on a connection that never opens would hold this for 30 s
+    const settled = await Promise.race([Promise.all(queriers).then(() => true), sleep(SLOWEST_MS + 1_000).then(() => false)])
+    expect(terminated).toBeGreaterThanOrEqual(TERMINATIONS)
+    expect(settled).toBe(true)
+    expect(Math.max(...slowest)).toBeLessThan(SLOWEST_MS)
+    expect(answered).toBeGreaterThan(answeredBefore)
+  })
+})
