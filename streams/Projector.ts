@@ -254,7 +254,7 @@ export const parseProjected = (payload: string): ReadonlyMap<number, number> => 
  * stale owner's late write (the whole command, not just its first event), is rejected the same
  * way by every reader and every replay.
  */
-const follows = (last: StoredActor | undefined, record: LoggedEvent): boolean => {
+export const follows = (last: StoredActor | undefined, record: LoggedEvent): boolean => {
   const seq = last?.seq ?? 0
   if (record.seq !== seq + 1) return false
   if (record.seq === record.firstSeq) return true
@@ -296,6 +296,13 @@ class RowOps {
       await deleteRows(tx, db, name, pk, rowsOf("delete"))
     }
   }
+}
+
+/** Writes `ops` in `tx` into `db`'s schema, as a batch of the projection writes them. */
+export const writeRowOps = (tx: postgres.TransactionSql, db: DbService, ops: ReadonlyArray<RowOp>) => {
+  const rows = new RowOps()
+  rows.add(ops)
+  return rows.flush(tx, { ...db, columnTypes: makeColumnTypes() })
 }
 
 type Row = Readonly<Record<string, Json>>

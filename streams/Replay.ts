@@ -33,6 +33,25 @@ export const parseUntil = (text: string): Until | undefined => {
   return rfc3339.test(text) && !Number.isNaN(at) ? { _tag: "time", at } : undefined
 }
 
+/**
+ * Where a log, read in order, stops at a time: each partition keeps the prefix of its events
+ * recorded up to it, and nothing from its first event recorded later on. One cut per read.
+ */
+export const cutAtTime = (at: number) => {
+  const past = new Set<number>()
+  return (chunk: LogChunk): LogChunk => {
+    if (past.has(chunk.partition)) return { ...chunk, events: [] }
+    const later = chunk.events.findIndex((e) => Date.parse(e.at) > at)
+    if (later === -1) return chunk
+    past.add(chunk.partition)
+    return { ...chunk, events: chunk.events.slice(0, later) }
+  }
+}
+
+/** The end (exclusive) a point-in-time read of `partition` stops at, given the log's end there. */
+export const endAt = (until: Until | undefined, partition: number, end: number): number =>
+  until?._tag === "positions" ? Math.min(end, (until.through.get(partition) ?? -1) + 1) : end
+
 export interface ReplayStats {
   readonly events: number
   readonly millis: number
@@ -51,9 +70,7 @@ export const replay = (target: DbService, kinds: KindRegistry, until?: Until) =>
     const started = Date.now()
     yield* migrate(target.sql, target.schema)
     const current = yield* log.endOffsets(allPartitions(log.partitions))
-    const ends = until?._tag === "positions"
-      ? new Map([...current].map(([p, end]) => [p, Math.min(end, (until.through.get(p) ?? -1) + 1)]))
-      : current
+    const ends = new Map([...current].map(([p, end]) => [p, endAt(until, p, end)]))
     const pending = [...ends].filter(([, end]) => end > 0).map(([p]) => p)
     const lanes = Array.from({ length: LANES }, (_, lane) => pending.filter((_, i) => i % LANES === lane)).filter((l) => l.length > 0)
     const counts = yield* Effect.forEach(lanes, (partitions) => replayLane(target, kinds, partitions, ends, until?._tag === "time" ? until.at : undefined), { concurrency: "unbounded" })
@@ -65,16 +82,7 @@ const replayLane = (target: DbService, kinds: KindRegistry, partitions: Readonly
     const log = yield* EventLog
     const columnTypes = makeColumnTypes()
     let events = 0
-    // partitions past the time: each keeps the prefix of events recorded up to it
-    const past = new Set<number>()
-    const upToTime = (chunk: LogChunk): LogChunk => {
-      if (untilTime === undefined) return chunk
-      if (past.has(chunk.partition)) return { ...chunk, events: [] }
-      const later = chunk.events.findIndex((e) => Date.parse(e.at) > untilTime)
-      if (later === -1) return chunk
-      past.add(chunk.partition)
-      return { ...chunk, events: chunk.events.slice(0, later) }
-    }
+    const upToTime = untilTime === undefined ? (chunk: LogChunk) => chunk : cutAtTime(untilTime)
     // events appended after the start are left for the live projection
     yield* readUpTo(log, new Map(partitions.map((p) => [p, 0])), ends).pipe(
       Stream.map(upToTime),

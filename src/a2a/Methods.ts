@@ -26,6 +26,7 @@ import { listAgents } from "../assistant/WorkspaceAgents.ts"
 import * as TurnControl from "../assistant/TurnControl.ts"
 import { slugsOf } from "../identity/Auth.ts"
 import { type AnyCapability, Capabilities, implement, type Invocation } from "../checkpoint/Capability.ts"
+import { AS_OF_METADATA, readAsOf } from "../platform/AsOf.ts"
 import { BadRequest } from "../platform/Errors.ts"
 import { PublicUrl } from "../identity/Organization.ts"
 import { prepareTurn } from "../assistant/Assistant.ts"
@@ -122,8 +123,22 @@ export const streamMessage = implement(Api.streamMessage, (invocation, params) =
   Effect.flatMap(acceptMessage(invocation, params), (accepted) => streamTask(invocation, accepted))
 )
 
+/** The caller's person's task as it stood at `asOf` (`metadata.asOf`); another's is -32001 as an unknown one. */
+const ownTaskAsOf = (invocation: Invocation, taskId: string, asOf: unknown) =>
+  Effect.gen(function* () {
+    const person = yield* personOf(invocation)
+    const belongs = (task: typeof A2aTaskActor.initialState) => task._tag === "Task" && task.workspaceId === invocation.workspaceId && task.userId === person
+    const { state: task } = yield* readAsOf(A2aTaskActor, taskId, `task ${taskId}`, asOf, invocation.at, belongs, () => new TaskNotFound({ taskId }))
+    // a task the caller's is never absent again once submitted
+    return task._tag === "Task" ? task : yield* new TaskNotFound({ taskId })
+  })
+
 export const getTask = implement(Api.getTask, (invocation, params) =>
-  Effect.map(ownTask(invocation, params.id), (task) => taskView(task, params.historyLength))
+  Effect.gen(function* () {
+    const asOf = params.metadata?.[AS_OF_METADATA]
+    const task = asOf === undefined ? yield* ownTask(invocation, params.id) : yield* ownTaskAsOf(invocation, params.id, asOf)
+    return taskView(task, params.historyLength)
+  })
 )
 
 /** A page token: where the last page ended, opaque to the caller. */

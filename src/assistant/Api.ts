@@ -10,6 +10,7 @@ import { skillDefinition, SkillSlug } from "../../actors/skill/events.ts"
 import { RunEdits, RunError, Usage } from "../../actors/conversation/events.ts"
 import { KeyFamily, ModelTierSlug } from "../../actors/models/events.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
+import { AsOf } from "../platform/AsOf.ts"
 import { PageLimit } from "../platform/Paging.ts"
 import { StorableString } from "../platform/StorableText.ts"
 import { ParkedCard, ToolCallRecord } from "../platform/Wire.ts"
@@ -661,8 +662,8 @@ export const getConversation = defineContract({
   ...conversationReads,
   name: "conversation.get",
   description:
-    "One of your conversations (cnv_ id or UUID) as its chat page shows it: every message in order, and each run with its status and turn result (tool calls, parked approvals and what became of them, stopped, error).",
-  input: Schema.Struct({ conversationId: Id }),
+    "One of your conversations (cnv_ id or UUID) as its chat page shows it: every message in order, and each run with its status and turn result (tool calls, parked approvals and what became of them, stopped, error); with asOf, as it stood at that moment.",
+  input: Schema.Struct({ conversationId: Id, asOf: Schema.optional(AsOf) }),
   output: Thread
 })
 

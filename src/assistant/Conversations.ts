@@ -13,6 +13,9 @@ import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { UpdateRun } from "../../actors/conversation/protocol.ts"
 import { uneditedRun } from "../../actors/conversation/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
+import { readRowsAsOf } from "../../streams/AsOf.ts"
+import { Db } from "../../streams/Db.ts"
+import { momentOf, readAsOf } from "../platform/AsOf.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { writeRunSummary } from "./Summary.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
@@ -37,10 +40,30 @@ export const listConversations = implement(Api.listConversations, (invocation, i
   })
 )
 
+/** The read models a conversation's thread is read from, all projected by its actor alone. */
+const THREAD_TABLES = ["conversations", "messages", "runs", "approvals", "run_edits"]
+
+/**
+ * The thread as it stood at `asOf`: the conversation's events up to then, projected as the live
+ * projection does and read by the live read; approvals expire as of the moment's time (at a log
+ * position: now).
+ */
+const threadAsOf = (invocation: Invocation, conversationId: string, asOf: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const until = yield* momentOf(asOf)
+    const { rows } = yield* readAsOf(ConversationActor, conversationId, `conversation ${conversationId}`, asOf, invocation.at, (state) => state._tag === "Active", () => new ConversationNotFound({ conversationId }))
+    const now = new Date(until._tag === "time" ? until.at : invocation.at)
+    return yield* readRowsAsOf(db, THREAD_TABLES, rows, (scratch) => readThread(conversationId, now).pipe(Effect.provideService(Db, scratch)))
+  })
+
 export const getConversation = implement(Api.getConversation, (invocation, input) =>
   Effect.gen(function* () {
+    // a conversation is the same person's for good, and nothing deletes one: the live row finds it
     const conversation = yield* ownConversation(invocation, input.conversationId)
-    const thread = yield* readThread(conversation.conversationId, new Date(invocation.at))
+    const thread = input.asOf === undefined
+      ? yield* readThread(conversation.conversationId, new Date(invocation.at))
+      : yield* threadAsOf(invocation, conversation.conversationId, input.asOf)
     // the conversation was found a moment ago, and nothing deletes one
     if (thread === undefined) return yield* Effect.dieMessage(`conversation ${conversation.conversationId} has no row`)
     return thread

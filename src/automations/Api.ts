@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { ApiTrigger, EventTrigger, Step, Trigger } from "../../actors/automation/definition.ts"
 import { Json } from "../../actors/kernel.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
+import { AsOf } from "../platform/AsOf.ts"
 import { PageLimit } from "../platform/Paging.ts"
 
 // spec 5 rule 3: an organization key reads no runs, so no `org:member` here
@@ -144,8 +145,9 @@ export const triggerAutomation = defineContract({
 export const getAutomation = defineContract({
   ...reads,
   name: "automation.get",
-  description: "Read an automation: its trigger, steps, enablement and recent runs (status, trigger, step timeline, errors).",
-  input: AutomationRef,
+  description:
+    "Read an automation: its trigger, steps, enablement and recent runs (status, trigger, step timeline, errors); with asOf, as they stood at that moment.",
+  input: Schema.Struct({ ...AutomationRef.fields, asOf: Schema.optional(AsOf) }),
   output: Schema.Struct({
     ...Automation.fields,
     /** The receivers' secret: shown to Owners and Admins only (its creator saw it at creation). */

@@ -18,12 +18,14 @@ import { type AutomationState, enablerOf } from "../../actors/automation/state.t
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { ProvideInput, ResolveStepApproval } from "../../actors/automationrun/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
+import { stateAsOf } from "../../streams/AsOf.ts"
 import { runIdOf, startRun } from "./Runs.ts"
 import { checkSchedule, ScheduleLimitReached } from "./Schedule.ts"
 import { checkSteps } from "./Playbooks.ts"
 import { webhookSecretOf } from "./Steps.ts"
 import { accessFacts } from "../identity/Auth.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
+import { momentOf, readAsOf } from "../platform/AsOf.ts"
 import { NotFound } from "../platform/Errors.ts"
 import { FairShares } from "../platform/FairShares.ts"
 import { findAgent } from "../assistant/WorkspaceAgents.ts"
@@ -31,7 +33,7 @@ import { definitionOf } from "../nodes/Nodes.ts"
 import { personOf } from "../checkpoint/Person.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
-import { automationsAfter, findAutomation, findRun, otherEnabledSchedules, recentRuns } from "./Queries.ts"
+import { automationsAfter, findAutomation, findRun, otherEnabledSchedules, recentRunIds, recentRuns, runOfState } from "./Queries.ts"
 
 /** A direct human origin (spec 3.4): a person's own sign-in on the API; the agent, MCP and keys are not. */
 const originOf = (invocation: Invocation): Origin =>
@@ -181,10 +183,26 @@ export const triggerAutomation = implement(Api.triggerAutomation, (invocation, i
   })
 )
 
-export const getAutomation = implement(Api.getAutomation, (invocation, { automationId }) =>
+/**
+ * The automation as it stood at `asOf`, with its recent runs then: the latest runs created by then
+ * (at a log position: the latest runs), each folded as of the moment, those not begun by then left out.
+ */
+const automationAsOf = (invocation: Invocation, automationId: string, asOf: string) =>
   Effect.gen(function* () {
-    const automation = yield* readAutomation(workspaceOf(invocation), automationId)
-    const runs = yield* recentRuns(automationId, RECENT_RUNS)
+    const workspaceId = workspaceOf(invocation)
+    const { state } = yield* readAsOf(AutomationActor, automationId, `automation ${automationId}`, asOf, invocation.at, (s) => s._tag !== "Absent" && s.workspaceId === workspaceId, () => notFound(automationId))
+    if (state._tag !== "Live") return yield* Effect.fail(notFound(automationId))
+    const until = yield* momentOf(asOf)
+    const ids = yield* recentRunIds(automationId, until._tag === "time" ? new Date(until.at) : undefined, RECENT_RUNS)
+    const runs = yield* Effect.forEach(ids, (runId) => stateAsOf(AutomationRunActor, runId, until, Date.parse(invocation.at), (run) => run._tag === "Run" && run.workspaceId === workspaceId))
+    return { automation: fromState(state), runs: runs.flatMap((run) => (run._tag === "Folded" && run.state._tag === "Run" ? [runOfState(run.state)] : [])) }
+  })
+
+export const getAutomation = implement(Api.getAutomation, (invocation, { automationId, asOf }) =>
+  Effect.gen(function* () {
+    const { automation, runs } = asOf === undefined
+      ? { automation: yield* readAutomation(workspaceOf(invocation), automationId), runs: yield* recentRuns(automationId, RECENT_RUNS) }
+      : yield* automationAsOf(invocation, automationId, asOf)
     const keeper = invocation.roles.some((role) => Api.secretKeepers.includes(role))
     return { ...automation, ...(keeper ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: runs }
   })

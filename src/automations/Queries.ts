@@ -10,6 +10,8 @@ import type { AutomationRunState } from "../../actors/automationrun/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { Db, query } from "../../streams/Db.ts"
 import { decodeState } from "../../streams/Projector.ts"
+import { runRow } from "../../actors/automationrun/project.ts"
+import type { Run as RunState } from "../../actors/automationrun/state.ts"
 import type { Automation, ListedAutomation, Run } from "./Api.ts"
 
 const iso = (value: Date | string | null) => (value === null ? null : value instanceof Date ? value.toISOString() : value)
@@ -68,6 +70,20 @@ export const recentRuns = (automationId: string, count: number) =>
       order by created_at desc, run_id desc limit ${count}`)
     return runs.map(toRun)
   })
+
+/** The ids of the automation's latest `count` runs created at or before `at` (any time: undefined), newest first. */
+export const recentRunIds = (automationId: string, at: Date | undefined, count: number) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const runs = yield* query("recent run ids", () => db.sql`
+      select run_id from ${db.table("automation_runs")}
+      where automation_id = ${automationId} ${at === undefined ? db.sql`` : db.sql`and created_at <= ${at}`}
+      order by created_at desc, run_id desc limit ${count}`)
+    return runs.map((r) => r.run_id as string)
+  })
+
+/** A run as its read-model row shows it, from the run's state (an as-of read folds it from the log). */
+export const runOfState = (run: RunState): Run => toRun(runRow(run))
 
 /** Up to `rows` of the workspace's automations (only enabled or disabled ones, if given) after the
  * id `after`, by id, each with its latest run. */

@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { Properties, PropertiesInput, PropertyDefinitions, PropertySpec } from "../../actors/schema/definition.ts"
 import { Operator } from "../../actors/schema/operators.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
+import { AsOf } from "../platform/AsOf.ts"
 import { PageLimit } from "../platform/Paging.ts"
 
 const readers: ReadonlyArray<Role> = ["org:owner", "workspace:admin", "workspace:member", "workspace:viewer"]
@@ -83,8 +84,8 @@ export const deleteNode = defineContract({
 export const getNode = defineContract({
   ...reads,
   name: "node.get",
-  description: "Read one node.",
-  input: NodeId,
+  description: "Read one node; with asOf, as it stood at that moment.",
+  input: Schema.Struct({ ...NodeId.fields, asOf: Schema.optional(AsOf) }),
   output: Node
 })
 

@@ -11,6 +11,7 @@ import { operatorsFor } from "../../actors/schema/operators.ts"
 import { DefineLabel } from "../../actors/schema/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
+import { readAsOf } from "../platform/AsOf.ts"
 import { BadRequest, NotFound } from "../platform/Errors.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
@@ -96,10 +97,19 @@ export const deleteNode = implement(Api.deleteNode, (invocation, input) =>
   })
 )
 
-export const getNode = implement(Api.getNode, (invocation, input) =>
-  Effect.flatMap(readNode(workspaceOf(invocation), input.nodeId), (node) =>
-    node === undefined ? Effect.fail(notFound(input.nodeId)) : Effect.succeed(node)
+/** The node as it stood at `asOf`; a node deleted by then is not found, as the live read has it. */
+const nodeAsOf = (invocation: Invocation, nodeId: string, asOf: string) =>
+  Effect.flatMap(
+    readAsOf(NodeActor, nodeId, `node ${nodeId}`, asOf, invocation.at, (state) => state._tag === "live" && state.workspaceId === workspaceOf(invocation), () => notFound(nodeId)),
+    ({ state }) => (state._tag === "live" ? Effect.succeed(fromState(state)) : Effect.fail(notFound(nodeId)))
   )
+
+export const getNode = implement(Api.getNode, (invocation, input) =>
+  Effect.gen(function* () {
+    if (input.asOf !== undefined) return yield* nodeAsOf(invocation, input.nodeId, input.asOf)
+    const node = yield* readNode(workspaceOf(invocation), input.nodeId)
+    return node === undefined ? yield* notFound(input.nodeId) : node
+  })
 )
 
 /** An opaque position: the base64url of the last node id of the previous page. */
