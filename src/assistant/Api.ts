@@ -7,7 +7,7 @@
 import { Schema } from "effect"
 import { agentDefinition, AgentSkills, AgentSlug } from "../../actors/agent/events.ts"
 import { skillDefinition, SkillSlug } from "../../actors/skill/events.ts"
-import { RunEdits, RunError, Usage } from "../../actors/conversation/events.ts"
+import { ApprovalReceipt, RunEdits, RunError, Usage } from "../../actors/conversation/events.ts"
 import { KeyFamily, ModelTierSlug } from "../../actors/models/events.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
 import { PageLimit } from "../platform/Paging.ts"
@@ -90,7 +90,8 @@ export const Execution = Schema.Struct({
 export const resolveApproval = defineContract({
   ...common,
   name: "agent.approvals.resolve",
-  description: "Approve or deny a tool call the agent parked; an approved call runs at once as a new run.",
+  description:
+    "Approve or deny a tool call the agent parked; an approved call runs at once as a new run. Answers the decision's receipt, signed with the node's audit key (docs/audit.md).",
   rest: { method: "post", path: "agent/approvals/resolve" },
   surfaces: ["api"],
   input: Schema.Struct({
@@ -98,7 +99,7 @@ export const resolveApproval = defineContract({
     decision: Schema.Literal("approved", "denied"),
     note: Schema.optional(Characters(0, 2000))
   }),
-  output: Schema.Struct({ execution: Execution }),
+  output: Schema.Struct({ execution: Execution, receipt: ApprovalReceipt }),
   sensitivity: "high",
   mutating: true,
   changesAccess: false
@@ -545,7 +546,9 @@ export const ApprovalEntry = Schema.Struct({
   resolvedAt: Schema.NullOr(Iso),
   note: Schema.NullOr(Schema.String),
   /** The run that executed the approved call. */
-  executionRunId: Schema.NullOr(Schema.String)
+  executionRunId: Schema.NullOr(Schema.String),
+  /** The decision's signed receipt; null while pending, and for a decision recorded before receipts. */
+  receipt: Schema.NullOr(ApprovalReceipt)
 })
 export type ApprovalEntry = typeof ApprovalEntry.Type
 
