@@ -12,10 +12,11 @@
  * signature is the key's, over a claim the chain before it holds; every exported event is covered
  * by a checkpoint. Exit status 0 when all holds, 1 (with the first failures) otherwise.
  *
- * Standalone on purpose: it imports nothing from the platform.
+ * Standalone on purpose: it imports nothing from the platform (scripts/offline-audit.mjs is Node alone).
  */
-import { createHash, createPublicKey, verify } from "node:crypto"
+import { verify } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { canonical, publicKeyFrom, sha256Hex } from "./offline-audit.mjs"
 
 const [exportFile, keyFile] = process.argv.slice(2)
 if (exportFile === undefined || keyFile === undefined) {
@@ -23,25 +24,11 @@ if (exportFile === undefined || keyFile === undefined) {
   process.exit(2)
 }
 
-/** JSON with object keys sorted by UTF-16 code units, no whitespace (docs/audit.md). */
-const canonical = (value) => {
-  if (value === null || typeof value !== "object") return JSON.stringify(value) ?? "null"
-  if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? "null" : canonical(v))).join(",")}]`
-  const keys = Object.keys(value).filter((k) => value[k] !== undefined).sort()
-  return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(",")}}`
-}
-
-const hashOf = (prev, e) =>
-  createHash("sha256")
-    .update(canonical(["svc-log-chain-v1", prev, e.key, e.seq, e.firstSeq, e.type, e.at, e.commandId, e.actor, e.payload]), "utf8")
-    .digest("hex")
+const hashOf = (prev, e) => sha256Hex(canonical(["svc-log-chain-v1", prev, e.key, e.seq, e.firstSeq, e.type, e.at, e.commandId, e.actor, e.payload]))
 
 const claimBytes = (c) => Buffer.from(canonical(["svc-log-checkpoint-v1", c.partition, c.offset, c.head, c.at]), "utf8")
 
-const keyText = readFileSync(keyFile, "utf8")
-const publicKey = keyText.trimStart().startsWith("{")
-  ? createPublicKey({ key: { kty: "OKP", crv: "Ed25519", x: JSON.parse(keyText).publicKey }, format: "jwk" })
-  : createPublicKey(keyText)
+const publicKey = publicKeyFrom(readFileSync(keyFile, "utf8"))
 
 const failures = []
 const fail = (line, message) => failures.push(`line ${line}: ${message}`)

@@ -133,6 +133,8 @@ export interface AuditSignerService {
   readonly record: (claim: CheckpointClaim) => EventRecord
   /** The genesis record of a repartitioned log's partition, signed. */
   readonly genesis: (claim: GenesisClaim) => EventRecord
+  /** The Ed25519 signature of bytes, base64url: what else the node signs with its audit key (approval receipts). */
+  readonly signature: (bytes: Uint8Array) => string
 }
 
 export class AuditSigner extends Context.Tag("svc/streams/AuditSigner")<AuditSigner, AuditSignerService>() {}
@@ -140,13 +142,15 @@ export class AuditSigner extends Context.Tag("svc/streams/AuditSigner")<AuditSig
 export const makeSigner = (privateKey: KeyObject, every: { readonly events: number; readonly seconds: number }): AuditSignerService => {
   const publicKey = createPublicKey(privateKey)
   const keyId = keyIdOf(publicKey)
+  const signature = (bytes: Uint8Array) => sign(null, bytes, privateKey).toString("base64url")
   return {
     keyId,
     publicKey,
     everyEvents: every.events,
     everySeconds: every.seconds,
+    signature,
     record: (claim) => {
-      const payload: CheckpointPayload = { ...claim, keyId, signature: sign(null, claimBytes(claim), privateKey).toString("base64url") }
+      const payload: CheckpointPayload = { ...claim, keyId, signature: signature(claimBytes(claim)) }
       return {
         key: `${KEY_PREFIX}${claim.partition}:${claim.offset}`,
         seq: 1,
@@ -159,7 +163,7 @@ export const makeSigner = (privateKey: KeyObject, every: { readonly events: numb
       }
     },
     genesis: (claim) => {
-      const payload: GenesisPayload = { ...claim, keyId, signature: sign(null, genesisBytes(claim), privateKey).toString("base64url") }
+      const payload: GenesisPayload = { ...claim, keyId, signature: signature(genesisBytes(claim)) }
       return {
         key: `${GENESIS_KEY_PREFIX}${claim.generation}:${claim.partition}`,
         seq: 1,

@@ -1,6 +1,6 @@
 import { Array, Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
-import { ApprovalExpired, ConversationNotFound, type ConversationError, QuestionNotFound, RunNotFound, TurnIdInUse, TurnNotFound } from "./errors.ts"
+import { ApprovalExpired, ConversationNotFound, type ConversationError, QuestionNotFound, ReceiptMismatch, RunNotFound, TurnIdInUse, TurnNotFound } from "./errors.ts"
 import {
   ApprovalResolved,
   ConversationStarted,
@@ -132,17 +132,25 @@ const resolve = (state: ConversationState, command: ResolveApproval, meta: Comma
   if (state._tag === "Absent" || parked === undefined || Date.parse(meta.at) >= Date.parse(parked.expiresAt) || userId !== parked.userId) {
     return Either.left(new ApprovalExpired({ approvalId }))
   }
-  const { conversationId } = state
+  const { conversationId, orgId, workspaceId } = state
+  const { receipt } = command
+  // every claim of the receipt but the input's hash, which the shell computed from the same parked input
+  const describes = receipt.approvalId === parked.publicId && receipt.orgId === orgId && receipt.workspaceId === workspaceId &&
+    receipt.capability === parked.capability && receipt.askedBy === parked.userId && receipt.decidedBy === userId &&
+    receipt.decision === command.decision && receipt.decidedAt === meta.at
+  if (!describes) return Either.left(new ReceiptMismatch({ approvalId }))
   const executionRunId = command.decision === "approved" ? command.executionRunId : null
   const resolved = new ApprovalResolved({
     conversationId,
+    orgId,
     approvalId,
     decision: command.decision,
     note: command.note,
     userId,
     executionRunId,
     resolvedAt: meta.at,
-    parked
+    parked,
+    receipt
   })
   if (executionRunId === null) return Either.right([resolved])
   return Either.right([

@@ -56,5 +56,14 @@ export class TurnIdInUse extends Schema.TaggedError<TurnIdInUse>()("TurnIdInUse"
   }
 }
 
-export const ConversationError = Schema.Union(ConversationNotFound, RunNotFound, ApprovalExpired, QuestionNotFound, TurnNotFound, TurnIdInUse)
+/** A signed receipt that does not describe the decision it came with: a fault of the shell that signed it, never recorded. */
+export class ReceiptMismatch extends Schema.TaggedError<ReceiptMismatch>()("ReceiptMismatch", {
+  approvalId: Schema.String
+}) {
+  override get message() {
+    return `the receipt signed for approval ${this.approvalId} does not describe its decision`
+  }
+}
+
+export const ConversationError = Schema.Union(ConversationNotFound, RunNotFound, ApprovalExpired, QuestionNotFound, TurnNotFound, TurnIdInUse, ReceiptMismatch)
 export type ConversationError = typeof ConversationError.Type

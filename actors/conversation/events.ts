@@ -93,6 +93,34 @@ export const approvalDecision = {
   executionRunId: Schema.NullOr(Schema.NonEmptyString)
 }
 
+/**
+ * What an approver's decision is signed as (docs/audit.md, "Approval receipts"): who asked, who
+ * decided what and when, on which capability and input. The shell signs it with the node's audit
+ * key, where the key is; the decider records it only if it describes the decision it records.
+ */
+export const ApprovalReceipt = Schema.Struct({
+  version: Schema.Literal("svc-approval-receipt-v1"),
+  /** `apr_<32 hex>`. */
+  approvalId: Schema.NonEmptyString,
+  orgId: Schema.NonEmptyString,
+  workspaceId: Schema.NonEmptyString,
+  capability: Schema.NonEmptyString,
+  /** SHA-256 (lowercase hex) of the canonical JSON of the call's input. */
+  inputSha256: Schema.String,
+  /** The person who asked the turn that parked the call. */
+  askedBy: Schema.NonEmptyString,
+  /** The person who approved or denied it. */
+  decidedBy: Schema.NonEmptyString,
+  decision: Decision,
+  /** ISO 8601: the decision's time, the event's `resolvedAt`. */
+  decidedAt: Schema.String,
+  /** The signing key's id (as for signed checkpoints). */
+  keyId: Schema.String,
+  /** Ed25519 (base64url) over the canonical JSON of every other member. */
+  signature: Schema.String
+})
+export type ApprovalReceipt = typeof ApprovalReceipt.Type
+
 /** How a run ended: the command ending it and its event share this list. */
 export const runEnding = {
   status: RunEnd,
@@ -155,9 +183,13 @@ export class ToolCallParked extends Schema.TaggedClass<ToolCallParked>()("tool_c
 
 export class ApprovalResolved extends Schema.TaggedClass<ApprovalResolved>()("approval.resolved", {
   conversationId,
+  /** The conversation's organization, so that the audit export carries the decision; null in events recorded before receipts. */
+  orgId: Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => null, exact: true }),
   ...approvalDecision,
   resolvedAt: Schema.String,
-  parked: ParkedCall
+  parked: ParkedCall,
+  /** Null in events recorded before receipts. */
+  receipt: Schema.optionalWith(Schema.NullOr(ApprovalReceipt), { default: () => null, exact: true })
 }) {}
 
 export class QuestionAsked extends Schema.TaggedClass<QuestionAsked>()("question.asked", {

@@ -1,9 +1,9 @@
-/** Read models (migrations 0007, 0022, 0027): `conversations`, `messages`, `runs`, `approvals`, `questions`,
+/** Read models (migrations 0007, 0022, 0027, 0031): `conversations`, `messages`, `runs`, `approvals`, `questions`,
  * `run_stream_chunks` (each `run.streamed` as it was recorded) and `run_edits` (a run's title, tags and pin).
  * Every write is a full row: open items from the state after the event, ended ones from the
  * ending event, which carries the item as it stood. */
 import type { EventContext, Json, RowOp } from "../kernel.ts"
-import type { AskedQuestion, ConversationEvent, OpenRun, ParkedCall, RunFinished } from "./events.ts"
+import type { ApprovalResolved, AskedQuestion, ConversationEvent, OpenRun, ParkedCall, RunFinished } from "./events.ts"
 import type { ActiveConversation, ConversationState } from "./state.ts"
 
 const upsert = (table: string, pk: string, row: Readonly<Record<string, Json>>): RowOp => ({ op: "upsert", table, pk: [pk], row })
@@ -58,7 +58,7 @@ const approvalRow = (
   c: ActiveConversation,
   approvalId: string,
   call: ParkedCall,
-  resolution: { readonly decision: "approved" | "denied"; readonly note: string | null; readonly userId: string; readonly executionRunId: string | null; readonly resolvedAt: string } | null
+  resolution: ApprovalResolved | null
 ): RowOp =>
   upsert("approvals", "approval_id", {
     approval_id: approvalId,
@@ -78,7 +78,8 @@ const approvalRow = (
     note: resolution?.note ?? null,
     resolved_by: resolution?.userId ?? null,
     resolved_at: resolution?.resolvedAt ?? null,
-    execution_run_id: resolution?.executionRunId ?? null
+    execution_run_id: resolution?.executionRunId ?? null,
+    receipt: resolution?.receipt ?? null
   })
 
 const questionRow = (

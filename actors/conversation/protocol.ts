@@ -2,7 +2,7 @@
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
 import { Schema, Struct } from "effect"
-import { approvalDecision, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, RunEdits, runEnding, streamedChunk, StreamedEvent } from "./events.ts"
+import { approvalDecision, ApprovalReceipt, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, RunEdits, runEnding, streamedChunk, StreamedEvent } from "./events.ts"
 
 /** The node that runs the run: a command from a node of an earlier build names none. */
 const runNode = Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => null, exact: true })
@@ -38,6 +38,8 @@ export class ParkToolCall extends Schema.TaggedClass<ParkToolCall>()("ParkToolCa
 /** The asking person's decision; an approval starts the execution run `executionRunId` at once. */
 export class ResolveApproval extends Schema.TaggedClass<ResolveApproval>()("ResolveApproval", {
   ...approvalDecision,
+  /** The decision signed; refused unless it describes this decision. */
+  receipt: ApprovalReceipt,
   /** The execution run's model. */
   model: Schema.String,
   /** The node that runs the execution run. */

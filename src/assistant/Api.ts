@@ -7,7 +7,7 @@
 import { Schema } from "effect"
 import { agentDefinition, AgentSkills, AgentSlug } from "../../actors/agent/events.ts"
 import { skillDefinition, SkillSlug } from "../../actors/skill/events.ts"
-import { RunEdits, RunError, Usage } from "../../actors/conversation/events.ts"
+import { ApprovalReceipt, RunEdits, RunError, Usage } from "../../actors/conversation/events.ts"
 import { KeyFamily, ModelTierSlug } from "../../actors/models/events.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
 import { AsOf } from "../platform/AsOf.ts"
@@ -91,7 +91,8 @@ export const Execution = Schema.Struct({
 export const resolveApproval = defineContract({
   ...common,
   name: "agent.approvals.resolve",
-  description: "Approve or deny a tool call the agent parked; an approved call runs at once as a new run.",
+  description:
+    "Approve or deny a tool call the agent parked; an approved call runs at once as a new run. Answers the decision's receipt, signed with the node's audit key (docs/audit.md).",
   rest: { method: "post", path: "agent/approvals/resolve" },
   surfaces: ["api"],
   input: Schema.Struct({
@@ -99,7 +100,7 @@ export const resolveApproval = defineContract({
     decision: Schema.Literal("approved", "denied"),
     note: Schema.optional(Characters(0, 2000))
   }),
-  output: Schema.Struct({ execution: Execution }),
+  output: Schema.Struct({ execution: Execution, receipt: ApprovalReceipt }),
   sensitivity: "high",
   mutating: true,
   changesAccess: false
@@ -546,7 +547,9 @@ export const ApprovalEntry = Schema.Struct({
   resolvedAt: Schema.NullOr(Iso),
   note: Schema.NullOr(Schema.String),
   /** The run that executed the approved call. */
-  executionRunId: Schema.NullOr(Schema.String)
+  executionRunId: Schema.NullOr(Schema.String),
+  /** The decision's signed receipt; null while pending, and for a decision recorded before receipts. */
+  receipt: Schema.NullOr(ApprovalReceipt)
 })
 export type ApprovalEntry = typeof ApprovalEntry.Type
 

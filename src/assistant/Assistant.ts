@@ -17,6 +17,7 @@ import { admitTurn, type TurnPlace } from "../platform/Admission.ts"
 import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
+import { inputSha256, signReceipt } from "../audit/ApprovalReceipts.ts"
 import { findApproval, findQuestion, findRun, findRunningTurn, skillRows } from "./Queries.ts"
 import { checkAttachments } from "./Files.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
@@ -170,13 +171,25 @@ export const resolveApproval = implement(Api.resolveApproval, (invocation, input
     if (approval === undefined) return yield* new NotFound({ reason: "approval_not_found", message: `no approval ${input.approvalId} in this workspace` })
     const host = yield* ActorHost
     const executionRunId = input.decision === "approved" ? invocation.newId("tse") : null
+    // signed here, where the key is; the decider records it only if it describes the decision (its time is the command's)
+    const receipt = yield* signReceipt({
+      approvalId: approval.publicId,
+      orgId: invocation.orgId!,
+      workspaceId: invocation.workspaceId!,
+      capability: approval.capability,
+      inputSha256: inputSha256(approval.input),
+      askedBy: approval.userId,
+      decidedBy: userId,
+      decision: input.decision,
+      decidedAt: invocation.meta.at
+    })
     yield* host.send(
       ConversationActor,
       approval.conversationId,
-      new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, model: "none", node: host.nodeId }),
+      new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, receipt, model: "none", node: host.nodeId }),
       invocation.meta
     )
-    if (executionRunId === null) return { execution: { status: "denied" as const } }
+    if (executionRunId === null) return { execution: { status: "denied" as const }, receipt }
     // the parked call runs now, as the person who approved it, through the checkpoint like any agent call
     const exit = yield* invoke({
       authorization: undefined,
@@ -205,7 +218,7 @@ export const resolveApproval = implement(Api.resolveApproval, (invocation, input
       }),
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:finish` }
     )
-    return { execution }
+    return { execution, receipt }
   })
 )
 

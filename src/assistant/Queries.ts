@@ -418,7 +418,8 @@ const approvalOf = (row: Row, now: Date): ApprovalEntry => ({
   expiresAt: iso(row.expires_at),
   resolvedAt: isoOrNull(row.resolved_at),
   note: row.note,
-  executionRunId: row.execution_run_id
+  executionRunId: row.execution_run_id,
+  receipt: row.receipt
 })
 
 /** A run in its thread, from its row and its approvals. */
@@ -462,7 +463,7 @@ export const runsOf = (
   })
 
 const approvalsWhere = (db: DbService, conversationId: string, runId: string | null) => db.sql`
-  select public_id, run_id, capability, input_preview, status, user_id, expires_at, resolved_at, note, execution_run_id
+  select public_id, run_id, capability, input_preview, status, user_id, expires_at, resolved_at, note, execution_run_id, receipt
   from ${db.table("approvals")}
   where conversation_id = ${conversationId} ${runId === null ? db.sql`` : db.sql`and run_id = ${runId}`}
   order by parked_at, approval_id`

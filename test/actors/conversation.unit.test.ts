@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
-import { ApprovalExpired, ConversationNotFound, QuestionNotFound, RunNotFound, TurnIdInUse, TurnNotFound } from "../../actors/conversation/errors.ts"
+import { ApprovalExpired, ConversationNotFound, QuestionNotFound, ReceiptMismatch, RunNotFound, TurnIdInUse, TurnNotFound } from "../../actors/conversation/errors.ts"
 import {
   ApprovalResolved,
   ConversationStarted,
@@ -112,8 +112,24 @@ const finished = new RunFinished({ conversationId, ...finishing, endedAt: T3, ru
 const assistantSaved = new MessageSaved({ conversationId, messageId: "msg_a1", runId: "tse_1", role: "assistant", content: "done", attachments: [], savedAt: T3 })
 
 const opened: ReadonlyArray<ConversationEvent> = [started, userSaved, runStarted]
-const resolve = { approvalId, decision: "approved" as const, note: "go ahead", userId: carol, executionRunId: "tse_x", model: "offline" }
-const approved = new ApprovalResolved({ conversationId, ...resolve, resolvedAt: T2, parked: parkedAsStored })
+/** The receipt the shell signs for carol's decision at a time (the signature is the shell's: the decider only records it). */
+const receiptOf = (decidedAt: string, decision: "approved" | "denied" = "approved") => ({
+  version: "svc-approval-receipt-v1" as const,
+  approvalId: call.publicId,
+  orgId: "org_1",
+  workspaceId: "wsp_1",
+  capability: "nodes.delete",
+  inputSha256: "ab".repeat(32),
+  askedBy: carol,
+  decidedBy: carol,
+  decision,
+  decidedAt,
+  keyId: "0123456789abcdef",
+  signature: "c2lnbmVk"
+})
+const resolve = { approvalId, decision: "approved" as const, note: "go ahead", userId: carol, executionRunId: "tse_x", model: "offline", receipt: receiptOf(T2) }
+const { model: _m, ...decided } = resolve
+const approved = new ApprovalResolved({ conversationId, orgId: "org_1", ...decided, resolvedAt: T2, parked: parkedAsStored })
 const executionStarted = new RunStarted({
   conversationId,
   runId: "tse_x",
@@ -191,13 +207,19 @@ describe("parking a tool call", () =>
 describe("resolving an approval", () =>
   run([
     ["approved by the asking person: the execution run starts in the same decision", [...opened, parked], new ResolveApproval(resolve), T2, [approved, executionStarted]],
-    ["after the turn that parked it ended", [...opened, parked, finished], new ResolveApproval(resolve), T3, [new ApprovalResolved({ ...approved, resolvedAt: T3 }), new RunStarted({ ...executionStarted, startedAt: T3 })]],
+    [
+      "after the turn that parked it ended",
+      [...opened, parked, finished],
+      new ResolveApproval({ ...resolve, receipt: receiptOf(T3) }),
+      T3,
+      [new ApprovalResolved({ ...approved, resolvedAt: T3, receipt: receiptOf(T3) }), new RunStarted({ ...executionStarted, startedAt: T3 })]
+    ],
     [
       "denied: no run, and no execution run id",
       [...opened, parked],
-      new ResolveApproval({ ...resolve, decision: "denied", note: null }),
+      new ResolveApproval({ ...resolve, decision: "denied", note: null, receipt: receiptOf(T2, "denied") }),
       T2,
-      [new ApprovalResolved({ ...approved, decision: "denied", note: null, executionRunId: null })]
+      [new ApprovalResolved({ ...approved, decision: "denied", note: null, executionRunId: null, receipt: receiptOf(T2, "denied") })]
     ],
     [
       "approved without an execution run id: recorded, nothing started",
@@ -211,7 +233,13 @@ describe("resolving an approval", () =>
     ["by another person", [...opened, parked], new ResolveApproval({ ...resolve, userId: dave }), T2, new ApprovalExpired({ approvalId })],
     ["a second time", [...opened, parked, approved, executionStarted], new ResolveApproval(resolve), T2, new ApprovalExpired({ approvalId })],
     ["an unknown approval", opened, new ResolveApproval(resolve), T2, new ApprovalExpired({ approvalId })],
-    ["in a conversation that does not exist", [], new ResolveApproval(resolve), T2, new ApprovalExpired({ approvalId })]
+    ["in a conversation that does not exist", [], new ResolveApproval(resolve), T2, new ApprovalExpired({ approvalId })],
+    // a receipt records the decision as it is recorded, or the decision is not recorded
+    ["with a receipt signed for another time", [...opened, parked], new ResolveApproval(resolve), T3, new ReceiptMismatch({ approvalId })],
+    ["with a receipt saying denied for an approval", [...opened, parked], new ResolveApproval({ ...resolve, receipt: receiptOf(T2, "denied") }), T2, new ReceiptMismatch({ approvalId })],
+    ["with a receipt naming another asker", [...opened, parked], new ResolveApproval({ ...resolve, receipt: { ...receiptOf(T2), askedBy: dave } }), T2, new ReceiptMismatch({ approvalId })],
+    ["with a receipt naming another capability", [...opened, parked], new ResolveApproval({ ...resolve, receipt: { ...receiptOf(T2), capability: "nodes.create" } }), T2, new ReceiptMismatch({ approvalId })],
+    ["with a receipt naming another workspace", [...opened, parked], new ResolveApproval({ ...resolve, receipt: { ...receiptOf(T2), workspaceId: "wsp_2" } }), T2, new ReceiptMismatch({ approvalId })]
   ]))
 
 describe("questions", () => {
@@ -474,7 +502,8 @@ describe("projection", () => {
     note: null,
     resolved_by: null,
     resolved_at: null,
-    execution_run_id: null
+    execution_run_id: null,
+    receipt: null
   }
   const questionRow = {
     question_id: "qst_1",
@@ -532,12 +561,17 @@ describe("projection", () => {
         runRow,
         { ...runRow, run_id: "tse_x", kind: "approval", turn_id: null, approval_id: approvalId, tier: null, effort: null, node_id: null, started_at: T2 }
       ],
-      approvals: [{ ...approvalRow, status: "approved", note: "go ahead", resolved_by: carol, resolved_at: T2, execution_run_id: "tse_x" }]
+      approvals: [{ ...approvalRow, status: "approved", note: "go ahead", resolved_by: carol, resolved_at: T2, execution_run_id: "tse_x", receipt: receiptOf(T2) }]
     }))
 
   it("a denial", () =>
-    expect(rows([...opened, parked, new ApprovalResolved({ ...approved, decision: "denied", note: null, executionRunId: null })]).approvals).toEqual([
-      { ...approvalRow, status: "denied", resolved_by: carol, resolved_at: T2 }
+    expect(rows([...opened, parked, new ApprovalResolved({ ...approved, decision: "denied", note: null, executionRunId: null, receipt: receiptOf(T2, "denied") })]).approvals).toEqual([
+      { ...approvalRow, status: "denied", resolved_by: carol, resolved_at: T2, receipt: receiptOf(T2, "denied") }
+    ]))
+
+  it("a decision recorded before receipts has none", () =>
+    expect(rows([...opened, parked, new ApprovalResolved({ ...approved, receipt: null })]).approvals).toEqual([
+      { ...approvalRow, status: "approved", note: "go ahead", resolved_by: carol, resolved_at: T2, execution_run_id: "tse_x" }
     ]))
 
   it("a tool input that is a bare JSON string goes to jsonb as its JSON text", () =>

@@ -134,7 +134,7 @@ describe("approvals", () => {
     expect(foreign.status).toBe(409)
     expect(foreign.body.error.reason).toBe("approval_expired")
     const denied = await postJson(node, "agent/approvals/resolve", { approvalId: card.approvalId, decision: "denied", note: "keep it" })
-    expect(denied.body).toEqual({ execution: { status: "denied" } })
+    expect(denied.body).toEqual({ execution: { status: "denied" }, receipt: expect.objectContaining({ approvalId: card.approvalId, decision: "denied" }) })
     expect((await call(node, "node.get", { nodeId })).status).toBe(200)
     // the parked call ends `denied` in the turn's recorded result: the thread and the run's transcript
     const thread = await call(node, "conversation.get", { conversationId: turn.done.conversationPublicId })

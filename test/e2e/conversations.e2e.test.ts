@@ -267,7 +267,7 @@ describe("approvals: the inbox and the thread", () => {
     const parked = ok(await as(aliceCookie, "run.get", { runId: result.runId }))
     expect(parked.parkedCards).toEqual([{ approvalId: card.approvalId, capability: "node.delete", expiresAt: card.expiresAt }])
     expect(parked.approvals).toEqual([
-      { approvalId: card.approvalId, capability: "node.delete", inputPreview: listed.inputPreview, status: "pending", requestedBy: alice.userId, expiresAt: card.expiresAt, resolvedAt: null, note: null, executionRunId: null }
+      { approvalId: card.approvalId, capability: "node.delete", inputPreview: listed.inputPreview, status: "pending", requestedBy: alice.userId, expiresAt: card.expiresAt, resolvedAt: null, note: null, executionRunId: null, receipt: null }
     ])
 
     const resolved = await postJson(node, "agent/approvals/resolve", { approvalId: card.approvalId, decision: "approved", note: "go" }, { cookie: aliceCookie })

@@ -208,7 +208,22 @@ describe("approvals", () => {
   })
 
   it("once approved, show the execution run, which is found as a running approval run", async () => {
-    await send(new ResolveApproval({ approvalId, decision: "approved", note: null, userId: carol, executionRunId: "tse_x", model: "offline" }), "2024-05-01T12:03:03.000Z")
+    const decidedAt = "2024-05-01T12:03:03.000Z"
+    const receipt = {
+      version: "svc-approval-receipt-v1" as const,
+      approvalId: approvalPublicId,
+      orgId: "org_chat",
+      workspaceId,
+      capability: "nodes.delete",
+      inputSha256: "ab".repeat(32),
+      askedBy: carol,
+      decidedBy: carol,
+      decision: "approved" as const,
+      decidedAt,
+      keyId: "0123456789abcdef",
+      signature: "c2lnbmVk"
+    }
+    await send(new ResolveApproval({ approvalId, decision: "approved", note: null, userId: carol, executionRunId: "tse_x", receipt, model: "offline" }), decidedAt)
     expect(await read(findApproval(workspaceId, approvalPublicId))).toMatchObject({ status: "approved", executionRunId: "tse_x" })
     expect(await read(findRun(workspaceId, "tse_x"))).toEqual({
       runId: "tse_x",
