@@ -343,6 +343,13 @@ const AuthorizationStarted = Schema.Struct({
 
 const ClientId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500))
 
+/** The admin's client credentials are used when the authorization server offers no registration, or refuses it. */
+const StartOAuthInput = Schema.Struct({
+  listingId: ListingId,
+  clientId: Schema.optional(ClientId),
+  clientSecret: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+})
+
 export const startOAuth = defineContract({
   ...credentialCommon,
   // the state is bound to the person who starts it: a person, on the API only (spec 4.5)
@@ -350,8 +357,21 @@ export const startOAuth = defineContract({
   requiresPerson: true,
   name: "plugin.oauth.start",
   description:
-    "Begin connecting an allow-listed OAuth server for this workspace: discovers its authorization server, registers a client (or uses the stored one, or the clientId and clientSecret given), and returns the URL to send the person to.",
-  input: Schema.Struct({ listingId: ListingId, clientId: Schema.optional(ClientId), clientSecret: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))) }),
+    "Begin connecting an allow-listed OAuth server for this workspace: discovers its authorization server, uses the stored client, else registers one, else (registration not offered or refused) the clientId and clientSecret given, and returns the URL to send the person to.",
+  input: StartOAuthInput,
+  output: AuthorizationStarted
+})
+
+export const startSharedOAuth = defineContract({
+  ...writes,
+  sensitivity: "high",
+  // as plugin.oauth.start: the state is bound to the person who starts it
+  surfaces: ["api"],
+  requiresPerson: true,
+  name: "plugin.oauth.start_shared",
+  description:
+    "Begin connecting an allow-listed OAuth server once for every workspace of the organization, as plugin.oauth.start does for one; a workspace's own connection wins over it. Starting it again re-authenticates with the stored client.",
+  input: StartOAuthInput,
   output: AuthorizationStarted
 })
 
