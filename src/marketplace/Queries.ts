@@ -6,7 +6,6 @@
  */
 import { Effect } from "effect"
 import type { AlertRole } from "../../actors/authalerts/events.ts"
-import type { AuthKind } from "../../actors/listing/definition.ts"
 import type { ActiveSync, SyncOutcome } from "../../actors/registry/state.ts"
 import { Db, query } from "../../streams/Db.ts"
 import type { CatalogRow, CatalogVersion, Icon, ListedListing, Listing, Registry, Repository } from "./Api.ts"
@@ -188,7 +187,7 @@ export interface InstallableServer {
   readonly name: string
   readonly title: string | null
   readonly description: string
-  readonly authKind: AuthKind
+  readonly packages: unknown
   readonly remotes: unknown
   readonly icons: ReadonlyArray<{ readonly src: string }>
 }
@@ -201,7 +200,7 @@ export const installableServer = (orgId: string, serverId: string) =>
       select c.* from ${db.table("catalog_servers")} c join ${db.table("registries")} r using (registry_id)
       where c.server_id = ${serverId} and (r.org_id is null or r.org_id = ${orgId}) and c.status <> 'deleted'`)
     if (row === undefined) return undefined
-    const server: InstallableServer = { name: row.name, title: row.title, description: row.description, authKind: row.auth_kind, remotes: row.remotes, icons: row.icons }
+    const server: InstallableServer = { name: row.name, title: row.title, description: row.description, packages: row.packages, remotes: row.remotes, icons: row.icons }
     return server
   })
 
