@@ -261,6 +261,14 @@ export const uninstallListing = defineContract({
   output: Listing
 })
 
+/** A credential's state in a list: never a secret. */
+const CredentialState = Schema.Struct({
+  status: Schema.Literal("active", "needs_reauth", "revoked"),
+  expiresAt: Schema.NullOr(Schema.String),
+  lastRefreshedAt: Schema.NullOr(Schema.String),
+  updatedAt: Schema.String
+})
+
 /** A listing as `plugin.org.list` shows it: with the path's workspace's install and credential. */
 export const ListedListing = Schema.Struct({
   ...Listing.fields,
@@ -268,14 +276,9 @@ export const ListedListing = Schema.Struct({
     Schema.Struct({ enabled: Schema.Boolean, healthStatus: Schema.String, lastHealthCheckAt: Schema.NullOr(Schema.String), healthError: Schema.NullOr(Schema.String) })
   ),
   /** The path's workspace's credential for it (spec 2.9), null until a secret is entered or OAuth connected. */
-  credential: Schema.NullOr(
-    Schema.Struct({
-      status: Schema.Literal("active", "needs_reauth", "revoked"),
-      expiresAt: Schema.NullOr(Schema.String),
-      lastRefreshedAt: Schema.NullOr(Schema.String),
-      updatedAt: Schema.String
-    })
-  )
+  credential: Schema.NullOr(CredentialState),
+  /** The organization's shared credential for it, used where the workspace has none of its own. */
+  sharedCredential: Schema.NullOr(CredentialState)
 })
 export type ListedListing = typeof ListedListing.Type
 
@@ -283,7 +286,7 @@ export const listListings = defineContract({
   ...reads,
   name: "plugin.org.list",
   description:
-    "List the organization's allow-list in pages ordered by id, with whether the path's workspace enabled each and the state of its credential there (never a secret); filters: pluginType, enabled; includeDeleted shows uninstalled listings too.",
+    "List the organization's allow-list in pages ordered by id, with whether the path's workspace enabled each, the state of its credential there and of the organization's shared one (never a secret); filters: pluginType, enabled; includeDeleted shows uninstalled listings too.",
   input: Schema.Struct({
     pluginType: Schema.optional(PluginType),
     enabled: Schema.optional(Schema.Boolean),

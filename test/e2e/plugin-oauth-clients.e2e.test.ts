@@ -9,8 +9,8 @@
  */
 import { randomBytes } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { ORG_SHARED_WORKSPACE } from "../../actors/credential/state.ts"
 import { OAUTH_RETURN_COOKIE } from "../../gateway/pluginOAuth.ts"
-import { ORG_SHARED_WORKSPACE } from "../../src/marketplace/Credentials.ts"
 import { OAUTH_CALLBACK_PATH } from "../../src/marketplace/OAuth.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { introspectingAdmit, type McpTestServer, startMcpTestServer, TEST_SERVER_TOOLS } from "../support/mcpServer.ts"
@@ -162,6 +162,12 @@ describe("plugin.oauth.start_shared (spec 2.9: an organization's shared OAuth co
     expect(connected.status, JSON.stringify(connected.body)).toBe(200)
     expect(connected.body).toMatchObject({ listingId, workspaceId: ORG_SHARED_WORKSPACE, authKind: "oauth", status: "active", appRoute: `/${node.bootstrap.orgSlug}` })
 
+    // the list shows the shared connection in every workspace, and no workspace's own
+    for (const as of [asOwner, inSecond]) {
+      const inList = ok(await as("plugin.org.list", { limit: 200 })).listings.find((l: any) => l.listingId === listingId)
+      expect(inList).toMatchObject({ credential: null, sharedCredential: { status: "active", updatedAt: connected.body.updatedAt } })
+    }
+
     // neither workspace connected OAuth itself: both connect with the shared token
     expect(await subjectsDuring(off, async () => {
       expect(ok(await asOwner("plugin.workspace.set_enabled", { listingId, enabled: true })).healthStatus).toBe("healthy")
@@ -173,6 +179,10 @@ describe("plugin.oauth.start_shared (spec 2.9: an organization's shared OAuth co
     const ownConnected = await callback(await off.authServer.login(own.authorizationUrl, BOB.email))
     expect(ownConnected.body).toMatchObject({ status: "active", appRoute: `/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/settings/integrations` })
     expect(ownConnected.body.workspaceId).not.toBe(ORG_SHARED_WORKSPACE)
+    expect(ok(await asOwner("plugin.org.list", { limit: 200 })).listings.find((l: any) => l.listingId === listingId)).toMatchObject({
+      credential: { status: "active", updatedAt: ownConnected.body.updatedAt },
+      sharedCredential: { status: "active" }
+    })
     expect(await subjectsDuring(off, async () => ok(await asOwner("plugin.workspace.check_health", { listingId })))).toEqual(new Set([BOB.sub]))
     expect(await subjectsDuring(off, async () => ok(await inSecond("plugin.workspace.check_health", { listingId })))).toEqual(new Set([ALICE.sub]))
   })
