@@ -17,6 +17,13 @@ export const PendingAuthorization = Schema.Struct({
 })
 export type PendingAuthorization = typeof PendingAuthorization.Type
 
+/**
+ * The workspace id an organization's shared credentials are recorded under (spec 3.4, Credential: a
+ * sentinel workspace id marks org-level shared credentials). A listing id belongs to one
+ * organization, so one sentinel serves them all.
+ */
+export const ORG_SHARED_WORKSPACE = "wsp_organization"
+
 export const CredentialStatus = Schema.Literal("active", "needs_reauth", "revoked")
 
 export const LiveCredential = Schema.TaggedStruct("Live", {

@@ -261,6 +261,14 @@ export const uninstallListing = defineContract({
   output: Listing
 })
 
+/** A credential's state in a list: never a secret. */
+const CredentialState = Schema.Struct({
+  status: Schema.Literal("active", "needs_reauth", "revoked"),
+  expiresAt: Schema.NullOr(Schema.String),
+  lastRefreshedAt: Schema.NullOr(Schema.String),
+  updatedAt: Schema.String
+})
+
 /** A listing as `plugin.org.list` shows it: with the path's workspace's install and credential. */
 export const ListedListing = Schema.Struct({
   ...Listing.fields,
@@ -268,14 +276,9 @@ export const ListedListing = Schema.Struct({
     Schema.Struct({ enabled: Schema.Boolean, healthStatus: Schema.String, lastHealthCheckAt: Schema.NullOr(Schema.String), healthError: Schema.NullOr(Schema.String) })
   ),
   /** The path's workspace's credential for it (spec 2.9), null until a secret is entered or OAuth connected. */
-  credential: Schema.NullOr(
-    Schema.Struct({
-      status: Schema.Literal("active", "needs_reauth", "revoked"),
-      expiresAt: Schema.NullOr(Schema.String),
-      lastRefreshedAt: Schema.NullOr(Schema.String),
-      updatedAt: Schema.String
-    })
-  )
+  credential: Schema.NullOr(CredentialState),
+  /** The organization's shared credential for it, used where the workspace has none of its own. */
+  sharedCredential: Schema.NullOr(CredentialState)
 })
 export type ListedListing = typeof ListedListing.Type
 
@@ -283,7 +286,7 @@ export const listListings = defineContract({
   ...reads,
   name: "plugin.org.list",
   description:
-    "List the organization's allow-list in pages ordered by id, with whether the path's workspace enabled each and the state of its credential there (never a secret); filters: pluginType, enabled; includeDeleted shows uninstalled listings too.",
+    "List the organization's allow-list in pages ordered by id, with whether the path's workspace enabled each, the state of its credential there and of the organization's shared one (never a secret); filters: pluginType, enabled; includeDeleted shows uninstalled listings too.",
   input: Schema.Struct({
     pluginType: Schema.optional(PluginType),
     enabled: Schema.optional(Schema.Boolean),
@@ -343,6 +346,13 @@ const AuthorizationStarted = Schema.Struct({
 
 const ClientId = Schema.String.pipe(Schema.minLength(1), Schema.maxLength(500))
 
+/** The admin's client credentials are used when the authorization server offers no registration, or refuses it. */
+const StartOAuthInput = Schema.Struct({
+  listingId: ListingId,
+  clientId: Schema.optional(ClientId),
+  clientSecret: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
+})
+
 export const startOAuth = defineContract({
   ...credentialCommon,
   // the state is bound to the person who starts it: a person, on the API only (spec 4.5)
@@ -350,8 +360,21 @@ export const startOAuth = defineContract({
   requiresPerson: true,
   name: "plugin.oauth.start",
   description:
-    "Begin connecting an allow-listed OAuth server for this workspace: discovers its authorization server, registers a client (or uses the stored one, or the clientId and clientSecret given), and returns the URL to send the person to.",
-  input: Schema.Struct({ listingId: ListingId, clientId: Schema.optional(ClientId), clientSecret: Schema.optional(Schema.String.pipe(Schema.maxLength(2000))) }),
+    "Begin connecting an allow-listed OAuth server for this workspace: discovers its authorization server, uses the stored client, else registers one, else (registration not offered or refused) the clientId and clientSecret given, and returns the URL to send the person to.",
+  input: StartOAuthInput,
+  output: AuthorizationStarted
+})
+
+export const startSharedOAuth = defineContract({
+  ...writes,
+  sensitivity: "high",
+  // as plugin.oauth.start: the state is bound to the person who starts it
+  surfaces: ["api"],
+  requiresPerson: true,
+  name: "plugin.oauth.start_shared",
+  description:
+    "Begin connecting an allow-listed OAuth server once for every workspace of the organization, as plugin.oauth.start does for one; a workspace's own connection wins over it. Starting it again re-authenticates with the stored client.",
+  input: StartOAuthInput,
   output: AuthorizationStarted
 })
 

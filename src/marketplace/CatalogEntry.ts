@@ -40,13 +40,18 @@ export const transportTypesOf = (server: Obj): ReadonlyArray<string> => {
   return [...new Set(types)].sort()
 }
 
-export const authKindOf = (server: Obj): "secret" | "none" => {
-  const flagged = [
-    ...objects(server.packages).flatMap((p) => objects(p.environmentVariables)),
-    ...objects(server.remotes).flatMap((r) => [...objects(r.headers), ...remoteVariables(r)])
-  ].some((v) => v.isSecret === true)
-  return flagged ? "secret" : "none"
-}
+const flaggedSecret = (values: ReadonlyArray<Obj>): ReadonlyArray<Obj> => values.filter((v) => v.isSecret === true)
+
+/** The environment values of a package flagged secret, by name: what its process is given, not a remote. */
+export const packageSecretNames = (pkg: unknown): ReadonlyArray<string> =>
+  isObj(pkg) ? flaggedSecret(objects(pkg.environmentVariables)).map((v) => text(v.name) ?? "?") : []
+
+/** A remote's own secrets (its headers and URL variables flagged secret) make it `secret`. */
+export const remoteAuthKindOf = (remote: unknown): "secret" | "none" =>
+  isObj(remote) && flaggedSecret([...objects(remote.headers), ...remoteVariables(remote)]).length > 0 ? "secret" : "none"
+
+export const authKindOf = (server: Obj): "secret" | "none" =>
+  objects(server.packages).some((p) => packageSecretNames(p).length > 0) || objects(server.remotes).some((r) => remoteAuthKindOf(r) === "secret") ? "secret" : "none"
 
 const officialMeta = (meta: Obj): Obj => (isObj(meta[OFFICIAL_META]) ? meta[OFFICIAL_META] : meta)
 

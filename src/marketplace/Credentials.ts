@@ -9,14 +9,8 @@ import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { AuthConfig, AuthKind } from "../../actors/listing/definition.ts"
 import { Envelope } from "./Envelope.ts"
+import { ORG_SHARED_WORKSPACE } from "../../actors/credential/state.ts"
 import { readCredential } from "./Queries.ts"
-
-/**
- * The workspace id an organization's shared credentials are recorded under (spec 3.4, Credential: a
- * sentinel workspace id marks org-level shared credentials). A listing id belongs to one
- * organization, so one sentinel serves them all.
- */
-export const ORG_SHARED_WORKSPACE = "wsp_organization"
 
 /** A credential's id: a digest of its workspace and listing, so there is one per (workspace_id, org_listing_id). */
 export const credentialIdOf = (workspaceId: string, listingId: string) =>

@@ -47,12 +47,15 @@ export class OAuthServerFailed extends Schema.TaggedError<OAuthServerFailed>()("
   oauthError: Schema.NullOr(Schema.String)
 }) {}
 
-/** No dynamic registration offered and no client credentials given: 400 `client_credentials_required`. */
+/** Dynamic registration not offered, or refused, and no client credentials given: 400 `client_credentials_required`. */
 export class ClientCredentialsRequired extends Schema.TaggedError<ClientCredentialsRequired>()("ClientCredentialsRequired", {
-  authorizationServerUrl: Schema.String
+  authorizationServerUrl: Schema.String,
+  /** The OAuth error the server refused registration with; null when it offers none. */
+  registrationRefused: Schema.NullOr(Schema.String)
 }) {
   override get message() {
-    return `${this.authorizationServerUrl} offers no dynamic client registration: give the clientId (and clientSecret) registered there`
+    const why = this.registrationRefused === null ? "offers no dynamic client registration" : `refused dynamic client registration (${this.registrationRefused})`
+    return `${this.authorizationServerUrl} ${why}: give the clientId (and clientSecret) registered there`
   }
 }
 
@@ -134,6 +137,36 @@ const storedClient = (workspaceId: string, listingId: string) =>
   })
 
 /**
+ * (b): a client registered at the authorization server (RFC 7591) when it offers registration, else
+ * the admin's; a refused registration falls back to the admin's too.
+ */
+const newClient = (discovered: Discovered, admins: ClientCredentials | undefined, redirectUri: string, scope: string | undefined, fetch: FetchLike) =>
+  Effect.gen(function* () {
+    const { authorizationServerUrl } = discovered.origin
+    const required = (registrationRefused: string | null) => new ClientCredentialsRequired({ authorizationServerUrl, registrationRefused })
+    if (discovered.metadata.registration_endpoint === undefined) return admins ?? (yield* required(null))
+    return yield* attempt("registration", () =>
+      registerClient(authorizationServerUrl, {
+        metadata: discovered.metadata,
+        clientMetadata: {
+          client_name: "svc plugin connector",
+          redirect_uris: [redirectUri],
+          grant_types: ["authorization_code", "refresh_token"],
+          response_types: ["code"],
+          token_endpoint_auth_method: "client_secret_basic"
+        },
+        scope,
+        fetchFn: fetch
+      })
+    ).pipe(
+      Effect.map((answer): ClientCredentials => ({ clientId: answer.client_id, clientSecret: answer.client_secret ?? null })),
+      Effect.catchTag("OAuthServerFailed", (failed): Effect.Effect<ClientCredentials, OAuthServerFailed | ClientCredentialsRequired> =>
+        admins !== undefined ? Effect.succeed(admins) : failed.oauthError === null ? Effect.fail(failed) : Effect.fail(required(failed.oauthError))
+      )
+    )
+  })
+
+/**
  * (a) to (c): discovers, finds the client (stored, else registered, else the admin's), and records
  * the authorization under way; the URL to send the person to.
  */
@@ -147,28 +180,7 @@ export const beginAuthorization = (request: AuthorizationRequest) =>
     const { authorizationServerUrl } = discovered.origin
     const scopes = scopeOf(listing.authConfig, discovered)
     const scope = scopes.length === 0 ? undefined : scopes.join(" ")
-    const client: ClientCredentials =
-      (yield* storedClient(workspaceId, listing.listingId)) ??
-      request.client ??
-      (discovered.metadata.registration_endpoint === undefined
-        ? yield* new ClientCredentialsRequired({ authorizationServerUrl })
-        : yield* Effect.map(
-            attempt("registration", () =>
-              registerClient(authorizationServerUrl, {
-                metadata: discovered.metadata,
-                clientMetadata: {
-                  client_name: "svc plugin connector",
-                  redirect_uris: [redirectUri],
-                  grant_types: ["authorization_code", "refresh_token"],
-                  response_types: ["code"],
-                  token_endpoint_auth_method: "client_secret_basic"
-                },
-                scope,
-                fetchFn: fetch
-              })
-            ),
-            (registered): ClientCredentials => ({ clientId: registered.client_id, clientSecret: registered.client_secret ?? null })
-          ))
+    const client = (yield* storedClient(workspaceId, listing.listingId)) ?? (yield* newClient(discovered, request.client, redirectUri, scope, fetch))
     const state = `${credentialId}.${randomBytes(32).toString("base64url")}`
     const started = yield* attempt("authorization", () =>
       startAuthorization(authorizationServerUrl, {

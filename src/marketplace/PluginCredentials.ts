@@ -1,18 +1,18 @@
 /**
  * Plugin credentials (spec 2.9, 3.5, 4.5, 5.11) as capabilities of the path's workspace:
- * `plugin.credential.set_secret` and `plugin.credential.reauth` (API and MCP), `plugin.oauth.start`
- * (API), and `plugin.oauth.callback`, the person's return from the authorization server. Secrets are sealed before they reach a command
+ * `plugin.credential.set_secret`, `set_shared_secret` and `reauth` (API and MCP), `plugin.oauth.start` and
+ * `start_shared` (API), and `plugin.oauth.callback`, the person's return from the authorization server. Secrets are sealed before they reach a command
  * (src/marketplace/Envelope.ts): the log, the read models and the answers never hold them.
  */
 import { Effect } from "effect"
 import { CredentialActor } from "../../actors/credential/actor.ts"
 import { SetSecret } from "../../actors/credential/protocol.ts"
-import type { CredentialState } from "../../actors/credential/state.ts"
+import { type CredentialState, ORG_SHARED_WORKSPACE } from "../../actors/credential/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
 import { CredentialNotFound } from "../../actors/credential/errors.ts"
 import { slugsOf } from "../identity/Auth.ts"
-import { AuthKindMismatch, credentialIdOf, ORG_SHARED_WORKSPACE, sealContext } from "./Credentials.ts"
+import { AuthKindMismatch, credentialIdOf, sealContext } from "./Credentials.ts"
 import { beginAuthorization, completeAuthorization } from "./OAuth.ts"
 import { Envelope } from "./Envelope.ts"
 import * as Api from "./Api.ts"
@@ -65,19 +65,23 @@ export const setSecret = implement(Api.setSecret, (invocation, { listingId, secr
 
 export const setSharedSecret = implement(Api.setSharedSecret, (invocation, { listingId, secret }) => storeSecret(invocation, ORG_SHARED_WORKSPACE, listingId, secret))
 
-export const startOAuth = implement(Api.startOAuth, (invocation, input) =>
+/** Begins the OAuth connection of a listing whose auth kind is oauth, as the credential of `workspaceId`. */
+const startAuthorization = (invocation: Invocation, workspaceId: string, input: typeof Api.startOAuth.input.Type) =>
   Effect.gen(function* () {
     const listing = yield* listingWithAuth(invocation, input.listingId, "oauth")
     return yield* beginAuthorization({
       orgId: invocation.orgId!,
-      workspaceId: invocation.workspaceId!,
+      workspaceId,
       userId: invocation.principal.attributedTo,
       listing: { listingId: listing.listingId, endpointUrl: listing.endpointUrl!, authConfig: listing.authConfig },
       client: input.clientId === undefined ? undefined : { clientId: input.clientId, clientSecret: input.clientSecret ?? null },
       meta: invocation.meta
     })
   })
-)
+
+export const startOAuth = implement(Api.startOAuth, (invocation, input) => startAuthorization(invocation, invocation.workspaceId!, input))
+
+export const startSharedOAuth = implement(Api.startSharedOAuth, (invocation, input) => startAuthorization(invocation, ORG_SHARED_WORKSPACE, input))
 
 export const reauthenticate = implement(Api.reauthenticate, (invocation, { listingId }) =>
   Effect.gen(function* () {
@@ -109,9 +113,10 @@ export const oauthCallback = implement(Api.oauthCallback, (invocation, input) =>
     })
     const credential = credentialOfState(state)
     const orgId = state._tag === "Live" ? state.orgId : ""
-    const slugs = yield* slugsOf(orgId, credential.workspaceId)
-    return { ...credential, appRoute: `/${slugs ?? ""}/settings/integrations` }
+    // a shared credential serves every workspace: the organization's page, and any of its workspaces' pages to return to
+    if (credential.workspaceId === ORG_SHARED_WORKSPACE) return { ...credential, appRoute: `/${yield* slugsOf(orgId, null)}` }
+    return { ...credential, appRoute: `/${yield* slugsOf(orgId, credential.workspaceId)}/settings/integrations` }
   })
 )
 
-export const pluginCredentialCapabilities: ReadonlyArray<AnyCapability> = [setSecret, setSharedSecret, startOAuth, oauthCallback, reauthenticate]
+export const pluginCredentialCapabilities: ReadonlyArray<AnyCapability> = [setSecret, setSharedSecret, startOAuth, startSharedOAuth, oauthCallback, reauthenticate]

@@ -19,6 +19,7 @@ import { Entitlements } from "../packs/Entitlement.ts"
 import { Packs } from "../packs/Registry.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
+import { packageSecretNames, remoteAuthKindOf } from "./CatalogEntry.ts"
 import { installableServer, listingsAfter, readListing as listingRow } from "./Queries.ts"
 
 const orgOf = (invocation: Invocation) => invocation.orgId!
@@ -59,6 +60,21 @@ const secretHeaderOf = (remote: Remote): AuthConfig => {
   return { header: header.name, valuePrefix: placeholder > 0 ? header.value!.slice(0, placeholder) : "" }
 }
 
+/**
+ * Why a server with no remote cannot be installed: its packages run as local processes (stdio, or
+ * HTTP on the machine that runs them), which the platform does not start, so a secret environment
+ * value declared for them has nowhere to go.
+ */
+const noRemote = (name: string, packages: unknown) => {
+  const described = (Array.isArray(packages) ? packages : []).map((pkg) => {
+    const transport = (pkg as { readonly transport?: { readonly type?: unknown } }).transport?.type
+    const secrets = packageSecretNames(pkg)
+    return `${typeof transport === "string" ? transport : "stdio"}${secrets.length === 0 ? "" : `, secret environment values ${secrets.join(", ")}`}`
+  })
+  const asPackages = described.length === 0 ? "" : ` It is offered only as a package to run locally (${described.join("; ")}), which the platform does not run, so its environment values cannot be attached.`
+  return `${name} offers no Streamable HTTP or SSE remote; only remote servers can be connected.${asPackages}`
+}
+
 /** The catalog server's version, when its registry is one the organization sees. */
 const readCatalogServer = (orgId: string, serverId: string) =>
   Effect.flatMap(installableServer(orgId, serverId), (server) =>
@@ -91,10 +107,9 @@ const listingToInstall = (orgId: string, input: Api.InstallInput) =>
     if ("catalogServerId" in input) {
       const server = yield* readCatalogServer(orgId, input.catalogServerId)
       const remote = remoteOf(server.remotes as ReadonlyArray<Remote>)
-      if (remote === undefined) {
-        return yield* new BadRequest({ reason: "no_remote", message: `${server.name} offers no Streamable HTTP or SSE remote; only remote servers can be connected` })
-      }
-      const authKind = server.authKind
+      if (remote === undefined) return yield* new BadRequest({ reason: "no_remote", message: noRemote(server.name, server.packages) })
+      // the remote's own secrets only: a package's secret environment values are its local process's, never sent to a remote
+      const authKind = remoteAuthKindOf(remote)
       return {
         pluginType: "mcp_server" as const,
         catalogServerId: input.catalogServerId,

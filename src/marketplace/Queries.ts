@@ -6,7 +6,7 @@
  */
 import { Effect } from "effect"
 import type { AlertRole } from "../../actors/authalerts/events.ts"
-import type { AuthKind } from "../../actors/listing/definition.ts"
+import { ORG_SHARED_WORKSPACE } from "../../actors/credential/state.ts"
 import type { ActiveSync, SyncOutcome } from "../../actors/registry/state.ts"
 import { Db, query } from "../../streams/Db.ts"
 import type { CatalogRow, CatalogVersion, Icon, ListedListing, Listing, Registry, Repository } from "./Api.ts"
@@ -188,7 +188,7 @@ export interface InstallableServer {
   readonly name: string
   readonly title: string | null
   readonly description: string
-  readonly authKind: AuthKind
+  readonly packages: unknown
   readonly remotes: unknown
   readonly icons: ReadonlyArray<{ readonly src: string }>
 }
@@ -201,7 +201,7 @@ export const installableServer = (orgId: string, serverId: string) =>
       select c.* from ${db.table("catalog_servers")} c join ${db.table("registries")} r using (registry_id)
       where c.server_id = ${serverId} and (r.org_id is null or r.org_id = ${orgId}) and c.status <> 'deleted'`)
     if (row === undefined) return undefined
-    const server: InstallableServer = { name: row.name, title: row.title, description: row.description, authKind: row.auth_kind, remotes: row.remotes, icons: row.icons }
+    const server: InstallableServer = { name: row.name, title: row.title, description: row.description, packages: row.packages, remotes: row.remotes, icons: row.icons }
     return server
   })
 
@@ -248,26 +248,32 @@ const toListedListing = (row: Record<string, any>): ListedListing => ({
     row.ws_enabled === null
       ? null
       : { enabled: row.ws_enabled, healthStatus: row.health_status, lastHealthCheckAt: iso(row.last_health_check_at), healthError: row.health_error },
-  credential:
-    row.credential_status === null
-      ? null
-      : {
-          status: row.credential_status,
-          expiresAt: iso(row.credential_expires_at),
-          lastRefreshedAt: iso(row.credential_refreshed_at),
-          updatedAt: iso(row.credential_updated_at)!
-        }
+  credential: credentialStateOf(row, "credential"),
+  sharedCredential: credentialStateOf(row, "shared")
 })
+
+/** A credential's state as the list shows it, from the columns `<prefix>_status` and the rest. */
+const credentialStateOf = (row: Record<string, any>, prefix: "credential" | "shared") =>
+  row[`${prefix}_status`] === null
+    ? null
+    : {
+      status: row[`${prefix}_status`],
+      expiresAt: iso(row[`${prefix}_expires_at`]),
+      lastRefreshedAt: iso(row[`${prefix}_refreshed_at`]),
+      updatedAt: iso(row[`${prefix}_updated_at`])!
+    }
 
 /** Up to `rows` of the organization's listings after the id `after`, by id, with the workspace's install and credential of each. */
 export const listingsAfter = (orgId: string, workspaceId: string | null, filters: ListingFilters, after: string | undefined, rows: number) =>
   Effect.flatMap(Db, (db) =>
     query("list listings", () => db.sql`
         select l.*, w.enabled as ws_enabled, w.health_status, w.last_health_check_at, w.health_error,
-          c.status as credential_status, c.expires_at as credential_expires_at, c.last_refreshed_at as credential_refreshed_at, c.updated_at as credential_updated_at
+          c.status as credential_status, c.expires_at as credential_expires_at, c.last_refreshed_at as credential_refreshed_at, c.updated_at as credential_updated_at,
+          s.status as shared_status, s.expires_at as shared_expires_at, s.last_refreshed_at as shared_refreshed_at, s.updated_at as shared_updated_at
         from ${db.table("plugin_listings")} l
         left join ${db.table("plugin_workspace_installs")} w on w.listing_id = l.listing_id and w.workspace_id = ${workspaceId}
         left join ${db.table("plugin_credentials")} c on c.listing_id = l.listing_id and c.workspace_id = ${workspaceId}
+        left join ${db.table("plugin_credentials")} s on s.listing_id = l.listing_id and s.workspace_id = ${ORG_SHARED_WORKSPACE}
         where l.org_id = ${orgId}
           ${filters.includeDeleted === true ? db.sql`` : db.sql`and l.deleted_at is null`}
           ${filters.pluginType === undefined ? db.sql`` : db.sql`and l.plugin_type = ${filters.pluginType}`}

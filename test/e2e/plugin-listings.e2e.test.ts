@@ -32,6 +32,16 @@ beforeAll(async () => {
   upstream.change("io.github.azure/azure-mcp", {
     remotes: [{ type: "streamable-http", url: "https://azure.example.com/mcp", headers: [{ name: "X-Api-Key", isSecret: true, value: "{api_key}" }] }]
   })
+  // a package's secret environment value (spec 2.9): one server offered only as a stdio package, one with a remote too
+  const stdioPackage = {
+    registryType: "npm",
+    identifier: "@ramp/mcp",
+    version: "1.0.0",
+    transport: { type: "stdio" },
+    environmentVariables: [{ name: "RAMP_API_KEY", isSecret: true, isRequired: true }, { name: "RAMP_REGION", isSecret: false }]
+  }
+  upstream.change("io.github.ramp-public/ramp-mcp", { packages: [stdioPackage] })
+  upstream.change("io.github.riza-io/riza-mcp", { packages: [stdioPackage], remotes: [{ type: "streamable-http", url: "https://riza.example.com/mcp" }] })
   node = await startTestNode({
     outboundAllow: parseOutboundAllow("127.0.0.1"),
     marketplace: localSeedMarketplace(upstream),
@@ -62,6 +72,26 @@ describe("plugin.org.install (spec 3.5: (none) -> disabled)", () => {
       authConfig: { header: "X-Api-Key", valuePrefix: "" },
       enabled: false,
       deletedAt: null
+    })
+  })
+
+  it("a package's secret environment value: refused at install with the reason when the server is only a package; never sent to its remote", async () => {
+    const packaged = seedServer("io.github.ramp-public/ramp-mcp")
+    expect(ok(await asOwner("plugin.catalog.get", { serverId: packaged })).authKind).toBe("secret")
+    const refused = await asOwner("plugin.org.install", { catalogServerId: packaged })
+    expectError(refused, 400, "bad_request", "no_remote")
+    expect(refused.body.error.message).toContain("only as a package to run locally (stdio, secret environment values RAMP_API_KEY)")
+    const overMcpRefused = await overMcp(ownerMcp, "plugin.org.install", { catalogServerId: packaged })
+    expect(overMcpRefused).toMatchObject({ refused: true, body: { error: { code: "bad_request", reason: "no_remote" } } })
+
+    // with a remote too, the remote is installed with its own auth kind: the package's key is its local process's, not a bearer for the remote
+    const withRemote = seedServer("io.github.riza-io/riza-mcp")
+    expect(ok(await asOwner("plugin.catalog.get", { serverId: withRemote })).authKind).toBe("secret")
+    expect(ok(await asOwner("plugin.org.install", { catalogServerId: withRemote }))).toMatchObject({
+      endpointUrl: "https://riza.example.com/mcp",
+      transport: "streamable-http",
+      authKind: "none",
+      authConfig: {}
     })
   })
 

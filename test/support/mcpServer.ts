@@ -122,9 +122,10 @@ export const startMcpTestServer = async (options: McpTestServerOptions = {}): Pr
 
 /**
  * Admits a request whose bearer the authorization server says is active, asking its introspection
- * endpoint (RFC 7662) as the resource server's own client; the bearers admitted are recorded.
+ * endpoint (RFC 7662) as the resource server's own client; the bearers admitted are recorded, and
+ * the subject (`sub`) each was issued to, in `subjects`.
  */
-export const introspectingAdmit = (issuer: string, clientId: string, clientSecret: string, admitted: Array<string> = []) =>
+export const introspectingAdmit = (issuer: string, clientId: string, clientSecret: string, admitted: Array<string> = [], subjects: Array<string> = []) =>
   async (headers: http.IncomingHttpHeaders): Promise<boolean> => {
     const bearer = /^Bearer (.+)$/.exec(headers.authorization ?? "")?.[1]
     if (bearer === undefined) return false
@@ -133,7 +134,9 @@ export const introspectingAdmit = (issuer: string, clientId: string, clientSecre
       headers: { "content-type": "application/x-www-form-urlencoded", authorization: `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString("base64")}` },
       body: new URLSearchParams({ token: bearer }).toString()
     })
-    const active = response.ok && ((await response.json()) as { active?: boolean }).active === true
-    if (active) admitted.push(bearer)
-    return active
+    const introspected = response.ok ? ((await response.json()) as { active?: boolean; sub?: string }) : {}
+    if (introspected.active !== true) return false
+    admitted.push(bearer)
+    subjects.push(introspected.sub ?? "")
+    return true
   }

@@ -37,7 +37,15 @@ export interface StartOidcServerOptions {
    * registration (RFC 7591), refresh tokens, token introspection and revocation; access tokens
    * are opaque and bound to the resource asked for (RFC 8707), with these scopes and lifetime.
    */
-  readonly oauth?: { readonly scopes: ReadonlyArray<string>; readonly accessTokenTtlSeconds: number }
+  readonly oauth?: {
+    readonly scopes: ReadonlyArray<string>
+    readonly accessTokenTtlSeconds: number
+    /**
+     * Dynamic client registration: `open` (default) to anyone; `off`, not offered (no
+     * registration_endpoint); `token`, offered but refused without an initial access token.
+     */
+    readonly registration?: "open" | "off" | "token"
+  }
 }
 
 export interface OidcServer {
@@ -158,7 +166,7 @@ const oauthConfiguration = (oauth: NonNullable<StartOidcServerOptions["oauth"]>)
   ttl: { AccessToken: oauth.accessTokenTtlSeconds, AuthorizationCode: 60, IdToken: 600, Interaction: 600, Session: 600, Grant: 3600, RefreshToken: 3600 },
   features: {
     devInteractions: { enabled: false },
-    registration: { enabled: true },
+    registration: { enabled: oauth.registration !== "off", initialAccessToken: oauth.registration === "token" },
     // a confidential client (the resource server) may introspect any token
     introspection: { enabled: true, allowedPolicy: async (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod !== "none" },
     revocation: { enabled: true },
@@ -207,7 +215,8 @@ export const startOidcServer = async (options: StartOidcServerOptions): Promise<
         client_secret: c.client_secret,
         redirect_uris: [...c.redirect_uris],
         response_types: ["code"],
-        grant_types: ["authorization_code"],
+        // an authorization server for protected resources lets its clients refresh (an admin-registered plugin connector)
+        grant_types: options.oauth === undefined ? ["authorization_code"] : ["authorization_code", "refresh_token"],
         token_endpoint_auth_method: c.token_endpoint_auth_method ?? "client_secret_basic"
       })),
       adapter: createMemoryAdapter(),
