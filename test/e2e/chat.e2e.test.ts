@@ -90,6 +90,8 @@ describe("a turn on the stream", () => {
     const turn = await streamChat(node, { content: '/tool node__get {"nodeId":"nod_missing"}' })
     const end = turn.events.find((e) => e.type === "tool-call-end")
     expect(end).toMatchObject({ status: "failed", errorReason: "node_not_found" })
+    // its output is the error body REST answers for the same call
+    expect(end.output).toEqual((await call(node, "node.get", { nodeId: "nod_missing" })).body)
     expect(turn.done.toolCalls[0].outcome).toBe("failed")
     expect(turn.done.stopped).toBe(false)
   })
