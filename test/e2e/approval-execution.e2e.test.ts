@@ -14,7 +14,7 @@ import { startTestNode, type TestNode } from "../support/platform.ts"
 import { call, createNote, eventually } from "./client.ts"
 
 /** How long the resolve waits on the node with one running place: long enough for any call to end, short for a test. */
-const WAIT_MS = 1_500
+const WAIT_MS = 3_000
 
 let onePlace: TestNode
 let neverWaits: TestNode
