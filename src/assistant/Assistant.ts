@@ -221,6 +221,8 @@ export const resolveApproval = implement(Api.resolveApproval, (invocation, input
     const place = placeNow === undefined ? Effect.tap(awaitRunPlace, () => Effect.sync(() => (running = true))) : Effect.succeed(placeNow)
     const call = yield* place.pipe(
       Effect.flatMap((release) => runApprovedCall(invocation, approval, executionRunId).pipe(Effect.ensuring(Effect.sync(release)))),
+      // no caller may be waiting by then: the log is where a run left unended is told (the sweep ends it)
+      Effect.tapErrorCause((cause) => Effect.logError(`approval: the run ${executionRunId} of an approved call was not ended`, cause)),
       Effect.forkDaemon
     )
     const waitMs = (yield* AssistantSettings).approvalAnswerWaitMs

@@ -86,7 +86,7 @@ describe("a turn as an AG-UI run", () => {
     const run = await runOnce(agent)
     expect(run.outcome).toBe("success")
     const result = agent.messages.find((m) => m.role === "tool")
-    expect(JSON.parse(result?.role === "tool" ? result.content : "null")).toEqual(rest.body)
+    expect(JSON.parse(result?.role === "tool" ? (result.content as string) : "null")).toEqual(rest.body)
     expect(rest.body).toEqual({ error: { code: "not_found", reason: "node_not_found", message: expect.any(String) } })
   })
 })
