@@ -22,23 +22,49 @@ export interface Gate {
   readonly held: () => number
   /** Takes a place, or undefined when every place is taken. */
   readonly tryAcquire: () => Release | undefined
+  /**
+   * Takes a place now or, when every place is taken, as soon as one is given back: waiters are
+   * served first come, first served, ahead of any later `tryAcquire`. Answers a cancel that leaves
+   * the queue (a place already given is the caller's to release).
+   */
+  readonly waitFor: (taken: (release: Release) => void) => () => void
 }
 
 export const makeGate = (bound: AdmissionBound, limit: number): Gate => {
   if (!Number.isInteger(limit) || limit <= 0) throw new Error(`the bound ${bound} must be a positive integer, got ${limit}`)
   let held = 0
+  const waiters: Array<(release: Release) => void> = []
+  // a place given back goes to the first waiter as it is (held unchanged), else back to the gate
+  const place = (): Release => {
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const next = waiters.shift()
+      if (next === undefined) held--
+      else next(place())
+    }
+  }
+  const tryAcquire = () => {
+    if (held >= limit) return undefined
+    held++
+    return place()
+  }
   return {
     bound,
     limit,
     held: () => held,
-    tryAcquire: () => {
-      if (held >= limit) return undefined
-      held++
-      let released = false
+    tryAcquire,
+    waitFor: (taken) => {
+      const now = tryAcquire()
+      if (now !== undefined) {
+        taken(now)
+        return () => {}
+      }
+      waiters.push(taken)
       return () => {
-        if (released) return
-        released = true
-        held--
+        const at = waiters.indexOf(taken)
+        if (at >= 0) waiters.splice(at, 1)
       }
     }
   }

@@ -10,6 +10,7 @@
  */
 import { type AGUIEvent, EventType, type Interrupt, PROTOCOL_VERSION } from "@ag-ui/core"
 import { EventEncoder } from "@ag-ui/encoder"
+import { errorBody } from "../platform/Failures.ts"
 import type { ChatEvent } from "../platform/Wire.ts"
 import type { TurnOutcome } from "./ChatEvents.ts"
 import type { ApprovalResolution } from "./ChatThread.ts"
@@ -85,7 +86,8 @@ export class AgUiStream {
       case "tool-call-end": {
         // a call never named here has nothing to answer; an ask_user call was answered by its question's end
         if (this.#calls.get(event.toolCallId)?.answered !== false) return []
-        return [...this.#endCall(event.toolCallId), this.#result(event.toolCallId, event.status === "completed" ? event.output ?? null : { error: event.errorReason ?? "failed" })]
+        // a failed call's output is the one error body (src/platform/Failures.ts), as on REST and MCP
+        return [...this.#endCall(event.toolCallId), this.#result(event.toolCallId, event.output ?? null)]
       }
       case "approval-required": {
         const toolCallId = this.#unansweredCallOf(event.capability) ?? event.approvalId
@@ -177,7 +179,7 @@ export type ResumeAnswer = { readonly toolCallId: string } & ApprovalResolution
 
 /**
  * The run that answers interrupts: each approved call's execution (spec 2.4) as its result, a
- * denial as `{"status":"denied"}`, a refused resolve as `{"error": <why>}`.
+ * denial as `{"status":"denied"}`, a refused resolve as the one error body.
  */
 export const resumeAnswerEvents = (run: AgUiRun, answers: ReadonlyArray<ResumeAnswer>): ReadonlyArray<AGUIEvent> => [
   runStarted(run),
@@ -185,7 +187,7 @@ export const resumeAnswerEvents = (run: AgUiRun, answers: ReadonlyArray<ResumeAn
     type: EventType.TOOL_CALL_RESULT,
     messageId: `result-${answer.toolCallId}`,
     toolCallId: answer.toolCallId,
-    content: JSON.stringify("refused" in answer ? { error: answer.refused } : answer.execution),
+    content: JSON.stringify("refused" in answer ? errorBody(answer.refused) : answer.execution),
     role: "tool"
   })),
   { type: EventType.RUN_FINISHED, threadId: run.threadId, runId: run.runId, outcome: { type: "success" } }

@@ -96,7 +96,8 @@ export const agentToolSet = (context: AgentToolsContext) =>
         }
         const described = describe(exit.cause)
         const errorReason = reasonOf(described)
-        emit({ type: "tool-call-end", toolCallId, status: "failed", durationMs, errorReason })
+        // the failed call's output is the one error body, as the model reads it and REST and MCP answer it
+        emit({ type: "tool-call-end", toolCallId, status: "failed", durationMs, errorReason, output: errorBody(described) })
         toolCalls.push({ toolCallId, toolName: capability, outcome: signal.aborted ? "cancelled" : isRefusal(described) ? "denied" : "failed", durationMs })
         // a service the turn depends on is down: the turn fails with it (7.2) rather than guess on
         if (errorReason === "codegraph_unavailable") return yield* Effect.fail(new TurnFailed(failure("codegraph_unavailable", described.message)))

@@ -92,9 +92,10 @@ export const resolveApproval = defineContract({
   ...common,
   name: "agent.approvals.resolve",
   description:
-    "Approve or deny a tool call the agent parked; an approved call runs at once as a new run. Answers the decision's receipt, signed with the node's audit key (docs/audit.md).",
+    "Approve or deny a tool call the agent parked. An approved call runs as a new run; the answer says whether it succeeded or failed, or, past a few seconds, whether it is still running (dispatched) or waiting for room on the node (queued), with the decision's receipt, signed with the node's audit key (docs/audit.md).",
   rest: { method: "post", path: "agent/approvals/resolve" },
-  surfaces: ["api"],
+  // a person answers through their client (the app, a script, an MCP client); never the agent itself
+  surfaces: ["api", "mcp"],
   input: Schema.Struct({
     approvalId: Schema.String.pipe(Schema.maxLength(100)),
     decision: Schema.Literal("approved", "denied"),

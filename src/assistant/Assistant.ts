@@ -5,7 +5,7 @@
  * who asked the turn (for a key, its creator) may answer or stop it.
  */
 import { packsOf } from "../packs/Entitlement.ts"
-import { Effect, Exit, FiberRef } from "effect"
+import { Effect, Exit, Fiber, FiberRef, Option } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import { FinishRun, ResolveApproval } from "../../actors/conversation/protocol.ts"
 import type { Json } from "../../actors/kernel.ts"
@@ -13,7 +13,7 @@ import { ActorHost } from "../../streams/ActorHost.ts"
 import { slugsOf } from "../identity/Auth.ts"
 import { type AnyCapability, Capabilities, implement, type Invocation, type InvokeRequest } from "../checkpoint/Capability.ts"
 import { invoke } from "../checkpoint/Checkpoint.ts"
-import { admitTurn, type TurnPlace } from "../platform/Admission.ts"
+import { admitTurn, awaitRunPlace, NodeAdmission, type TurnPlace } from "../platform/Admission.ts"
 import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
@@ -164,6 +164,41 @@ const pageContextOf = (pageContext: Readonly<Record<string, unknown>> | undefine
 /** A run that is not the caller's person's, or none: 404 `run_not_found` alike. */
 export const runNotFound = (runId: string) => new NotFound({ reason: "run_not_found", message: `no run ${runId} of yours in this workspace` })
 
+/**
+ * An approved call run as its person, through the checkpoint like any agent call, and its run
+ * ended with what became of it (spec 2.4's `execution`).
+ */
+const runApprovedCall = (invocation: Invocation, approval: { readonly conversationId: string; readonly capability: string; readonly input: unknown }, runId: string) =>
+  Effect.gen(function* () {
+    const host = yield* ActorHost
+    const exit = yield* invoke({
+      authorization: undefined,
+      principal: invocation.principal,
+      surface: "agent",
+      capability: approval.capability,
+      path: yield* pathOf(invocation),
+      input: Effect.succeed(approval.input)
+    }).pipe(Effect.exit)
+    const described = Exit.isFailure(exit) ? (yield* FailureDescriber)(exit.cause) : undefined
+    const reason = described === undefined ? undefined : described.reason ?? described.code
+    const execution: typeof Api.Execution.Type = reason === undefined ? { status: "succeeded", runId } : { status: "failed", runId, reason }
+    yield* host.send(
+      ConversationActor,
+      approval.conversationId,
+      new FinishRun({
+        runId,
+        status: reason === undefined ? "finished" : "failed",
+        assistantMessageId: null,
+        reply: "",
+        result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: exit.value as Json } : {}) },
+        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
+        error: described === undefined ? null : { code: described.code, reason: described.reason ?? null, message: described.message }
+      }),
+      { ...invocation.meta, commandId: `${invocation.meta.commandId}:finish` }
+    )
+    return execution
+  })
+
 export const resolveApproval = implement(Api.resolveApproval, (invocation, input) =>
   Effect.gen(function* () {
     const userId = yield* personOf(invocation)
@@ -190,34 +225,22 @@ export const resolveApproval = implement(Api.resolveApproval, (invocation, input
       invocation.meta
     )
     if (executionRunId === null) return { execution: { status: "denied" as const }, receipt }
-    // the parked call runs now, as the person who approved it, through the checkpoint like any agent call
-    const exit = yield* invoke({
-      authorization: undefined,
-      principal: invocation.principal,
-      surface: "agent",
-      capability: approval.capability,
-      path: yield* pathOf(invocation),
-      input: Effect.succeed(approval.input)
-    }).pipe(Effect.exit)
-    const described = Exit.isFailure(exit) ? (yield* FailureDescriber)(exit.cause) : undefined
-    const reason = described === undefined ? undefined : described.reason ?? described.code
-    const execution: { status: "succeeded" | "failed"; runId: string; reason?: string } = reason === undefined
-      ? { status: "succeeded", runId: executionRunId }
-      : { status: "failed", runId: executionRunId, reason }
-    yield* host.send(
-      ConversationActor,
-      approval.conversationId,
-      new FinishRun({
-        runId: executionRunId,
-        status: reason === undefined ? "finished" : "failed",
-        assistantMessageId: null,
-        reply: "",
-        result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: exit.value as Json } : {}) },
-        usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
-        error: described === undefined ? null : { code: described.code, reason: described.reason ?? null, message: described.message }
-      }),
-      { ...invocation.meta, commandId: `${invocation.meta.commandId}:finish` }
+    // the approval is recorded: the call is never refused for load. Its run takes a place among the
+    // node's running turns, waiting for one if none is free, and goes on whether or not the caller
+    // still waits (a caller gone away does not cut an approved call)
+    const { runPlaces } = yield* NodeAdmission
+    const placeNow = runPlaces.tryAcquire()
+    let running = placeNow !== undefined
+    const place = placeNow === undefined ? Effect.tap(awaitRunPlace, () => Effect.sync(() => (running = true))) : Effect.succeed(placeNow)
+    const call = yield* place.pipe(
+      Effect.flatMap((release) => runApprovedCall(invocation, approval, executionRunId).pipe(Effect.ensuring(Effect.sync(release)))),
+      // no caller may be waiting by then: the log is where a run left unended is told (the sweep ends it)
+      Effect.tapErrorCause((cause) => Effect.logError(`approval: the run ${executionRunId} of an approved call was not ended`, cause)),
+      Effect.forkDaemon
     )
+    const waitMs = (yield* AssistantSettings).approvalAnswerWaitMs
+    const ended = waitMs === 0 ? Option.none() : yield* Fiber.join(call).pipe(Effect.timeoutOption(waitMs))
+    const execution: typeof Api.Execution.Type = Option.getOrElse(ended, () => ({ status: running ? "dispatched" : "queued", runId: executionRunId }))
     return { execution, receipt }
   })
 )

@@ -11,7 +11,7 @@ import { Effect, Exit } from "effect"
 import type { Invocation } from "../checkpoint/Capability.ts"
 import { invoke } from "../checkpoint/Checkpoint.ts"
 import { personOf } from "../checkpoint/Person.ts"
-import { FailureDescriber } from "../platform/Failures.ts"
+import { FailureDescriber, type FailureDescription } from "../platform/Failures.ts"
 import * as Api from "./Api.ts"
 import { pathOf, prepareTurn } from "./Assistant.ts"
 import { findConversation } from "./Queries.ts"
@@ -49,7 +49,7 @@ export const startChatTurn = (invocation: Invocation, chatId: string, content: s
 /** What became of one approval a client answered: its execution (spec 2.4), or why the resolve was refused. */
 export type ApprovalResolution =
   | { readonly execution: typeof Api.Execution.Type }
-  | { readonly refused: string }
+  | { readonly refused: Pick<FailureDescription, "code" | "reason" | "message"> }
 
 /** The person's answer to one approval, resolved through `agent.approvals.resolve` as on the approvals route. */
 export const resolveApprovalOfChat = (invocation: Invocation, approvalId: string, approved: boolean, note: string | undefined) =>
@@ -68,5 +68,5 @@ export const resolveApprovalOfChat = (invocation: Invocation, approvalId: string
     )
     if (Exit.isSuccess(exit)) return { execution: (exit.value as typeof Api.resolveApproval.output.Type).execution } satisfies ApprovalResolution
     const described = describe(exit.cause)
-    return { refused: described.reason ?? described.code } satisfies ApprovalResolution
+    return { refused: { code: described.code, reason: described.reason, message: described.message } } satisfies ApprovalResolution
   })

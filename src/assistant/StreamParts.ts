@@ -6,7 +6,8 @@
 import type { TextStreamPart, ToolSet } from "ai"
 import { Effect } from "effect"
 import type { ChatEvent, Usage } from "../platform/Wire.ts"
-import { TurnAborted, TurnFailed } from "./AgentTools.ts"
+import { errorBody, type FailureDescription } from "../platform/Failures.ts"
+import { reasonOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
 
 const zeroUsage: Usage = { promptTokens: 0, completionTokens: 0, totalTokens: 0 }
 
@@ -15,8 +16,8 @@ export interface StreamPartsTarget {
   readonly now: () => number
   readonly capabilityOf: (toolName: string) => string
   /** A call the model made of a tool not offered, with input its tool does not accept, or whose
-   * tool threw: recorded, and answered with the call's errorReason. */
-  readonly toolFailed: (toolCallId: string, capability: string, error: unknown) => string
+   * tool threw: recorded, and answered with what failed, as the error table states it. */
+  readonly toolFailed: (toolCallId: string, capability: string, error: unknown) => Pick<FailureDescription, "code" | "reason" | "message">
 }
 
 /** The turn's stream read so far, across its rounds. */
@@ -78,8 +79,8 @@ export class TurnStream {
             case "tool-error": {
               const error = part.error
               if (error instanceof TurnFailed || error instanceof TurnAborted) throw error
-              const errorReason = this.target.toolFailed(part.toolCallId, capabilityOf(part.toolName), error)
-              emit({ type: "tool-call-end", toolCallId: part.toolCallId, status: "failed", durationMs: 0, errorReason })
+              const failure = this.target.toolFailed(part.toolCallId, capabilityOf(part.toolName), error)
+              emit({ type: "tool-call-end", toolCallId: part.toolCallId, status: "failed", durationMs: 0, errorReason: reasonOf(failure), output: errorBody(failure) })
               break
             }
             case "error":

@@ -5,7 +5,7 @@
  * round, and records how it ended. The client going away does not stop it; only its person's
  * cancel (any node) or the process shutting down does.
  */
-import { type ModelMessage, stepCountIs, streamText } from "ai"
+import { InvalidToolInputError, type ModelMessage, NoSuchToolError, stepCountIs, streamText } from "ai"
 import { Cause, Effect, Exit, Option } from "effect"
 import type { RunFinished } from "../../actors/conversation/events.ts"
 import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
@@ -15,7 +15,7 @@ import { startInBackground } from "../checkpoint/Background.ts"
 import type { Overloaded, RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord, TurnResult } from "../platform/Wire.ts"
-import { agentToolSet, capabilityOf, reasonOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
+import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
 import { chargeTurn, checkModelKeyLimit } from "../billing/TurnCharges.ts"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "./ChatEvents.ts"
 import { type ConversationHistory, findConversation, loadHistory } from "./Queries.ts"
@@ -30,7 +30,7 @@ import { ASK_USER } from "./Tools.ts"
 import { failure, startFailure, STREAM_ERROR, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
 import { type TurnStreamLog, turnStreamLog } from "./TurnStreamLog.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
-import { isRetryable } from "../platform/Failures.ts"
+import { type FailureDescription, isRetryable } from "../platform/Failures.ts"
 import type { PreparedTurn } from "./PreparedTurn.ts"
 
 /** A turn still running after this is stopped (`engine_aborted`); runs older than that count as abandoned. */
@@ -388,7 +388,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
       toolFailed: (toolCallId, toolName, error) => {
         const refusal = tools.refusalOf(toolCallId)
         toolCalls.push({ toolCallId, toolName, outcome: signal.aborted ? "cancelled" : refusal !== undefined ? "denied" : "failed", durationMs: 0 })
-        return refusal !== undefined ? reasonOf(refusal) : error instanceof Error ? error.name : "tool_error"
+        return refusal ?? unreachedCallFailure(error)
       }
     })
     const { runId, conversationId, record } = run
@@ -396,6 +396,16 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
     const failed = yield* playRounds(turn, run, { history, summary, stream, tools, now })
     yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog }, sink)
   })
+
+/**
+ * A call of the model's that reached no tool, as the error table would state it: a tool not
+ * offered, or input its tool does not accept, is the request's fault (400 `bad_request`, the SDK's
+ * words, which the model read); anything else thrown is 500 `internal`, its cause not told.
+ */
+const unreachedCallFailure = (error: unknown): Pick<FailureDescription, "code" | "reason" | "message"> =>
+  NoSuchToolError.isInstance(error) || InvalidToolInputError.isInstance(error)
+    ? { code: "bad_request", reason: error.name, message: error.message }
+    : { code: "internal", reason: undefined, message: "the tool call failed" }
 
 /** 7.2's code for what broke the turn; a fault with no stable code is `Stream error`, without a code. */
 export const describeTurnError = (error: unknown, paidBy: ResolvedModel["paidBy"]): TurnFailure => {

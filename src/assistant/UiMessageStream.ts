@@ -8,6 +8,7 @@
  */
 import { UI_MESSAGE_STREAM_HEADERS as SDK_HEADERS, type UIMessageChunk } from "ai"
 import type { ChatEvent, QuestionEndEvent, Usage } from "../platform/Wire.ts"
+import { reasonOf } from "./AgentTools.ts"
 import type { ApprovalResolution } from "./ChatThread.ts"
 import { previewOf, type TurnOutcome } from "./ChatEvents.ts"
 
@@ -193,7 +194,7 @@ export const approvalAnswerChunks = (messageId: string, answers: ReadonlyArray<A
   { type: "start", messageId },
   ...answers.map((answer): UiChunk => {
     const { toolCallId } = answer
-    if ("refused" in answer) return { type: "tool-output-error", toolCallId, errorText: answer.refused, dynamic }
+    if ("refused" in answer) return { type: "tool-output-error", toolCallId, errorText: reasonOf(answer.refused), dynamic }
     const { execution } = answer
     if (execution.status === "denied") return { type: "tool-output-denied", toolCallId }
     if (execution.status === "failed") return { type: "tool-output-error", toolCallId, errorText: execution.reason ?? "failed", dynamic }

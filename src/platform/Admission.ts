@@ -42,6 +42,8 @@ export interface NodeAdmissionService {
   readonly admitTurn: () => TurnPlace | Overloaded
   /** Takes a place among the streams followed, or the refusal. */
   readonly admitStream: () => Release | Overloaded
+  /** The running turns' places, as an approved call's run takes one: now, or waiting its turn. */
+  readonly runPlaces: Pick<Gate, "tryAcquire" | "waitFor">
 }
 
 export class NodeAdmission extends Context.Tag("svc/NodeAdmission")<NodeAdmission, NodeAdmissionService>() {}
@@ -75,7 +77,8 @@ export const makeNodeAdmission = (limits: AdmissionConfig, refused: (bound: Over
         }
       }
     },
-    admitStream: () => streams.tryAcquire() ?? refusal("open_streams")
+    admitStream: () => streams.tryAcquire() ?? refusal("open_streams"),
+    runPlaces: running
   }
 }
 
@@ -107,6 +110,14 @@ export const checkTurnAdmission = Effect.flatMap(NodeAdmission, (admission) => {
 
 /** A place for a turn about to start; the turn gives it back (`started`, then `ended`). */
 export const admitTurn = Effect.flatMap(NodeAdmission, (admission) => orRefused(admission.admitTurn()))
+
+/** A place among the running turns, as soon as one is free (first come, first served). */
+export const awaitRunPlace = Effect.flatMap(NodeAdmission, (admission) =>
+  Effect.async<Release>((resume) => {
+    const leave = admission.runPlaces.waitFor((release) => resume(Effect.succeed(release)))
+    return Effect.sync(leave)
+  })
+)
 
 /** A place for a stream about to be followed; given back as its last update is out. */
 export const admitStream = Effect.flatMap(NodeAdmission, (admission) => orRefused(admission.admitStream()))

@@ -172,6 +172,9 @@ export interface AssistantConfig {
   readonly killSwitch: boolean
   /** How long a parked tool call waits for its person's decision. */
   readonly approvalTtlMs: number
+  /** How long the approval resolve waits for the approved call before it answers `queued` or
+   * `dispatched` (docs/decisions.md, "What the approval resolve answers"); 0: it never waits. */
+  readonly approvalAnswerWaitMs: number
   /** Largest attachment accepted by the upload route. */
   readonly maxAttachmentBytes: number
   /** The code graph service the `codegraph.search` tool asks; unset: not set up. */
@@ -323,6 +326,7 @@ export const loadConfig = (env: NodeJS.ProcessEnv = process.env): AppConfig => {
       ...keyRateLimit(env),
       killSwitch: env.ASSISTANT_KILL_SWITCH === "true",
       approvalTtlMs: int(env.APPROVAL_TTL_MS, 24 * 60 * 60 * 1000, "APPROVAL_TTL_MS"),
+      approvalAnswerWaitMs: env.APPROVAL_ANSWER_WAIT_MS === "0" ? 0 : int(env.APPROVAL_ANSWER_WAIT_MS, 5_000, "APPROVAL_ANSWER_WAIT_MS"),
       maxAttachmentBytes: int(env.ATTACHMENT_MAX_BYTES, 10 * 1024 * 1024, "ATTACHMENT_MAX_BYTES"),
       codegraphUrl: env.CODEGRAPH_URL || undefined,
       imageModel: env.IMAGE_MODEL || undefined,

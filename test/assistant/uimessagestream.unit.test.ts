@@ -119,7 +119,7 @@ describe("approvals answered on the next request", () => {
         { toolCallId: "a", execution: { status: "succeeded", runId: "tse_2" } },
         { toolCallId: "b", execution: { status: "denied" } },
         { toolCallId: "c", execution: { status: "failed", runId: "tse_3", reason: "node_not_found" } },
-        { toolCallId: "d", refused: "approval_expired" }
+        { toolCallId: "d", refused: { code: "conflict", reason: "approval_expired", message: "this approval expired or was already answered" } }
       ])
     ).toEqual([
       { type: "start", messageId: "msg-1" },

@@ -77,6 +77,18 @@ describe("a turn as an AG-UI run", () => {
     const callId = withCall?.role === "assistant" ? withCall.toolCalls![0]!.id : undefined
     expect(agent.messages.find((m) => m.role === "tool")).toMatchObject({ toolCallId: callId, content: JSON.stringify({ pong: true }) })
   })
+
+  it("a failed tool call's result is the error body REST answers for the same call", async () => {
+    const rest = await call(node, "node.get", { nodeId: "nod_missing" })
+    expect(rest.status).toBe(404)
+    const agent = agentOf()
+    say(agent, '/tool node__get {"nodeId":"nod_missing"}')
+    const run = await runOnce(agent)
+    expect(run.outcome).toBe("success")
+    const result = agent.messages.find((m) => m.role === "tool")
+    expect(JSON.parse(result?.role === "tool" ? (result.content as string) : "null")).toEqual(rest.body)
+    expect(rest.body).toEqual({ error: { code: "not_found", reason: "node_not_found", message: expect.any(String) } })
+  })
 })
 
 describe("approvals as interrupts", () => {
@@ -116,7 +128,11 @@ describe("approvals as interrupts", () => {
     expect((await call(node, "node.get", { nodeId })).status).toBe(200)
     const again = await runOnce(agent, { resume: [{ interruptId, status: "resolved", payload: { approved: true } }] })
     const refused = again.events.find((e) => e.type === "TOOL_CALL_RESULT") as { content?: string } | undefined
-    expect(JSON.parse(refused?.content ?? "null")).toEqual({ error: expect.any(String) })
+    // the error body the approvals route answers for the same resolve
+    const rest = await postJson(node, "agent/approvals/resolve", { approvalId: interruptId.split(":")[0], decision: "approved" })
+    expect(rest.status).toBe(409)
+    expect(JSON.parse(refused?.content ?? "null")).toEqual(rest.body)
+    expect(rest.body).toEqual({ error: { code: "conflict", reason: "approval_expired", message: expect.any(String) } })
     expect((await call(node, "node.get", { nodeId })).status).toBe(200)
   })
 })

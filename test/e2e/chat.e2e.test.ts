@@ -90,8 +90,23 @@ describe("a turn on the stream", () => {
     const turn = await streamChat(node, { content: '/tool node__get {"nodeId":"nod_missing"}' })
     const end = turn.events.find((e) => e.type === "tool-call-end")
     expect(end).toMatchObject({ status: "failed", errorReason: "node_not_found" })
+    // its output is the error body REST answers for the same call
+    expect(end.output).toEqual((await call(node, "node.get", { nodeId: "nod_missing" })).body)
     expect(turn.done.toolCalls[0].outcome).toBe("failed")
     expect(turn.done.stopped).toBe(false)
+  })
+
+  it("a call the checkpoint refuses (403) ends denied, not failed, in the turn result and the run's transcript", async () => {
+    // only a person acting directly may enable an automation: the agent is refused (spec 3.4)
+    const ping = { name: "ping", stepType: "tool", config: { capability: "system.ping" } }
+    const automation = await call(node, "automation.create", { name: "for a person to enable", trigger: { type: "api" }, steps: [ping] })
+    expect(automation.status).toBe(200)
+    const turn = await streamChat(node, { content: `/tool automation__enable {"automationId":"${automation.body.automationId}"}` })
+    const end = turn.events.find((e) => e.type === "tool-call-end")
+    expect(end).toMatchObject({ status: "failed", errorReason: "human_required" })
+    expect(turn.done.toolCalls).toEqual([{ toolCallId: end.toolCallId, toolName: "automation.enable", outcome: "denied", durationMs: expect.any(Number) }])
+    const transcript = await call(node, "run.get", { runId: turn.done.runId })
+    expect(transcript.body.toolCalls).toEqual(turn.done.toolCalls)
   })
 })
 

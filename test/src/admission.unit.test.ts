@@ -67,6 +67,26 @@ describe("a gate", () => {
   }
   for (const { name, limit, run } of steps) it(name, () => expect(run(makeGate("open_streams", limit))).toEqual(expected[name]))
 
+  it("a waiter gets a place given back, first come first served, ahead of a later try; one that left gets none", () => {
+    const gate = makeGate("turns_running", 1)
+    const taken: Array<string> = []
+    const holder = gate.tryAcquire()!
+    const releases: Record<string, Release> = {}
+    const wait = (name: string) => gate.waitFor((release) => (taken.push(name), (releases[name] = release)))
+    wait("first")
+    const leave = wait("second")
+    wait("third")
+    leave()
+    holder()
+    const tried = gate.tryAcquire() === undefined ? "refused" : "taken"
+    releases.first()
+    releases.third()
+    expect({ taken, tried, held: gate.held() }).toEqual({ taken: ["first", "third"], tried: "refused", held: 0 })
+    // a free place is taken at once
+    wait("fourth")
+    expect({ taken: taken.at(-1), held: gate.held() }).toEqual({ taken: "fourth", held: 1 })
+  })
+
   it("refuses a bound that is not a positive integer", () => {
     for (const limit of [0, -1, 1.5, Number.NaN]) expect(() => makeGate("turns_running", limit)).toThrow(/turns_running/)
   })
