@@ -88,7 +88,9 @@ describe.each([
 
   it("answers denied for a denial, and nothing runs", async () => {
     const { nodeId, approvalId } = await parkDelete(onePlace)
-    expect(await resolve(onePlace, approvalId, "denied")).toEqual({ execution: { status: "denied" } })
+    const answered = await resolve(onePlace, approvalId, "denied")
+    expect(answered.execution).toEqual({ status: "denied" })
+    expect(answered.receipt).toMatchObject({ decision: "denied", capability: "node.delete" })
     expect(await exists(onePlace, nodeId)).toBe(true)
   })
 
