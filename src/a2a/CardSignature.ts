@@ -7,6 +7,7 @@ import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, typ
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises"
 import * as path from "node:path"
 import { Context, Effect, Layer } from "effect"
+import { canonicalJson } from "../../streams/Chain.ts"
 
 export const JWKS_PATH = "/.well-known/jwks.json"
 
@@ -38,20 +39,10 @@ const prune = (value: unknown): unknown => {
   return value
 }
 
-/** RFC 8785 (JCS) of a JSON value: keys sorted, no whitespace, ECMAScript number and string forms. */
-const jcs = (value: unknown): string => {
-  if (Array.isArray(value)) return `[${value.map(jcs).join(",")}]`
-  if (value !== null && typeof value === "object") {
-    const record = value as Record<string, unknown>
-    return `{${Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${jcs(record[key])}`).join(",")}}`
-  }
-  return JSON.stringify(value)
-}
-
-/** What a signature covers: the card without its `signatures`, pruned, in JCS. */
+/** What a signature covers: the card without its `signatures`, pruned, in JCS (RFC 8785: the log's canonical JSON). */
 export const canonicalCard = (card: object): string => {
   const { signatures: _signatures, ...unsigned } = card as { signatures?: unknown }
-  return jcs(prune(unsigned) ?? {})
+  return canonicalJson(prune(unsigned) ?? {})
 }
 
 export interface CardSignerService {

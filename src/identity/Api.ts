@@ -11,6 +11,7 @@ import { PolicyRule } from "../../actors/fleet/events.ts"
 import { HostEvent } from "../../actors/machine/events.ts"
 import { GrantableRole, Plan, Slug } from "../../actors/org/events.ts"
 import { TelemetryPoint } from "../../actors/telemetry/events.ts"
+import { AsOf } from "../platform/AsOf.ts"
 import { PageLimit } from "../platform/Paging.ts"
 
 // Keys, account, device logins, identity
@@ -109,6 +110,17 @@ export const listApiKeys = defineContract({
   destructive: false,
   input: Schema.Struct({}),
   output: Schema.Struct({ keys: Schema.Array(KeySummary) })
+})
+
+export const getApiKey = defineContract({
+  ...keyManagers,
+  name: "api_key.get",
+  description: "Read one API key the caller manages, as the list shows it; with asOf, as it stood at that moment. Never a secret.",
+  sensitivity: "medium",
+  mutating: false,
+  destructive: false,
+  input: Schema.Struct({ ...KeyPublicId.fields, asOf: Schema.optional(AsOf) }),
+  output: KeySummary
 })
 
 const ownAccount = {

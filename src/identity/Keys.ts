@@ -1,6 +1,6 @@
 /**
  * API key management (spec 2.6, 3.3, 4.2, 5): create (`create_api_key`), rotate with a 24-hour
- * grace, acknowledge a rotation, revoke, list. Keys act with their own role, which is never Owner
+ * grace, acknowledge a rotation, revoke, list, read one (as of a moment too). Keys act with their own role, which is never Owner
  * or Admin, so only people manage keys; rotation, acknowledgement and revocation also need a
  * signed-in session or CLI login (rule 10), and a key gets 403 `forbidden`.
  */
@@ -10,10 +10,13 @@ import { successorOf } from "../../actors/apikey/decide.ts"
 import { AcknowledgeRotation, CreateApiKey, RevokeApiKey, RotateApiKey } from "../../actors/apikey/protocol.ts"
 import { rotatedKeyStopsAt } from "../../actors/apikey/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
+import { readRowsAsOf } from "../../streams/AsOf.ts"
+import { Db } from "../../streams/Db.ts"
 import { mintApiKey } from "./ApiKeyToken.ts"
 import { issueSuccessor } from "./KeyRotations.ts"
 import { customRoleGrants } from "./Auth.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
+import { momentOf, readAsOf } from "../platform/AsOf.ts"
 import { BadRequest, Forbidden, NotFound, SecretShownOnce } from "../platform/Errors.ts"
 import * as Api from "./Api.ts"
 import { type ApiKeyRow, ordinaryApiKey, ordinaryApiKeys } from "./Queries.ts"
@@ -29,6 +32,8 @@ const replayedKey = (keyId: string) =>
 
 const iso = (value: Date | null) => (value === null ? null : value.toISOString())
 
+const keyNotFound = (keyId: string) => new NotFound({ reason: "api_key_not_found", message: `no API key ${keyId} here` })
+
 /**
  * The key, if the caller may manage it: an Owner manages every ordinary key of the organization,
  * a workspace Admin the workspace keys of the workspace the path names. Keys of other places and
@@ -39,7 +44,7 @@ const manageableKey = (invocation: Invocation, keyId: string) =>
     const key = yield* ordinaryApiKey(invocation.orgId, keyId)
     const owner = invocation.roles.includes("org:owner")
     if (key === undefined || (!owner && key.workspace_id !== invocation.workspaceId)) {
-      return yield* new NotFound({ reason: "api_key_not_found", message: `no API key ${keyId} here` })
+      return yield* keyNotFound(keyId)
     }
     if (!owner && key.workspace_id === null) {
       return yield* new Forbidden({ message: "only an organization Owner manages organization keys" })
@@ -47,9 +52,21 @@ const manageableKey = (invocation: Invocation, keyId: string) =>
     return key
   })
 
-/** What a listing shows: never the hash or the lookup id. */
 const statusAt = (key: ApiKeyRow, now: number) =>
   key.status !== "revoked" && key.expires_at !== null && key.expires_at.getTime() <= now ? "expired" : key.status
+
+/** What the list and the single read show of a key at `now` (ms): never the hash or the lookup id. */
+const summaryOf = (key: ApiKeyRow, now: number) => ({
+  publicId: key.key_id,
+  name: key.name,
+  workspaceId: key.workspace_id,
+  status: statusAt(key, now) as "active" | "grace" | "expired" | "revoked",
+  createdBy: key.created_by,
+  createdAt: key.created_at.toISOString(),
+  expiresAt: iso(key.expires_at),
+  supersedes: key.supersedes,
+  supersededBy: key.superseded_by
+})
 
 export const createApiKey = implement(Api.createApiKey, (invocation, input) =>
   Effect.gen(function* () {
@@ -141,20 +158,37 @@ export const listApiKeys = implement(Api.listApiKeys, (invocation) =>
     const owner = invocation.roles.includes("org:owner")
     const rows = yield* ordinaryApiKeys(invocation.orgId, invocation.workspaceId, owner)
     const now = Date.parse(invocation.at)
-    return {
-      keys: rows.map((k) => ({
-        publicId: k.key_id,
-        name: k.name,
-        workspaceId: k.workspace_id,
-        status: statusAt(k, now) as "active" | "grace" | "expired" | "revoked",
-        createdBy: k.created_by,
-        createdAt: k.created_at.toISOString(),
-        expiresAt: iso(k.expires_at),
-        supersedes: k.supersedes,
-        supersededBy: k.superseded_by
-      }))
-    }
+    return { keys: rows.map((key) => summaryOf(key, now)) }
   })
 )
 
-export const keyCapabilities: ReadonlyArray<AnyCapability> = [createApiKey, rotateApiKey, acknowledgeRotation, revokeApiKey, listApiKeys]
+/** The key as the caller's list has it (the list's rule of which keys a manager sees), if there. */
+const listedKey = (invocation: Invocation, keyId: string) =>
+  Effect.map(ordinaryApiKeys(invocation.orgId, invocation.workspaceId, invocation.roles.includes("org:owner"), keyId), ([key]) => key)
+
+/**
+ * The key as it stood at `asOf`: its events up to then, projected into `api_keys` as the live
+ * projection does and read by the list's query; it expires as of the moment's time (at a log
+ * position: now).
+ */
+const keyAsOf = (invocation: Invocation, keyId: string, asOf: string) =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const until = yield* momentOf(asOf)
+    const { rows } = yield* readAsOf(ApiKeyActor, keyId, `API key ${keyId}`, asOf, invocation.at, (state) => state._tag !== "Absent", () => keyNotFound(keyId))
+    const key = yield* readRowsAsOf(db, ["api_keys"], rows, (scratch) => listedKey(invocation, keyId).pipe(Effect.provideService(Db, scratch)))
+    // the live row was the caller's, and a key's organization, workspace and purpose are fixed when it is made
+    if (key === undefined) return yield* Effect.dieMessage(`API key ${keyId} projected no row of its own`)
+    return summaryOf(key, until._tag === "time" ? until.at : Date.parse(invocation.at))
+  })
+
+export const getApiKey = implement(Api.getApiKey, (invocation, input) =>
+  Effect.gen(function* () {
+    // nothing deletes a key: the live row tells whether the caller sees it, at any moment
+    const key = yield* listedKey(invocation, input.keyPublicId)
+    if (key === undefined) return yield* keyNotFound(input.keyPublicId)
+    return input.asOf === undefined ? summaryOf(key, Date.parse(invocation.at)) : yield* keyAsOf(invocation, key.key_id, input.asOf)
+  })
+)
+
+export const keyCapabilities: ReadonlyArray<AnyCapability> = [createApiKey, rotateApiKey, acknowledgeRotation, revokeApiKey, listApiKeys, getApiKey]

@@ -109,14 +109,18 @@ export const ordinaryApiKey = (orgId: string | null, keyId: string) =>
       from ${db.table("api_keys")} where key_id = ${keyId} and org_id = ${orgId} and purpose is null`)
   ).pipe(Effect.map(([key]) => key as ApiKeyRow | undefined))
 
-/** The organization's ordinary keys of the workspace, and with `withOrgKeys` its organization keys too, oldest first. */
-export const ordinaryApiKeys = (orgId: string | null, workspaceId: string | null, withOrgKeys: boolean) =>
+/**
+ * The organization's ordinary keys of the workspace, and with `withOrgKeys` its organization keys
+ * too, oldest first: what a key manager sees (`api_key.list`), or of it the one key `keyId` (`api_key.get`).
+ */
+export const ordinaryApiKeys = (orgId: string | null, workspaceId: string | null, withOrgKeys: boolean, keyId?: string) =>
   Effect.flatMap(Db, (db) =>
     query("list api keys", () => db.sql<ApiKeyRow[]>`
         select key_id, org_id, workspace_id, name, scopes, purpose, custom_role, status, expires_at, created_by, created_at, supersedes, superseded_by
         from ${db.table("api_keys")}
         where org_id = ${orgId} and purpose is null
           and (workspace_id = ${workspaceId} ${withOrgKeys ? db.sql`or workspace_id is null` : db.sql``})
+          ${keyId === undefined ? db.sql`` : db.sql`and key_id = ${keyId}`}
         order by created_at, key_id`)
   )
 

@@ -1,14 +1,14 @@
 /**
  * Reads as of a moment (issue 28, docs/audit.md "Reads as of a moment"): node.get, automation.get,
- * conversation.get and A2A's tasks/get (0.3) and GetTask (1.0, metadata `asOf`) answer the entity
+ * conversation.get, api_key.get and A2A's tasks/get (0.3) and GetTask (1.0, metadata `asOf`) answer the entity
  * as it stood at an RFC 3339 time or a log position after later changes, in the live read's
  * shape; a moment before the entity existed, or in the future, is refused 400 with its reason.
  */
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/platform/Config.ts"
-import { capability, type Reply } from "../support/http.ts"
-import { addPerson } from "../support/people.ts"
+import { call, capability, type Reply } from "../support/http.ts"
+import { addPerson, callWithCookie, signIn } from "../support/people.ts"
 import { asPerson } from "../support/plugins.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 
@@ -106,6 +106,46 @@ describe("automation.get asOf", () => {
     const audited = async () => ok(await asOwner("audit.list", { capability: "automation.get" })).entries as Array<{ outcome: string }>
     await expect.poll(async () => (await audited()).length, { timeout: 10_000 }).toBe(4)
     expect((await audited()).map((e) => e.outcome)).toEqual(["succeeded", "succeeded", "succeeded", "succeeded"])
+  })
+})
+
+describe("api_key.get asOf", () => {
+  it("answers the key as the list shows it, and active as it stood before its revocation; 404 for a key the caller does not manage; 400 before it existed or in the future", async () => {
+    const { cookie } = await signIn(node.baseUrl, await addPerson(node, "keykeeper", { org: "owner" }))
+    const place = `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}`
+    const asOwner = (name: string, input: unknown) => call(node.baseUrl, undefined, `${place}/${name.replaceAll(".", "/")}`, input, { cookie })
+    const before = await momentBetween()
+    const created = await asOwner("create_api_key", { name: "audited" })
+    const { publicId: keyPublicId } = ok(created)
+    const listed = ok(await asOwner("api_key.list", {})).keys.find((k: any) => k.publicId === keyPublicId)
+    expect(listed.status).toBe("active")
+    expect(ok(await asOwner("api_key.get", { keyPublicId }))).toEqual(listed)
+    const beforeRevoke = await momentBetween()
+    expect((await callWithCookie(node.baseUrl, cookie, `${place}/api-keys/revoke`, { keyPublicId }, "DELETE")).status).toBe(200)
+    const now = ok(await asOwner("api_key.get", { keyPublicId }))
+    expect(now).toEqual({ ...listed, status: "revoked" })
+
+    expect(ok(await asOwner("api_key.get", { keyPublicId, asOf: beforeRevoke }))).toEqual(listed)
+    expect(ok(await asOwner("api_key.get", { keyPublicId, asOf: created.position }))).toEqual(listed)
+    expect(ok(await asOwner("api_key.get", { keyPublicId, asOf: new Date().toISOString() }))).toEqual(now)
+    expectRefused(await asOwner("api_key.get", { keyPublicId, asOf: before }), "as_of_before_creation")
+    expectRefused(await asOwner("api_key.get", { keyPublicId, asOf: inAnHour() }), "as_of_in_future")
+    expectRefused(await asOwner("api_key.get", { keyPublicId, asOf: pastTheEnd(created.position!) }), "as_of_in_future")
+
+    // as their lists: an Owner sees the organization's keys, a workspace Admin only the workspace's, at any moment
+    const orgKey = ok(await asOwner("create_api_key", { name: "organization-wide", level: "organization" })).publicId
+    expect(ok(await asOwner("api_key.get", { keyPublicId: orgKey })).workspaceId).toBeNull()
+    const asAdmin = await asPerson(node, await addPerson(node, "keyadmin", { org: "member", workspace: "admin" }))
+    expect(ok(await asAdmin("api_key.get", { keyPublicId, asOf: beforeRevoke }))).toEqual(listed)
+    const unknown = `aky_${"0".repeat(32)}`
+    for (const [caller, id] of [[asAdmin, orgKey], [asOwner, unknown]] as const) {
+      for (const asOf of [undefined, beforeRevoke]) {
+        const reply = await caller("api_key.get", { keyPublicId: id, asOf })
+        expect([reply.status, reply.body.error.code, reply.body.error.reason]).toEqual([404, "not_found", "api_key_not_found"])
+      }
+    }
+    // a key manages no keys
+    expect((await asKey("api_key.get", { keyPublicId })).status).toBe(403)
   })
 })
 
