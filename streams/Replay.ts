@@ -120,7 +120,7 @@ export const projectToEnd = (live: DbService, kinds: KindRegistry) =>
 
 /** Tables of the read-model schema that no event projects: the migrator's, how far the reactions
  * to the log got (a replay starts none), and what the running nodes report of themselves. */
-const NOT_PROJECTED = ["schema_migrations", "reaction_offsets", "cluster_nodes"]
+const NOT_PROJECTED = ["schema_migrations", "reaction_offsets", "cluster_nodes", "person_keys"]
 
 /** The read-model tables of a schema (what migrations made, less what no event projects). */
 export const readModelTables = (db: DbService) =>

@@ -52,5 +52,20 @@ export class SignInFailed extends Schema.TaggedClass<SignInFailed>()("auth.sign_
   reason: Schema.String
 }) {}
 
-export const AuditEvent = Schema.Union(CapabilityInvoked, SignInFailed)
+/**
+ * A person erased (key `audit:<erasureId>`, seq 1, appended directly by `person.erase`): their data
+ * keys were destroyed, so what was sealed under them (actors/personal.ts) opens to nothing from now
+ * on. The log keeps the ciphertext; this record says why it no longer opens (docs/audit.md).
+ */
+export class PersonErased extends Schema.TaggedClass<PersonErased>()("person.erased", {
+  erasureId: Schema.NonEmptyString,
+  /** The erased person. */
+  userId: Schema.NonEmptyString,
+  /** Their organizations as they were erased: each audit log records it. */
+  orgIds: Schema.Array(Schema.NonEmptyString),
+  /** Data keys destroyed (0: nothing of theirs was ever sealed). */
+  keysDestroyed: Schema.NonNegativeInt
+}) {}
+
+export const AuditEvent = Schema.Union(CapabilityInvoked, SignInFailed, PersonErased)
 export type AuditEvent = typeof AuditEvent.Type

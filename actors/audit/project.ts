@@ -8,6 +8,10 @@ export const project = (_after: null, event: AuditEvent, ctx: EventContext): Rea
     const detail = { email: event.email, reason: event.reason }
     return event.orgIds.map((orgId) => securityAuditRow(ctx, { orgId, workspaceId: null, event: event._tag, detail, userId: event.userId }))
   }
+  if (event._tag === "person.erased") {
+    const detail = { erasureId: event.erasureId, keysDestroyed: event.keysDestroyed }
+    return event.orgIds.map((orgId) => securityAuditRow(ctx, { orgId, workspaceId: null, event: event._tag, detail, userId: event.userId }))
+  }
   const pk = ["invocation_id"]
   const common = {
     invocation_id: event.invocationId,

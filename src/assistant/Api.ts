@@ -572,7 +572,10 @@ export type ThreadRun = typeof ThreadRun.Type
 export const ThreadMessage = Schema.Struct({
   messageId: Schema.String,
   role: Schema.Literal("user", "assistant"),
+  /** Empty once its person was erased. */
   content: Schema.String,
+  /** Whether its person was erased (docs/audit.md, "Erasure by crypto-shredding"). */
+  erased: Schema.Boolean,
   /** `gen_` file ids. */
   attachments: Schema.Array(Schema.String),
   createdAt: Iso,
@@ -607,7 +610,7 @@ export const Transcript = Schema.Struct({
   /** The person whose run it is. */
   userId: Schema.String,
   /** The person's message; null for an approval run. */
-  userMessage: Schema.NullOr(Schema.Struct({ messageId: Schema.String, content: Schema.String, attachments: Schema.Array(Schema.String), createdAt: Iso })),
+  userMessage: Schema.NullOr(Schema.Struct({ messageId: Schema.String, content: Schema.String, erased: Schema.Boolean, attachments: Schema.Array(Schema.String), createdAt: Iso })),
   /** The whole reply (on a stopped run, what was written before the stop); null while running. */
   reply: Schema.NullOr(Schema.String),
   /** For an approval run: the approval (`apr_`) whose call it executed. */

@@ -15,6 +15,8 @@ import { uneditedRun } from "../../actors/conversation/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { readRowsAsOf } from "../../streams/AsOf.ts"
 import { Db } from "../../streams/Db.ts"
+import { personalOpener } from "../audit/PersonalData.ts"
+import { KeyManagement } from "../marketplace/Envelope.ts"
 import { momentOf, readAsOf } from "../platform/AsOf.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
 import { writeRunSummary } from "./Summary.ts"
@@ -54,7 +56,10 @@ const threadAsOf = (invocation: Invocation, conversationId: string, asOf: string
     const until = yield* momentOf(asOf)
     const { rows } = yield* readAsOf(ConversationActor, conversationId, `conversation ${conversationId}`, asOf, invocation.at, (state) => state._tag === "Active", () => new ConversationNotFound({ conversationId }))
     const now = new Date(until._tag === "time" ? until.at : invocation.at)
-    return yield* readRowsAsOf(db, THREAD_TABLES, rows, (scratch) => readThread(conversationId, now).pipe(Effect.provideService(Db, scratch)))
+    // the person keys are not rebuilt: the sealed words open with the live ones
+    const kms = yield* KeyManagement
+    const opener = (values: ReadonlyArray<unknown>) => personalOpener(values).pipe(Effect.provideService(Db, db), Effect.provideService(KeyManagement, kms))
+    return yield* readRowsAsOf(db, THREAD_TABLES, rows, (scratch) => readThread(conversationId, now, opener).pipe(Effect.provideService(Db, scratch)))
   })
 
 export const getConversation = implement(Api.getConversation, (invocation, input) =>
@@ -62,7 +67,7 @@ export const getConversation = implement(Api.getConversation, (invocation, input
     // a conversation is the same person's for good, and nothing deletes one: the live row finds it
     const conversation = yield* ownConversation(invocation, input.conversationId)
     const thread = input.asOf === undefined
-      ? yield* readThread(conversation.conversationId, new Date(invocation.at))
+      ? yield* readThread(conversation.conversationId, new Date(invocation.at), personalOpener)
       : yield* threadAsOf(invocation, conversation.conversationId, input.asOf)
     // the conversation was found a moment ago, and nothing deletes one
     if (thread === undefined) return yield* Effect.dieMessage(`conversation ${conversation.conversationId} has no row`)

@@ -17,6 +17,8 @@ import { timeIdPage } from "../platform/Paging.ts"
 import { clipped } from "../platform/StorableText.ts"
 import type { ToolCallRecord } from "../platform/Wire.ts"
 import type { ApprovalEntry, ConversationEntry, RunEntry, Skill, Thread, ThreadRun, Transcript } from "./Api.ts"
+import { type PersonalDataError, type PersonalOpener, personalOpener } from "../audit/PersonalData.ts"
+import type { KeyManagement } from "../marketplace/Envelope.ts"
 
 /** An uploaded file as the read model has it. */
 export interface FileRow {
@@ -88,7 +90,10 @@ export const findConversation = (workspaceId: string, idOrPublicId: string): Eff
 export interface ChatMessage {
   readonly messageId: string
   readonly role: "user" | "assistant"
+  /** Empty once its person was erased. */
   readonly content: string
+  /** Whether its person was erased (docs/audit.md): the content can no longer be opened. */
+  readonly erased: boolean
   /** `gen_` file ids. */
   readonly attachments: ReadonlyArray<string>
   /** 1-based place in the conversation. */
@@ -105,17 +110,29 @@ export interface ConversationHistory {
   readonly turnCount: number
 }
 
-const messageOf = (row: Record<string, any>): ChatMessage => ({
-  messageId: row.message_id,
-  role: row.role,
-  content: row.content,
-  attachments: row.attachments,
-  position: row.position
-})
+/** A person's sealed words (actors/personal.ts) as read: empty, and marked, once they were erased. */
+const openedText = (open: PersonalOpener, value: string) => {
+  const text = open.text(value)
+  return { content: text ?? "", erased: text === null }
+}
+
+/** Opens sealed values; a read of rows rebuilt elsewhere (as of a moment) still takes the keys from the live schema. */
+export type Opener<R> = (values: ReadonlyArray<unknown>) => Effect.Effect<PersonalOpener, DbError | PersonalDataError, R>
+
+/** The stored messages, opened. */
+const messagesOf = (rows: ReadonlyArray<Record<string, any>>) =>
+  Effect.map(personalOpener(rows.map((row) => row.content)), (open) =>
+    rows.map((row): ChatMessage => ({
+      messageId: row.message_id,
+      role: row.role,
+      ...openedText(open, row.content),
+      attachments: row.attachments,
+      position: row.position
+    })))
 
 /** The history a turn sends its model: the last `verbatim` messages word for word, and the summary
  * standing for older ones. An unknown conversation has an empty history. */
-export const loadHistory = (conversationId: string, verbatim = 50): Effect.Effect<ConversationHistory, DbError, Db> =>
+export const loadHistory = (conversationId: string, verbatim = 50): Effect.Effect<ConversationHistory, DbError | PersonalDataError, Db | KeyManagement> =>
   Effect.gen(function* () {
     const db = yield* Db
     const [conversation] = yield* query("load conversation", () => db.sql`
@@ -124,27 +141,28 @@ export const loadHistory = (conversationId: string, verbatim = 50): Effect.Effec
     const latest = yield* query("load messages", () => db.sql`
       select message_id, role, content, attachments, position from ${db.table("messages")}
       where conversation_id = ${conversationId} order by position desc limit ${verbatim}`)
-    const messages = latest.map(messageOf).reverse()
+    const messages = (yield* messagesOf(latest)).reverse()
+    const summary: string | null = conversation?.summary == null ? null : (yield* personalOpener([conversation.summary])).text(conversation.summary)
     return {
       messages,
       older: messages.length === 0 ? (conversation?.message_count ?? 0) : messages[0].position - 1,
       summary:
-        conversation?.summary == null
+        summary === null
           ? null
-          : { text: conversation.summary, coversMessages: conversation.summary_covers_messages, atTurn: conversation.summary_at_turn },
+          : { text: summary, coversMessages: conversation!.summary_covers_messages, atTurn: conversation!.summary_at_turn },
       messageCount: conversation?.message_count ?? 0,
       turnCount: conversation?.turn_count ?? 0
     }
   })
 
 /** The messages at positions 1 to `upToPosition`, oldest first (what a summary is written from). */
-export const olderMessages = (conversationId: string, upToPosition: number): Effect.Effect<ReadonlyArray<ChatMessage>, DbError, Db> =>
+export const olderMessages = (conversationId: string, upToPosition: number): Effect.Effect<ReadonlyArray<ChatMessage>, DbError | PersonalDataError, Db | KeyManagement> =>
   Effect.gen(function* () {
     const db = yield* Db
     const rows = yield* query("load older messages", () => db.sql`
       select message_id, role, content, attachments, position from ${db.table("messages")}
       where conversation_id = ${conversationId} and position <= ${upToPosition} order by position`)
-    return rows.map(messageOf)
+    return yield* messagesOf(rows)
   })
 
 export interface ApprovalRecord {
@@ -229,33 +247,58 @@ export const findRunningTurn = (workspaceId: string, turnId: string, userId: str
   })
 
 /** The person's turn named by its run id (tse_) or by the turnId they sent (the latest run with it). */
-export const findOwnTurn = (workspaceId: string, userId: string, id: string): Effect.Effect<RunRecord | undefined, DbError, Db> =>
+export const findOwnTurn = (workspaceId: string, userId: string, id: string): Effect.Effect<RunRecord | undefined, DbError | PersonalDataError, Db | KeyManagement> =>
   Effect.gen(function* () {
     const db = yield* Db
     return yield* queryFirst("find own turn", () => db.sql`
       select run_id, conversation_id, status, reply, result, error, kind, user_id from ${db.table("runs")}
       where workspace_id = ${workspaceId} and user_id = ${userId} and kind = 'turn' and (run_id = ${id} or turn_id = ${id})
-      order by (run_id = ${id}) desc, started_at desc limit 1`, runRecordOf)
+      order by (run_id = ${id}) desc, started_at desc limit 1`, runRecordOf).pipe(Effect.flatMap(openedRun))
   })
 
 /** The person's running turn in a conversation, with the turnId it was started under (a useChat chat's turn: src/assistant/UiChat.ts). */
-export const findRunningTurnIn = (workspaceId: string, userId: string, conversationId: string): Effect.Effect<(RunRecord & { readonly turnId: string | null }) | undefined, DbError, Db> =>
+export const findRunningTurnIn = (workspaceId: string, userId: string, conversationId: string): Effect.Effect<(RunRecord & { readonly turnId: string | null }) | undefined, DbError | PersonalDataError, Db | KeyManagement> =>
   Effect.gen(function* () {
     const db = yield* Db
     return yield* queryFirst("find running turn in conversation", () => db.sql`
       select run_id, conversation_id, status, reply, result, error, kind, user_id, turn_id from ${db.table("runs")}
       where workspace_id = ${workspaceId} and user_id = ${userId} and conversation_id = ${conversationId} and kind = 'turn' and status = 'running'
-      order by started_at desc limit 1`, (row) => ({ ...runRecordOf(row), turnId: row.turn_id as string | null }))
+      order by started_at desc limit 1`, (row) => ({ ...runRecordOf(row), turnId: row.turn_id as string | null })).pipe(Effect.flatMap(openedRun))
   })
 
+type StreamedEvents = ReadonlyArray<{ readonly seq: number; readonly event: Json }>
+
+/** A recorded chunk's events, opened (actors/personal.ts); an erased person's events are left out. */
+export const openStreamed = (events: StreamedEvents) =>
+  Effect.map(personalOpener(events.map((e) => e.event)), (open) =>
+    events.flatMap(({ seq, event }) => {
+      const opened = open.json(event) as Json
+      return opened === null ? [] : [{ seq, event: opened }]
+    }))
+
 /** The chunks a run's stream was recorded in (`run.streamed`), in the order of their first event. */
-export const runStreamChunks = (runId: string): Effect.Effect<ReadonlyArray<ReadonlyArray<{ readonly seq: number; readonly event: Json }>>, DbError, Db> =>
+export const runStreamChunks = (runId: string): Effect.Effect<ReadonlyArray<StreamedEvents>, DbError | PersonalDataError, Db | KeyManagement> =>
   Effect.gen(function* () {
     const db = yield* Db
     const rows = yield* query("run stream chunks", () => db.sql`
       select events from ${db.table("run_stream_chunks")} where run_id = ${runId} order by first_seq`)
-    return rows.map((row) => row.events as ReadonlyArray<{ readonly seq: number; readonly event: Json }>)
+    return yield* Effect.forEach(rows, (row) => openStreamed(row.events as StreamedEvents))
   })
+
+/** A run's end (its record, or its `run.finished`) with the reply opened, alone and in the turn result; erased, it reads empty. */
+export const openRunEnd = <T extends { readonly reply: string | null; readonly result: Json }>(end: T) => {
+  const result = end.result
+  const inResult = result !== null && typeof result === "object" && !Array.isArray(result) && typeof (result as Row).reply === "string"
+    ? (result as Row).reply as string
+    : undefined
+  return Effect.map(personalOpener([end.reply, inResult]), (open): T => ({
+    ...end,
+    reply: end.reply === null ? null : open.text(end.reply) ?? "",
+    result: inResult === undefined ? result : { ...(result as Row), reply: open.text(inResult) ?? "" }
+  }))
+}
+
+const openedRun = <T extends RunRecord>(record: T | undefined) => (record === undefined ? Effect.succeed(undefined) : openRunEnd(record))
 
 const runRecordOf = (row: postgres.Row): RunRecord => ({
   runId: row.run_id,
@@ -281,12 +324,12 @@ export interface RunRecord {
   readonly userId: string
 }
 
-export const findRun = (workspaceId: string, runId: string): Effect.Effect<RunRecord | undefined, DbError, Db> =>
+export const findRun = (workspaceId: string, runId: string): Effect.Effect<RunRecord | undefined, DbError | PersonalDataError, Db | KeyManagement> =>
   Effect.gen(function* () {
     const db = yield* Db
     return yield* queryFirst("find run", () => db.sql`
       select run_id, conversation_id, status, reply, result, error, kind, user_id from ${db.table("runs")}
-      where run_id = ${runId} and workspace_id = ${workspaceId}`, runRecordOf)
+      where run_id = ${runId} and workspace_id = ${workspaceId}`, runRecordOf).pipe(Effect.flatMap(openedRun))
   })
 
 export interface QuestionRef {
@@ -357,6 +400,11 @@ const conversationColumns = (db: DbService) => db.sql`
     select content from ${db.table("messages")} where conversation_id = c.conversation_id and role = 'user' order by position limit 1
   ) f on true`
 
+/** The conversations' rows with their first message opened (erased: no title). */
+const openedFirsts = (rows: ReadonlyArray<Row>) =>
+  Effect.map(personalOpener(rows.map((row) => row.first_content)), (open) =>
+    rows.map((row) => ({ ...row, first_content: row.first_content === null ? null : open.text(row.first_content) })))
+
 const conversationOf = (row: Row): ConversationEntry => ({
   publicId: row.public_id,
   title: titleOf(row.first_content),
@@ -375,7 +423,7 @@ export const conversationsOf = (workspaceId: string, userId: string, after: read
         ${after === undefined ? db.sql`` : db.sql`and (l.last_at, c.conversation_id) < (${new Date(after[0])}, ${after[1]})`}
       order by l.last_at desc, c.conversation_id desc limit ${limit + 1}`)
     const { page, nextCursor } = timeIdPage(rows, limit, (last) => [last.last_at as Date, last.conversation_id as string])
-    return { conversations: page.map(conversationOf), nextCursor }
+    return { conversations: (yield* openedFirsts(page)).map(conversationOf), nextCursor }
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -469,7 +517,7 @@ const approvalsWhere = (db: DbService, conversationId: string, runId: string | n
   order by parked_at, approval_id`
 
 /** The conversation's whole thread as of `now`: its messages and its runs, oldest first. */
-export const readThread = (conversationId: string, now: Date) =>
+export const readThread = <R>(conversationId: string, now: Date, opener: Opener<R>) =>
   Effect.gen(function* () {
     const db = yield* Db
     const [head, messages, runs, approvals] = yield* Effect.all([
@@ -481,15 +529,16 @@ export const readThread = (conversationId: string, now: Date) =>
       query("conversation approvals", () => approvalsWhere(db, conversationId, null))
     ], { concurrency: "unbounded" })
     if (head.length === 0) return undefined
+    const open = yield* opener([...messages.map((m: Row) => m.content), head[0].first_content])
     const approvalsByRun = new Map<string, Array<ApprovalEntry>>()
     for (const row of approvals) approvalsByRun.set(row.run_id, [...(approvalsByRun.get(row.run_id) ?? []), approvalOf(row, now)])
     const thread: Thread = {
       conversationId,
-      ...conversationOf(head[0]),
+      ...conversationOf({ ...head[0], first_content: head[0].first_content === null ? null : open.text(head[0].first_content) }),
       messages: messages.map((m: Row) => ({
         messageId: m.message_id,
         role: m.role,
-        content: m.content,
+        ...openedText(open, m.content),
         attachments: m.attachments,
         createdAt: iso(m.created_at),
         runId: m.run_id
@@ -515,13 +564,14 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
         where run_id = ${runId} order by asked_at, question_id`)
     ], { concurrency: "unbounded" })
     const message = messages[0]
+    const open = yield* personalOpener([message?.content, row.reply])
     const transcript: Transcript = {
       ...threadRunOf(row, approvals.map((a) => approvalOf(a, now))),
       userId: row.user_id,
       userMessage: message === undefined
         ? null
-        : { messageId: message.message_id, content: message.content, attachments: message.attachments, createdAt: iso(message.created_at) },
-      reply: row.reply,
+        : { messageId: message.message_id, ...openedText(open, message.content), attachments: message.attachments, createdAt: iso(message.created_at) },
+      reply: row.reply === null ? null : open.text(row.reply) ?? "",
       approvalId: row.approval_public_id,
       carriedSummary: row.carried_summary,
       durationMs: row.ended_at === null ? null : (row.ended_at as Date).getTime() - (row.started_at as Date).getTime(),

@@ -15,6 +15,7 @@ import type { Signal } from "../../streams/LogSignals.ts"
 import { type ChatMessage, loadHistory, olderMessages } from "./Queries.ts"
 import type { ResolvedModel } from "./models/resolve.ts"
 import type { Transcript } from "./Api.ts"
+import { personSealer } from "../audit/PersonalData.ts"
 
 /** Spec 8: the model reads the last 50 messages word for word, this turn's own message included. */
 export const VERBATIM_MESSAGES = 50
@@ -25,7 +26,14 @@ const SUMMARY_PROMPT =
   "[summarise] Summarise the conversation below in at most 300 words, keeping names, decisions and open questions."
 
 /** A stored message as the model reads it. */
-export const modelMessageOf = (m: ChatMessage): ModelMessage => (m.role === "user" ? { role: "user", content: m.content } : { role: "assistant", content: m.content })
+export const modelMessageOf = (m: ChatMessage): ModelMessage => {
+  // an erased person's words are gone; the model is told so rather than sent an empty message
+  const content = m.erased ? ERASED_MESSAGE : m.content
+  return m.role === "user" ? { role: "user", content } : { role: "assistant", content }
+}
+
+/** What the model reads in place of an erased message. */
+const ERASED_MESSAGE = "[erased]"
 
 /** Rewrites the summary when due after the run `finished` ended; the rewrite's command id derives from the run, so it happens once. */
 export const rewriteSummaryIfDue = (model: ResolvedModel, finished: Signal<RunFinished>, meta: CommandMeta) =>
@@ -48,10 +56,12 @@ export const rewriteSummaryIfDue = (model: ResolvedModel, finished: Signal<RunFi
     const summarised = yield* Effect.tryPromise(() =>
       generateText({ model: model.model, system: SUMMARY_PROMPT, messages: older.map(modelMessageOf), maxRetries: 0 })
     )
+    // written from the person's messages: sealed under their key like them (actors/personal.ts)
+    const sealer = yield* personSealer(finished.event.run.userId)
     yield* host.send(
       ConversationActor,
       conversationId,
-      new RewriteSummary({ summary: summarised.text, coversMessages: history.older, atTurn: history.turnCount }),
+      new RewriteSummary({ summary: sealer.seal(summarised.text), coversMessages: history.older, atTurn: history.turnCount }),
       { ...meta, commandId: `summary_${runId}` }
     )
   })

@@ -29,6 +29,7 @@ import { modelMessageOf, rewriteSummaryIfDue, VERBATIM_MESSAGES } from "./Summar
 import { ASK_USER } from "./Tools.ts"
 import { failure, startFailure, STREAM_ERROR, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
 import { type TurnStreamLog, turnStreamLog } from "./TurnStreamLog.ts"
+import { type PersonSealer, personSealer } from "../audit/PersonalData.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
 import { type FailureDescription, isRetryable } from "../platform/Failures.ts"
 import type { PreparedTurn } from "./PreparedTurn.ts"
@@ -148,6 +149,8 @@ const conversationOf = (turn: PreparedTurn) =>
 /** A turn whose run is recorded as started: what its rounds and its end work with. */
 interface StartedRun extends TurnConversation {
   readonly runId: string
+  /** Seals the person's words before they are recorded (actors/personal.ts). */
+  readonly sealer: PersonSealer
   readonly userMessageId: string
   readonly assistantMessageId: string
   readonly live: LiveTurn
@@ -163,6 +166,7 @@ const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary
     const { invocation } = turn
     const { conversationId, conversationPublicId, create } = conversation
     const record = yield* turnRecorder(conversationId, invocation.meta.actor)
+    const sealer = yield* personSealer(turn.userId)
 
     const { runId } = turn
     const userMessageId = invocation.newId("msg")
@@ -183,7 +187,7 @@ const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary
           runId,
           turnId: turn.turnId,
           userMessageId,
-          content: turn.content,
+          content: sealer.seal(turn.content),
           attachments: [...turn.attachments],
           model: turn.model.modelId,
           tier: turn.model.tier,
@@ -204,7 +208,7 @@ const recordStart = (turn: PreparedTurn, conversation: TurnConversation, summary
       sink.done({ failure: refused })
       return undefined
     }
-    const run: StartedRun = { ...conversation, runId, userMessageId, assistantMessageId, live, unregister, record }
+    const run: StartedRun = { ...conversation, runId, sealer, userMessageId, assistantMessageId, live, unregister, record }
     return run
   })
 
@@ -331,8 +335,8 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
           runId,
           status: failed !== undefined ? "failed" : stopped ? "stopped" : "finished",
           assistantMessageId: saved ? assistantMessageId : null,
-          reply,
-          result: failed === undefined ? (result as any) : null,
+          reply: run.sealer.seal(reply),
+          result: failed === undefined ? ({ ...result, reply: run.sealer.seal(reply) } as any) : null,
           usage,
           error: failed ?? null,
           streamed: lastChunk
@@ -375,7 +379,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
       run.live.abort.abort()
     }, MAX_TURN_MS).unref()
 
-    const streamLog = yield* turnStreamLog(run.runId, run.record, sink.event)
+    const streamLog = yield* turnStreamLog(run.runId, run.record, run.sealer, sink.event)
     const emit = streamLog.event
     emit({ type: "run", runId: run.runId })
     const toolCalls: Array<ToolCallRecord> = []

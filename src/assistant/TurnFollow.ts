@@ -24,7 +24,7 @@ import { followedRelay } from "../platform/FairShares.ts"
 import type { Listener, Started } from "../platform/Relay.ts"
 import { ChatEvent, TurnResult } from "../platform/Wire.ts"
 import type { TurnOutcome } from "./ChatEvents.ts"
-import { findOwnTurn, findRun, type RunRecord, runStreamChunks } from "./Queries.ts"
+import { findOwnTurn, findRun, openRunEnd, openStreamed, type RunRecord, runStreamChunks } from "./Queries.ts"
 import { failure, STREAM_ERROR } from "./TurnRecording.ts"
 import { isAbandonment } from "./TurnRegistry.ts"
 
@@ -118,8 +118,11 @@ export const followRun = (run: RunRecord, workspaceId: string, after: number, li
       if (now !== undefined && now.status !== "running") return listener.done({ outcome: outcomeOf(now), id: endId(now, last) })
       for (;;) {
         const { event } = yield* watch.take
-        if (event._tag === "run.streamed" && event.runId === run.runId) give(event.events)
-        else if (event._tag === "run.finished" && event.runId === run.runId) return listener.done({ outcome: outcomeOf(event), id: endId(event, last) })
+        if (event._tag === "run.streamed" && event.runId === run.runId) give(yield* openStreamed(event.events))
+        else if (event._tag === "run.finished" && event.runId === run.runId) {
+          const end = yield* openRunEnd(event)
+          return listener.done({ outcome: outcomeOf(end), id: endId(end, last) })
+        }
       }
     })
   )

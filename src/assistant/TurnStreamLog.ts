@@ -19,6 +19,8 @@ import type { StreamedEvent } from "../../actors/conversation/events.ts"
 import { RecordStream } from "../../actors/conversation/protocol.ts"
 import { ChatEvent } from "../platform/Wire.ts"
 import type { TurnRecorder } from "./TurnRecording.ts"
+import type { PersonSealer } from "../audit/PersonalData.ts"
+import type { Json } from "../../actors/kernel.ts"
 
 /** How long an event waits, at most, before its chunk is recorded. */
 export const CHUNK_MS = 250
@@ -36,7 +38,7 @@ export interface TurnStreamLog {
   readonly finish: Effect.Effect<ReadonlyArray<StreamedEvent>>
 }
 
-export const turnStreamLog = (runId: string, record: TurnRecorder, emit: (event: ChatEvent) => void) =>
+export const turnStreamLog = (runId: string, record: TurnRecorder, sealer: PersonSealer, emit: (event: ChatEvent) => void) =>
   Effect.gen(function* () {
     const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const one = yield* Effect.makeSemaphore(1)
@@ -73,7 +75,8 @@ export const turnStreamLog = (runId: string, record: TurnRecorder, emit: (event:
 
     const event = (chatEvent: ChatEvent) => {
       seq += 1
-      pending.push({ seq, event: encodeEvent(chatEvent) as StreamedEvent["event"] })
+      // recorded sealed (actors/personal.ts); the client is sent it as it is
+      pending.push({ seq, event: sealer.sealJson(encodeEvent(chatEvent) as Json) })
       emit(chatEvent)
       if (BOUNDARIES.has(chatEvent.type)) flushNow()
       else timer ??= setTimeout(flushNow, CHUNK_MS)

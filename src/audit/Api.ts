@@ -72,3 +72,26 @@ export const exportAuditTrail = defineContract({
     uncovered: Schema.Number
   })
 })
+
+export const erasePerson = defineContract({
+  name: "person.erase",
+  description:
+    "Erase a person of the organization (an Owner, or the person themself): their data key is destroyed, so their messages, replies and summaries read as erased from now on, while the log, its chain and its replays stay verifiable; recorded as `person.erased` in the audit log. Cannot be undone.",
+  scope: "organization",
+  roles: ["org:owner", "org:member"],
+  // a person decides it, never a key or an agent
+  requiresPerson: true,
+  surfaces: ["api"],
+  sensitivity: "high",
+  mutating: true,
+  destructive: true,
+  needsApproval: false,
+  claimedBy: "builtin",
+  input: Schema.Struct({ userId: Schema.NonEmptyString }),
+  output: Schema.Struct({
+    /** The audit record's id (`era_`). */
+    erasureId: Schema.String,
+    userId: Schema.String,
+    keysDestroyed: Schema.Number
+  })
+})

@@ -48,7 +48,7 @@ const VERSION = "v1"
 const b64 = (bytes: Buffer) => bytes.toString("base64url")
 
 /** AES-256-GCM: `<iv>.<ciphertext>.<tag>`. */
-const encrypt = (key: Buffer, plain: Buffer, aad: string): string => {
+export const encrypt = (key: Buffer, plain: Buffer, aad: string): string => {
   const iv = randomBytes(12)
   const cipher = createCipheriv("aes-256-gcm", key, iv).setAAD(Buffer.from(aad, "utf8"))
   const body = Buffer.concat([cipher.update(plain), cipher.final()])
@@ -56,7 +56,7 @@ const encrypt = (key: Buffer, plain: Buffer, aad: string): string => {
 }
 
 /** Undefined when the parts are malformed, altered, or sealed under another key or context. */
-const decrypt = (key: Buffer, parts: ReadonlyArray<string>, aad: string): Buffer | undefined => {
+export const decrypt = (key: Buffer, parts: ReadonlyArray<string>, aad: string): Buffer | undefined => {
   const [iv, body, tag] = parts
   if (parts.length !== 3 || iv === undefined || body === undefined || tag === undefined) return undefined
   try {

@@ -32,6 +32,9 @@ import {
   staleRunningRuns
 } from "../../src/assistant/Queries.ts"
 import { reportNode } from "../../src/cluster/Queries.ts"
+import type { PersonalDataError } from "../../src/audit/PersonalData.ts"
+import { KeyManagement, noKeyManagement } from "../../src/marketplace/Envelope.ts"
+import type * as Db from "../../streams/Db.ts"
 import { hex } from "../support/env.ts"
 import { startActorHost, type TestActorHost } from "../support/host.ts"
 
@@ -49,6 +52,9 @@ const send = (command: ConversationCommand, at: string) =>
   Effect.runPromise(actors.host.send(ConversationActor, conversationId, command, { commandId: randomUUID(), at, actor: `user:${carol}` }))
 
 const read: TestActorHost["read"] = (effect) => actors.read(effect)
+/** The history reads open sealed words; these rows are in clear, as without a master key. */
+const readOpened = <A>(effect: Effect.Effect<A, Db.DbError | PersonalDataError, Db.Db | KeyManagement>) =>
+  read(effect.pipe(Effect.provideService(KeyManagement, noKeyManagement), Effect.catchTags({ EncryptionNotConfigured: Effect.die, EnvelopeUnreadable: Effect.die })))
 
 /** Projected rows no query of the platform reads (a turn hears these changes on the log tail). */
 const questionRows = (questionIds: ReadonlyArray<string>) =>
@@ -120,12 +126,12 @@ describe("conversations", () => {
 
 describe("history", () => {
   it("the last messages in order, how many precede them, and the counts", async () => {
-    const history = await read(loadHistory(conversationId, 3))
+    const history = await readOpened(loadHistory(conversationId, 3))
     expect(history).toEqual({
       messages: [
-        { messageId: "msg_u3", role: "user", content: "question 3", attachments: [], position: 5 },
-        { messageId: "msg_a3", role: "assistant", content: "answer 3", attachments: [], position: 6 },
-        { messageId: "msg_u4", role: "user", content: "question 4", attachments: [], position: 7 }
+        { messageId: "msg_u3", role: "user", content: "question 3", erased: false, attachments: [], position: 5 },
+        { messageId: "msg_a3", role: "assistant", content: "answer 3", erased: false, attachments: [], position: 6 },
+        { messageId: "msg_u4", role: "user", content: "question 4", erased: false, attachments: [], position: 7 }
       ],
       older: 4,
       summary: null,
@@ -135,23 +141,23 @@ describe("history", () => {
   })
 
   it("by default up to 50 messages: all of them here", async () => {
-    const history = await read(loadHistory(conversationId))
+    const history = await readOpened(loadHistory(conversationId))
     expect(history.older).toBe(0)
     expect(history.messages.map((m) => m.position)).toEqual([1, 2, 3, 4, 5, 6, 7])
-    expect(history.messages[0]).toEqual({ messageId: "msg_u1", role: "user", content: "question 1", attachments: ["gen_1"], position: 1 })
+    expect(history.messages[0]).toEqual({ messageId: "msg_u1", role: "user", content: "question 1", erased: false, attachments: ["gen_1"], position: 1 })
   })
 
   it("older messages up to a position, for the summary", async () => {
-    expect((await read(olderMessages(conversationId, 4))).map((m) => m.messageId)).toEqual(["msg_u1", "msg_a1", "msg_u2", "msg_a2"])
+    expect((await readOpened(olderMessages(conversationId, 4))).map((m) => m.messageId)).toEqual(["msg_u1", "msg_a1", "msg_u2", "msg_a2"])
   })
 
   it("an unknown conversation has an empty history", async () => {
-    expect(await read(loadHistory(randomUUID()))).toEqual({ messages: [], older: 0, summary: null, messageCount: 0, turnCount: 0 })
+    expect(await readOpened(loadHistory(randomUUID()))).toEqual({ messages: [], older: 0, summary: null, messageCount: 0, turnCount: 0 })
   })
 
   it("carries the rewritten summary", async () => {
     await send(new RewriteSummary({ summary: "carol asked three questions", coversMessages: 4, atTurn: 4 }), "2024-05-01T12:03:01.000Z")
-    expect((await read(loadHistory(conversationId, 3))).summary).toEqual({ text: "carol asked three questions", coversMessages: 4, atTurn: 4 })
+    expect((await readOpened(loadHistory(conversationId, 3))).summary).toEqual({ text: "carol asked three questions", coversMessages: 4, atTurn: 4 })
   })
 })
 
@@ -225,7 +231,7 @@ describe("approvals", () => {
     }
     await send(new ResolveApproval({ approvalId, decision: "approved", note: null, userId: carol, executionRunId: "tse_x", receipt, model: "offline" }), decidedAt)
     expect(await read(findApproval(workspaceId, approvalPublicId))).toMatchObject({ status: "approved", executionRunId: "tse_x" })
-    expect(await read(findRun(workspaceId, "tse_x"))).toEqual({
+    expect(await readOpened(findRun(workspaceId, "tse_x"))).toEqual({
       runId: "tse_x",
       conversationId,
       status: "running",
@@ -319,7 +325,7 @@ describe("runs", () => {
       new FinishRun({ runId: "tse_4", status: "stopped", assistantMessageId: "msg_a4", reply: "partial", result: { reply: "partial", stopped: true }, usage, error: null }),
       "2024-05-01T12:05:01.000Z"
     )
-    expect(await read(findRun(workspaceId, "tse_4"))).toEqual({
+    expect(await readOpened(findRun(workspaceId, "tse_4"))).toEqual({
       runId: "tse_4",
       conversationId,
       status: "stopped",
@@ -332,14 +338,14 @@ describe("runs", () => {
     expect(await read(findRunningTurn(workspaceId, "turn-4", carol))).toBeUndefined()
     expect(await questionRows(["qst_2"])).toEqual([{ question_id: "qst_2", status: "closed", answer: null, reason: "ended" }])
     expect((await read(staleRunningRuns({ beforeIso: "2024-05-01T13:00:00.000Z", settledIso: "2024-05-01T13:00:00.000Z", goneAfterMs: 15_000 }, 100))).filter((r) => r.conversationId === conversationId)).toEqual([{ runId: "tse_x", conversationId }])
-    expect((await read(loadHistory(conversationId, 1))).messages).toEqual([{ messageId: "msg_a4", role: "assistant", content: "partial", attachments: [], position: 8 }])
+    expect((await readOpened(loadHistory(conversationId, 1))).messages).toEqual([{ messageId: "msg_a4", role: "assistant", content: "partial", erased: false, attachments: [], position: 8 }])
   })
 
   it("a failed run: its error; unknown and other workspaces' runs are not found", async () => {
     const error = { code: "bad_gateway", reason: "model_unavailable", message: "the model did not answer" }
     await send(new FinishRun({ runId: "tse_x", status: "failed", assistantMessageId: null, reply: "", result: null, usage, error }), "2024-05-01T12:05:02.000Z")
-    expect(await read(findRun(workspaceId, "tse_x"))).toMatchObject({ status: "failed", reply: "", result: null, error })
-    expect(await read(findRun(workspaceId, "tse_nope"))).toBeUndefined()
-    expect(await read(findRun("wsp_other", "tse_x"))).toBeUndefined()
+    expect(await readOpened(findRun(workspaceId, "tse_x"))).toMatchObject({ status: "failed", reply: "", result: null, error })
+    expect(await readOpened(findRun(workspaceId, "tse_nope"))).toBeUndefined()
+    expect(await readOpened(findRun("wsp_other", "tse_x"))).toBeUndefined()
   })
 })

@@ -1,0 +1,149 @@
+/**
+ * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns go to
+ * the log sealed under their own data key; `person.erase` destroys the key and records the erasure.
+ * Afterwards their words read as erased, no table, log event or log line holds them in clear, the
+ * log still verifies and a replay rebuilds every read model the same, and another person's
+ * conversation reads as before.
+ */
+import { randomBytes, randomUUID } from "node:crypto"
+import { writeFile } from "node:fs/promises"
+import path from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { personalValues } from "../../actors/personal.ts"
+import { sealedKeyRef } from "../../src/audit/PersonalData.ts"
+import { streamChat } from "../support/chat.ts"
+import { comparedTables, runCli } from "../support/cli.ts"
+import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { startTestNode, type TestNode } from "../support/platform.ts"
+import { findPlaintext } from "../support/secretScan.ts"
+import { expectError, type Reply, send } from "./client.ts"
+
+let node: TestNode
+const lines: Array<string> = []
+let alice: Person
+let aliceCookie: string
+let bobCookie: string
+let carol: Person
+let carolCookie: string
+let ownerCookie: string
+
+beforeAll(async () => {
+  node = await startTestNode(
+    { authTokenEncryptionKey: randomBytes(32), logging: { level: "debug", format: "json" } },
+    { logSink: (line) => lines.push(line) }
+  )
+  alice = await addPerson(node, "alice", { org: "member", workspace: "member" })
+  aliceCookie = (await signIn(node.baseUrl, alice)).cookie
+  bobCookie = (await signIn(node.baseUrl, await addPerson(node, "bob", { org: "member", workspace: "member" }))).cookie
+  carol = await addPerson(node, "carol", { org: "member", workspace: "member" })
+  carolCookie = (await signIn(node.baseUrl, carol)).cookie
+  ownerCookie = (await signIn(node.baseUrl, { email: node.bootstrap.ownerEmail!, password: node.bootstrap.ownerPassword! })).cookie
+}, 60_000)
+afterAll(async () => node?.stop())
+
+const placePath = (capability: string) => `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/${capability.replaceAll(".", "/")}`
+const as = (cookie: string, capability: string, input: unknown = {}): Promise<Reply> => callWithCookie(node.baseUrl, cookie, placePath(capability), input)
+const ok = (reply: Reply) => {
+  expect(reply.status, JSON.stringify(reply.body)).toBe(200)
+  return reply.body
+}
+
+/** A turn read to its end; the offline model answers `You said: <content>`. */
+const chat = async (cookie: string, content: string, conversationId?: string) => {
+  const turn = await streamChat(node, { content, ...(conversationId === undefined ? {} : { conversationId }) }, { cookie })
+  expect(turn.status).toBe(200)
+  return turn.done as { readonly conversationPublicId: string; readonly runId: string; readonly reply: string }
+}
+
+const logEvents = async () =>
+  node.db.sql`select key, type, payload from ${node.db.sql(`${node.config.dbSchema}_log`)}.log_events order by partition, "offset"`
+
+describe("person.erase", () => {
+  it("leaves the person's words sealed and then unreadable, the log verifiable and replayable, and others' words as they were", async () => {
+    const aliceWords = `alice-private-${randomUUID()}`
+    const bobWords = `bob-private-${randomUUID()}`
+    const first = await chat(aliceCookie, `first ${aliceWords}`)
+    expect(first.reply).toContain(aliceWords)
+    const second = await chat(aliceCookie, `again ${aliceWords}`, first.conversationPublicId)
+    const bobs = await chat(bobCookie, `hello ${bobWords}`)
+
+    // before the erasure: sealed in the log, opened on reading
+    const before = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId }))
+    expect(before.messages.map((m: any) => [m.role, m.content, m.erased])).toEqual([
+      ["user", `first ${aliceWords}`, false],
+      ["assistant", `You said: first ${aliceWords}`, false],
+      ["user", `again ${aliceWords}`, false],
+      ["assistant", `You said: again ${aliceWords}`, false]
+    ])
+    expect(before.title).toBe(`first ${aliceWords}`)
+    // every declared personal value written by these turns is sealed (actors/personal.ts)
+    const declared = (await logEvents()).flatMap((e) => personalValues(e.type, e.payload))
+    expect(declared.length).toBeGreaterThan(8)
+    expect(declared.filter((value) => sealedKeyRef(value) === undefined)).toEqual([])
+    expect(await findPlaintext(node, [aliceWords, bobWords], lines)).toEqual([])
+
+    // only an Owner erases someone else; a person erases themself
+    expectError(await as(bobCookie, "person.erase", { userId: alice.userId }), 403, "forbidden", "not_owner")
+    expect(ok(await as(carolCookie, "person.erase", { userId: carol.userId }))).toMatchObject({ userId: carol.userId, keysDestroyed: 0 })
+    const erased = ok(await as(ownerCookie, "person.erase", { userId: alice.userId }))
+    expect(erased).toMatchObject({ erasureId: expect.stringMatching(/^era_/), userId: alice.userId, keysDestroyed: 1 })
+
+    // her words read as erased, on every read of them
+    const after = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId }))
+    expect(after.messages.map((m: any) => [m.role, m.content, m.erased])).toEqual([
+      ["user", "", true],
+      ["assistant", "", true],
+      ["user", "", true],
+      ["assistant", "", true]
+    ])
+    expect(after.title).toBe("")
+    const transcript = ok(await as(aliceCookie, "run.get", { runId: second.runId }))
+    expect(transcript.userMessage).toMatchObject({ content: "", erased: true })
+    expect(transcript.reply).toBe("")
+    const reply = ok(await as(aliceCookie, "assistant.reply", { runId: second.runId }))
+    expect(reply.reply.text).toBe("")
+    // as of a moment before the erasure, too: the key is gone for every moment
+    const asOf = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId, asOf: new Date().toISOString() }))
+    expect(asOf.messages.every((m: any) => m.erased && m.content === "")).toBe(true)
+
+    // Bob's conversation reads as before
+    const bobThread = ok(await as(bobCookie, "conversation.get", { conversationId: bobs.conversationPublicId }))
+    expect(bobThread.messages.map((m: any) => [m.content, m.erased])).toEqual([[`hello ${bobWords}`, false], [`You said: hello ${bobWords}`, false]])
+
+    // the erasure is on the log and in the organization's audit log
+    const entries = ok(await as(ownerCookie, "audit.list", { event: "person.erased" })).entries
+    expect(entries.map((e: any) => [e.userId, e.detail])).toContainEqual([alice.userId, { erasureId: erased.erasureId, keysDestroyed: 1 }])
+
+    // no table, log event or log line holds her words (nor Bob's, sealed too)
+    expect(await findPlaintext(node, [aliceWords, bobWords], lines)).toEqual([])
+
+    // the chain covers the ciphertext: it still verifies
+    const served = await send(node, "/.well-known/svc-audit-key")
+    expect(served.status).toBe(200)
+    const keyFile = path.join(node.config.dataDir, "erasure-audit-key.json")
+    await writeFile(keyFile, JSON.stringify(served.body))
+    const verified = await runCli(node, ["audit", "verify", "--key", keyFile])
+    expect(verified.code, verified.stdout + verified.stderr).toBe(0)
+    expect(verified.stdout).not.toContain("BROKEN")
+
+    // a replay rebuilds every read model as the live ones stand
+    const replayed = await runCli(node, ["replay", "--compare"], { timeoutMs: 120_000 })
+    expect(replayed.code, replayed.stdout + replayed.stderr).toBe(0)
+    const tables = comparedTables(replayed.stdout)
+    expect(tables.length).toBeGreaterThan(10)
+    expect(tables.filter((line) => !line.startsWith("same"))).toEqual([])
+  }, 180_000)
+
+  it("is refused without a master key: nothing was sealed, so nothing can be shredded", async () => {
+    const bare = await startTestNode()
+    try {
+      const owner = (await signIn(bare.baseUrl, { email: bare.bootstrap.ownerEmail!, password: bare.bootstrap.ownerPassword! })).cookie
+      const person = await addPerson(bare, "dave", { org: "member", workspace: "member" })
+      const path = `/v1/${bare.bootstrap.orgSlug}/${bare.bootstrap.workspaceSlug}/person/erase`
+      const refused = await callWithCookie(bare.baseUrl, owner, path, { userId: person.userId })
+      expectError(refused, 409, "conflict", "encryption_not_configured")
+    } finally {
+      await bare.stop()
+    }
+  }, 60_000)
+})
