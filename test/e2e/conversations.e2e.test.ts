@@ -114,6 +114,7 @@ describe("a conversation rebuilt after a reload", () => {
       messageId: expect.any(String),
       role: "user",
       content: "/tool system__ping {}",
+      erased: false,
       attachments: [],
       createdAt: expect.any(String),
       runId: expect.stringMatching(/^tse_/)

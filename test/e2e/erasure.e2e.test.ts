@@ -11,7 +11,7 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { personalValues } from "../../actors/personal.ts"
 import { sealedKeyRef } from "../../src/audit/PersonalData.ts"
-import { streamChat } from "../support/chat.ts"
+import { resumeChat, streamChat } from "../support/chat.ts"
 import { comparedTables, runCli } from "../support/cli.ts"
 import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
@@ -76,6 +76,12 @@ describe("person.erase", () => {
       ["assistant", `You said: again ${aliceWords}`, false]
     ])
     expect(before.title).toBe(`first ${aliceWords}`)
+    expect(ok(await as(aliceCookie, "assistant.reply", { runId: second.runId })).reply.text).toBe(`You said: again ${aliceWords}`)
+    // the recorded stream, replayed from its start, opens too
+    const replayedStream = await resumeChat(node, second.runId, undefined, { cookie: aliceCookie })
+    expect(replayedStream.status).toBe(200)
+    expect(JSON.stringify(replayedStream.events)).toContain(aliceWords)
+    expect(replayedStream.done.reply).toBe(`You said: again ${aliceWords}`)
     // every declared personal value written by these turns is sealed (actors/personal.ts)
     const declared = (await logEvents()).flatMap((e) => personalValues(e.type, e.payload))
     expect(declared.length).toBeGreaterThan(8)
@@ -102,6 +108,11 @@ describe("person.erase", () => {
     expect(transcript.reply).toBe("")
     const reply = ok(await as(aliceCookie, "assistant.reply", { runId: second.runId }))
     expect(reply.reply.text).toBe("")
+    const erasedStream = await resumeChat(node, second.runId, undefined, { cookie: aliceCookie })
+    expect(erasedStream.status).toBe(200)
+    expect(JSON.stringify(erasedStream.events)).not.toContain(aliceWords)
+    expect(erasedStream.events.filter((e) => e.type === "text")).toEqual([])
+    expect(erasedStream.done.reply).toBe("")
     // as of a moment before the erasure, too: the key is gone for every moment
     const asOf = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId, asOf: new Date().toISOString() }))
     expect(asOf.messages.every((m: any) => m.erased && m.content === "")).toBe(true)
