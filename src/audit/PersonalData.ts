@@ -12,7 +12,7 @@
 import { randomBytes } from "node:crypto"
 import { Effect } from "effect"
 import type { Json } from "../../actors/kernel.ts"
-import { Db, query } from "../../streams/Db.ts"
+import { deletePersonKeys, keepPersonKey, personKeyOf, personKeysByRef } from "./Queries.ts"
 import { decrypt, Envelope, encrypt, EncryptionNotConfigured, type EnvelopeUnreadable, KeyManagement } from "../marketplace/Envelope.ts"
 
 /** Why sealed values could not be opened: no master key, or not the one that wrapped their key. */
@@ -40,26 +40,23 @@ export const personSealer = (userId: string) =>
   Effect.gen(function* () {
     if (!(yield* Envelope).configured) return inClear
     const kms = yield* KeyManagement
-    const db = yield* Db
-    const existing = yield* query("person key", () => db.sql`
-      select key_ref, kms_key_id, wrapped_key from ${db.table("person_keys")} where user_id = ${userId}`)
-    let row = existing[0]
-    if (row === undefined) {
+    let stored = yield* personKeyOf(userId)
+    if (stored === undefined) {
       const fresh = randomBytes(32)
-      const wrapped = yield* kms.wrap(fresh, kms.currentKeyId)
+      const wrappedKey = yield* kms.wrap(fresh, kms.currentKeyId)
       fresh.fill(0)
       // two nodes may make one at once: the first stays, both use it
-      yield* query("make person key", () => db.sql`
-        insert into ${db.table("person_keys")} (key_ref, user_id, kms_key_id, wrapped_key)
-        values (${newKeyRef()}, ${userId}, ${kms.currentKeyId}, ${wrapped}) on conflict (user_id) do nothing`)
-      row = (yield* query("person key", () => db.sql`
-        select key_ref, kms_key_id, wrapped_key from ${db.table("person_keys")} where user_id = ${userId}`))[0]!
+      yield* keepPersonKey(userId, { keyRef: newKeyRef(), kmsKeyId: kms.currentKeyId, wrappedKey })
+      stored = (yield* personKeyOf(userId))!
     }
-    const keyRef = row.key_ref as string
-    const dataKey = yield* kms.unwrap(row.wrapped_key, row.kms_key_id)
-    const seal = (plain: string) => `pd1.${keyRef}.${encrypt(dataKey, Buffer.from(plain, "utf8"), keyRef)}`
-    return { seal, sealJson: (value: Json) => seal(JSON.stringify(value)) } satisfies PersonSealer
+    return sealerFor(stored.keyRef, yield* kms.unwrap(stored.wrappedKey, stored.kmsKeyId))
   })
+
+/** Seals under the data key `keyRef` names. */
+export const sealerFor = (keyRef: string, dataKey: Buffer): PersonSealer => {
+  const seal = (plain: string) => `pd1.${keyRef}.${encrypt(dataKey, Buffer.from(plain, "utf8"), keyRef)}`
+  return { seal, sealJson: (value) => seal(JSON.stringify(value)) }
+}
 
 /** Opens values read from the log or the read models; `null` stands for an erased value. */
 export interface PersonalOpener {
@@ -80,32 +77,31 @@ export const personalOpener = (values: ReadonlyArray<unknown>) =>
     const keys = new Map<string, Buffer>()
     if (refs.length > 0) {
       const kms = yield* KeyManagement
-      const db = yield* Db
-      const rows = yield* query("person keys", () => db.sql`
-        select key_ref, kms_key_id, wrapped_key from ${db.table("person_keys")} where key_ref = any(${refs}::text[])`)
-      for (const row of rows) keys.set(row.key_ref, yield* kms.unwrap(row.wrapped_key, row.kms_key_id))
+      for (const stored of yield* personKeysByRef(refs)) keys.set(stored.keyRef, yield* kms.unwrap(stored.wrappedKey, stored.kmsKeyId))
     }
-    const text = (value: string): string | null => {
-      const match = SEALED.exec(value)
-      if (match === null) return value
-      const key = keys.get(match[1])
-      const plain = key === undefined ? undefined : decrypt(key, match[2].split("."), match[1])
-      return plain === undefined ? null : plain.toString("utf8")
-    }
-    const json = (value: unknown): unknown => {
-      if (typeof value !== "string" || sealedKeyRef(value) === undefined) return value
-      const plain = text(value)
-      return plain === null ? null : JSON.parse(plain)
-    }
-    return { text, json } satisfies PersonalOpener
+    return openerFor(keys)
   })
+
+/** Opens with the data keys at hand, by key ref; a value naming another key opens to null (erased). */
+export const openerFor = (keys: ReadonlyMap<string, Buffer>): PersonalOpener => {
+  const text = (value: string): string | null => {
+    const match = SEALED.exec(value)
+    if (match === null) return value
+    const key = keys.get(match[1])
+    const plain = key === undefined ? undefined : decrypt(key, match[2].split("."), match[1])
+    return plain === undefined ? null : plain.toString("utf8")
+  }
+  const json = (value: unknown): unknown => {
+    if (typeof value !== "string" || sealedKeyRef(value) === undefined) return value
+    const plain = text(value)
+    return plain === null ? null : JSON.parse(plain)
+  }
+  return { text, json }
+}
 
 /** Destroys the person's data keys; how many there were. Without a master key nothing was sealed, so nothing can be erased. */
 export const destroyPersonKeys = (userId: string) =>
   Effect.gen(function* () {
     if (!(yield* Envelope).configured) return yield* new EncryptionNotConfigured()
-    const db = yield* Db
-    const deleted = yield* query("destroy person keys", () => db.sql`
-      delete from ${db.table("person_keys")} where user_id = ${userId} returning key_ref`)
-    return deleted.length
+    return yield* deletePersonKeys(userId)
   })

@@ -57,3 +57,36 @@ export const auditEntriesAfter = (orgId: string, filter: AuditFilter, after: rea
       detail: r.detail
     }))
   })
+
+/** A person's data key as `person_keys` holds it (docs/audit.md, "Erasure by crypto-shredding"). */
+export interface StoredPersonKey {
+  readonly keyRef: string
+  readonly kmsKeyId: string
+  readonly wrappedKey: string
+}
+
+const storedKeyOf = (row: Record<string, any>): StoredPersonKey => ({ keyRef: row.key_ref, kmsKeyId: row.kms_key_id, wrappedKey: row.wrapped_key })
+
+/** The person's data key; undefined before their first sealed value, and after their erasure. */
+export const personKeyOf = (userId: string) =>
+  Effect.flatMap(Db, (db) => query("person key", () => db.sql`
+    select key_ref, kms_key_id, wrapped_key from ${db.table("person_keys")} where user_id = ${userId}`))
+    .pipe(Effect.map((rows) => (rows.length === 0 ? undefined : storedKeyOf(rows[0]!))))
+
+/** Keeps a new data key for the person, unless another node kept one first (that one stays). */
+export const keepPersonKey = (userId: string, key: StoredPersonKey) =>
+  Effect.flatMap(Db, (db) => query("make person key", () => db.sql`
+    insert into ${db.table("person_keys")} (key_ref, user_id, kms_key_id, wrapped_key)
+    values (${key.keyRef}, ${userId}, ${key.kmsKeyId}, ${key.wrappedKey}) on conflict (user_id) do nothing`))
+
+/** The data keys these refs name that still exist. */
+export const personKeysByRef = (refs: ReadonlyArray<string>) =>
+  Effect.flatMap(Db, (db) => query("person keys", () => db.sql`
+    select key_ref, kms_key_id, wrapped_key from ${db.table("person_keys")} where key_ref = any(${refs as string[]}::text[])`))
+    .pipe(Effect.map((rows) => rows.map(storedKeyOf)))
+
+/** Deletes the person's data keys; how many there were. */
+export const deletePersonKeys = (userId: string) =>
+  Effect.flatMap(Db, (db) => query("destroy person keys", () => db.sql`
+    delete from ${db.table("person_keys")} where user_id = ${userId} returning key_ref`))
+    .pipe(Effect.map((rows) => rows.length))

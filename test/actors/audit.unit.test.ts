@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import { AuditActor } from "../../actors/audit/actor.ts"
 import { AuditCommandRefused } from "../../actors/audit/errors.ts"
-import { auditEvent, type Invocation } from "../../actors/audit/events.ts"
+import { auditEvent, type Invocation, PersonErased } from "../../actors/audit/events.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { jsonRoundTrip, meta, projectedRows } from "../support/decider.ts"
 
@@ -93,9 +93,21 @@ describe("audit actor", () => {
     expect(rows.audit_log).toEqual([expect.objectContaining({ outcome: "succeeded", error_tag: null })])
   })
 
+  it("projects an erasure into the audit log of each of the person's organizations", () => {
+    const erased = new PersonErased({ erasureId: "era_1", userId: "usr_alice", orgIds: ["org_1", "org_2"], keysDestroyed: 1 })
+    const rows = projectedRows(AuditActor, keyOf(AuditActor, "era_1"), [[erased, at]])
+    expect(rows.audit_log).toEqual(["org_1", "org_2"].map((orgId) => expect.objectContaining({
+      org_id: orgId,
+      kind: "security",
+      event: "person.erased",
+      user_id: "usr_alice",
+      detail: { erasureId: "era_1", keysDestroyed: 1 }
+    })))
+  })
+
   it.effect("round-trips events through JSON", () =>
     Effect.gen(function* () {
-      for (const event of [succeeded, failed]) expect(yield* jsonRoundTrip(AuditActor.events, event)).toEqual(event)
+      for (const event of [succeeded, failed, new PersonErased({ erasureId: "era_1", userId: "usr_a", orgIds: ["org_1"], keysDestroyed: 0 })]) expect(yield* jsonRoundTrip(AuditActor.events, event)).toEqual(event)
       expect(yield* jsonRoundTrip(AuditActor.errors, new AuditCommandRefused())).toEqual(new AuditCommandRefused())
     }))
 })

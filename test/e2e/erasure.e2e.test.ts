@@ -91,7 +91,8 @@ describe("person.erase", () => {
     // only an Owner erases someone else; a person erases themself
     expectError(await as(bobCookie, "person.erase", { userId: alice.userId }), 403, "forbidden", "not_owner")
     expect(ok(await as(carolCookie, "person.erase", { userId: carol.userId }))).toMatchObject({ userId: carol.userId, keysDestroyed: 0 })
-    const erased = ok(await as(ownerCookie, "person.erase", { userId: alice.userId }))
+    const erase = async (cookie: string, userId: string) => ok(await as(cookie, "person.erase", { userId }))
+    const erased = await erase(ownerCookie, alice.userId)
     expect(erased).toMatchObject({ erasureId: expect.stringMatching(/^era_/), userId: alice.userId, keysDestroyed: 1 })
 
     // her words read as erased, on every read of them
@@ -116,6 +117,13 @@ describe("person.erase", () => {
     // as of a moment before the erasure, too: the key is gone for every moment
     const asOf = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId, asOf: new Date().toISOString() }))
     expect(asOf.messages.every((m: any) => m.erased && m.content === "")).toBe(true)
+
+    // she may go on: a new key for what she writes next, the old words stay erased
+    const later = await chat(aliceCookie, `later ${aliceWords}`)
+    expect(ok(await as(aliceCookie, "conversation.get", { conversationId: later.conversationPublicId })).messages[0]).toMatchObject({ content: `later ${aliceWords}`, erased: false })
+    expect(ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId })).messages[0]).toMatchObject({ content: "", erased: true })
+    expectError(await as(ownerCookie, "person.erase", { userId: "usr_nobody" }), 404, "not_found", "person_not_found")
+    await erase(ownerCookie, alice.userId)
 
     // Bob's conversation reads as before
     const bobThread = ok(await as(bobCookie, "conversation.get", { conversationId: bobs.conversationPublicId }))

@@ -1,0 +1,44 @@
+/** Sealing a person's words and opening them (src/audit/PersonalData.ts), and the declared places (actors/personal.ts). */
+import { randomBytes } from "node:crypto"
+import { describe, expect, it } from "vitest"
+import { personalValues, valuesAt } from "../../actors/personal.ts"
+import { openerFor, sealedKeyRef, sealerFor } from "../../src/audit/PersonalData.ts"
+
+const keyRef = `pk_${"a".repeat(32)}`
+const key = randomBytes(32)
+
+describe("sealed words", () => {
+  it("open with their person's key, to the same text and JSON", () => {
+    const sealer = sealerFor(keyRef, key)
+    const sealed = sealer.seal("my address is 1 Rue X")
+    expect(sealed).not.toContain("Rue")
+    expect(sealedKeyRef(sealed)).toBe(keyRef)
+    const open = openerFor(new Map([[keyRef, key]]))
+    expect(open.text(sealed)).toBe("my address is 1 Rue X")
+    expect(open.json(sealer.sealJson({ type: "text", text: "hi" }))).toEqual({ type: "text", text: "hi" })
+  })
+
+  it("open to null once the key is gone, or under another key", () => {
+    const sealed = sealerFor(keyRef, key).seal("gone")
+    expect(openerFor(new Map()).text(sealed)).toBeNull()
+    expect(openerFor(new Map([[keyRef, randomBytes(32)]])).text(sealed)).toBeNull()
+    expect(openerFor(new Map()).json(sealerFor(keyRef, key).sealJson({ a: 1 }))).toBeNull()
+  })
+
+  it("written before sealing, in clear, read as they are", () => {
+    const open = openerFor(new Map())
+    expect(open.text("pd1. not sealed")).toBe("pd1. not sealed")
+    expect(open.json({ type: "text", text: "hi" })).toEqual({ type: "text", text: "hi" })
+    expect(sealedKeyRef("hello")).toBeUndefined()
+  })
+})
+
+describe("the declared places", () => {
+  it("find members, members of members, and each element of an array", () => {
+    expect(valuesAt({ reply: "r", result: { reply: "x" } }, "result.reply")).toEqual(["x"])
+    expect(valuesAt({ events: [{ seq: 1, event: { a: 1 } }, { seq: 2, event: "s" }] }, "events[].event")).toEqual([{ a: 1 }, "s"])
+    expect(valuesAt({ result: null }, "result.reply")).toEqual([])
+    expect(personalValues("run.finished", { reply: "r", result: { reply: "x" } })).toEqual(["r", "x"])
+    expect(personalValues("run.started", { userId: "u" })).toEqual([])
+  })
+})
