@@ -11,6 +11,11 @@
  *     contributes nothing), into `<DB_SCHEMA>_at_<time>` unless --into; the live schema is not
  *     touched. With embedded Postgres, stop the server first: PGlite has one owner.
  *
+ *   turn replay <runId>
+ *     Re-runs a recorded turn under this build's code against its tape (docs/audit.md, "Replaying a
+ *     turn"), calling no model and no tool, and prints "identical" or the first divergence (the
+ *     step, the tool call, the field); exits 1 on a divergence or a run it cannot replay.
+ *
  *   audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>]
  *     Reads the log (Kafka or embedded; no read model) and recomputes every partition's hash chain
  *     (docs/audit.md), and checks every signed checkpoint against the public key: the PEM or JSON
@@ -64,6 +69,7 @@ import * as path from "node:path"
 import * as AccessCache from "../src/checkpoint/AccessCache.ts"
 import { actorKinds, generationLogLayer, layoutPlace, logLayer, operatorHost } from "./App.ts"
 import { loadConfig } from "../src/platform/Config.ts"
+import { describeVerdict, loadRecordedTurn, replayTurn, type Unreplayable } from "../src/assistant/TurnReplay.ts"
 import { connect, Db, service } from "../streams/Db.ts"
 import { startEmbeddedPostgres } from "../src/platform/EmbeddedPostgres.ts"
 import { grantCredits, setBillingSuspended } from "../src/billing/BillingOperator.ts"
@@ -71,6 +77,7 @@ import { ISSUABLE_PURPOSES, issueCredential } from "../src/identity/IssueCredent
 
 const usage = [
   "usage: svc replay [--into <schema>] [--compare] [--until <RFC 3339 time | partition:offset,...>]",
+  "       svc turn replay <runId>",
   "       svc audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>] [--generation <G>]",
   "       svc log repartition --partitions <N>   (offline: stop every node first)",
   `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`,
@@ -125,6 +132,23 @@ const replayCommand = (args: ReadonlyArray<string>) =>
       if (tables.some((t) => !t.equal)) return yield* Effect.fail(new Error("the replayed read models differ from the live ones"))
     }
   })
+
+const turnCommand = ([action, runId, ...rest]: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    if (action !== "replay" || runId === undefined || rest.length > 0) return yield* Effect.fail(new Error(usage))
+    const { config, schema } = yield* database
+    const live = schema(config.dbSchema)
+    const recorded = yield* loadRecordedTurn(runId).pipe(Effect.provide(logLayer(config).pipe(Layer.provideMerge(Layer.succeed(Db, live)))))
+    if ("_tag" in recorded) return yield* Effect.fail(new Error(unreplayable(runId, recorded)))
+    const verdict = yield* replayTurn(recorded)
+    console.log(describeVerdict(runId, verdict))
+    if (!verdict.identical) return yield* Effect.fail(new Error(`run ${runId}: the replay diverges from the recorded turn`))
+  })
+
+const unreplayable = (runId: string, why: Unreplayable): string =>
+  why._tag === "RunNotFound" ? `no turn ${runId}`
+  : why._tag === "RunNotEnded" ? `run ${runId} has not ended: only an ended turn is replayed`
+  : `run ${runId} was recorded without a tape (before turns were taped)`
 
 const wholeNumber = (name: string, text: string | undefined) =>
   text === undefined ? Effect.succeed(undefined)
@@ -316,6 +340,7 @@ const billingCommand = ([action, orgSlug, credits, ...rest]: ReadonlyArray<strin
 const [command, ...args] = process.argv.slice(2)
 const program =
   command === "replay" ? replayCommand(args)
+  : command === "turn" ? turnCommand(args)
   : command === "audit" ? auditCommand(args)
   : command === "issue-key" ? issueKeyCommand(args)
   : command === "billing" ? billingCommand(args)

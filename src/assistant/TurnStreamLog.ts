@@ -26,7 +26,8 @@ export const CHUNK_MS = 250
 /** Events after which the chunk is recorded at once. */
 const BOUNDARIES: ReadonlySet<ChatEvent["type"]> = new Set(["approval-required", "question", "question-end", "tool-call-end"])
 
-const encodeEvent = Schema.encodeSync(ChatEvent)
+/** A chat event as the stream's chunks record it (and a replay compares it). */
+export const encodeChatEvent = Schema.encodeSync(ChatEvent)
 
 export interface TurnStreamLog {
   /** Numbers the event, hands it on, and queues it for the next chunk. */
@@ -73,7 +74,7 @@ export const turnStreamLog = (runId: string, record: TurnRecorder, emit: (event:
 
     const event = (chatEvent: ChatEvent) => {
       seq += 1
-      pending.push({ seq, event: encodeEvent(chatEvent) as StreamedEvent["event"] })
+      pending.push({ seq, event: encodeChatEvent(chatEvent) as StreamedEvent["event"] })
       emit(chatEvent)
       if (BOUNDARIES.has(chatEvent.type)) flushNow()
       else timer ??= setTimeout(flushNow, CHUNK_MS)

@@ -1,0 +1,128 @@
+/**
+ * A recorded turn replayed against its tape (docs/audit.md, "Replaying a turn"): a turn with
+ * reasoning and a tool call, run against the local chat-completions server, replays "identical"
+ * under the same code without a request to that server; a deliberate change (the tool called with
+ * another input) is reported as the first divergence, at the step, tool call and field it lies in;
+ * and `svc turn replay` prints the verdict and exits non-zero on a divergence.
+ */
+import { Effect } from "effect"
+import { execFile } from "node:child_process"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { loadConfig } from "../../src/platform/Config.ts"
+import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
+import { loadRecordedTurn, type RecordedTurn, replayTurn, type ReplayChange } from "../../src/assistant/TurnReplay.ts"
+import { Db } from "../../streams/Db.ts"
+import { EventLog } from "../../streams/EventLog.ts"
+import { streamChat } from "../support/chat.ts"
+import { databaseUrl } from "../support/env.ts"
+import { type OpenAiServer, startOpenAiServer } from "../support/openaiServer.ts"
+import { startTestNode, type TestNode } from "../support/platform.ts"
+
+let server: OpenAiServer
+let node: TestNode
+
+beforeAll(async () => {
+  server = await startOpenAiServer()
+  node = await startTestNode({
+    assistant: { ...loadConfig({}).assistant, openaiBaseUrl: server.url, openaiApiKey: "sk-test", operatorTiers: { fast: "openai:gpt-4o-mini", balanced: "openai:gpt-5-test", precise: "openai:o3" } },
+    outboundAllow: parseOutboundAllow("127.0.0.1")
+  })
+})
+
+afterAll(async () => {
+  await node?.stop()
+  await server?.close()
+})
+
+const recordedTurn = (runId: string) =>
+  Effect.runPromise(loadRecordedTurn(runId).pipe(Effect.provideService(Db, node.db), Effect.provideService(EventLog, node.log)))
+
+/** A turn that calls system.ping, then answers with reasoning; its run as the log recorded it. */
+const pingTurn = async (): Promise<RecordedTurn> => {
+  server.script({ kind: "tool", name: "system__ping", arguments: "{ }" }, { kind: "text", text: "The workspace answered pong.", reasoning: "The ping answered. I report it." })
+  const turn = await streamChat(node, { content: "is the workspace there?" })
+  expect(turn.done).toMatchObject({ reply: "The workspace answered pong." })
+  const recorded = await recordedTurn(turn.done.runId)
+  if ("_tag" in recorded) throw new Error(`run ${turn.done.runId} not replayable: ${recorded._tag}`)
+  return recorded
+}
+
+const replay = (recorded: RecordedTurn, change?: ReplayChange) => {
+  const before = server.requests.length
+  return Effect.runPromise(replayTurn(recorded, change)).then((verdict) => ({ verdict, requests: server.requests.length - before }))
+}
+
+describe("the turn's tape", () => {
+  it("holds the settings, the model's two calls, the tool's result and the clock's readings", async () => {
+    const { tape } = await pingTurn()
+    expect(tape.settings).toMatchObject({ model: "openai:gpt-5-test", tier: "balanced", goal: null, agent: null })
+    expect(tape.settings.tools).toContainEqual({ toolName: "system__ping", capability: "system.ping" })
+    expect(tape.input.system).toContain("You are the assistant")
+    expect(tape.modelCalls.map((call) => call.kind)).toEqual(["stream", "stream"])
+    expect(tape.toolCalls).toEqual([{ toolCallId: expect.stringMatching(/^call_\d+$/), toolName: "system__ping", input: {}, outcome: { output: { pong: true } } }])
+    // the reasoning's start and end
+    expect(tape.clock).toHaveLength(2)
+  })
+
+  it("costs a few kilobytes for a turn with a tool call (docs/performance.md)", async () => {
+    const recorded = await pingTurn()
+    const tapeBytes = Buffer.byteLength(JSON.stringify(recorded.tape))
+    const streamBytes = Buffer.byteLength(JSON.stringify(recorded.streamed))
+    if (process.env.TAPE_BYTES === "1") console.log(`tape ${tapeBytes} bytes, stream ${streamBytes} bytes, system prompt ${recorded.tape.input.system.length} chars`)
+    expect(tapeBytes).toBeLessThan(16 * 1024)
+  })
+})
+
+describe("replaying a turn", () => {
+  it("under the same code: identical, and the model server sees no request", async () => {
+    const recorded = await pingTurn()
+    const { verdict, requests } = await replay(recorded)
+    expect(verdict).toMatchObject({ identical: true, modelCalls: 2, toolCalls: 1 })
+    expect(requests).toBe(0)
+  })
+
+  it("after a change that calls the tool with another input: the first divergence, at step 0, that call, that field", async () => {
+    const recorded = await pingTurn()
+    const [call] = recorded.tape.toolCalls
+    const { verdict, requests } = await replay(recorded, { alterInput: (toolName, input) => (toolName === "system__ping" ? { ...(input as object), loud: true } : input) })
+    expect(verdict).toEqual({ identical: false, divergence: { step: 0, toolCallId: call.toolCallId, field: "input.loud", recorded: undefined, replayed: true } })
+    expect(requests).toBe(0)
+  })
+
+  it("a tape that lost a tool's result: the call is reported as not on the tape, never made", async () => {
+    const recorded = await pingTurn()
+    const { verdict, requests } = await replay({ ...recorded, tape: { ...recorded.tape, toolCalls: [] } })
+    expect(verdict).toMatchObject({ identical: false, divergence: { step: 0, field: "tool call not on the tape", replayed: { toolName: "system__ping", input: {} } } })
+    expect(requests).toBe(0)
+  })
+
+  it("a recorded stream the code no longer produces: the first event that differs, in the step it lies in", async () => {
+    const recorded = await pingTurn()
+    // as if the turn had streamed another reply: the code, replayed, streams the tape's
+    const streamed = recorded.streamed.map((s) => ((s.event as any).type === "text" ? { ...s, event: { ...(s.event as object), text: "other" } } : s))
+    const { verdict } = await replay({ ...recorded, streamed })
+    expect(verdict).toMatchObject({ identical: false, divergence: { step: 1, field: expect.stringMatching(/^event \d+\.text$/), recorded: { type: "text", text: "other" } } })
+  })
+})
+
+describe("svc turn replay", () => {
+  const svc = (...args: ReadonlyArray<string>) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile("npx", ["tsx", "bin/cli.ts", ...args], {
+        env: { ...process.env, DATABASE_URL: databaseUrl, DB_SCHEMA: node.config.dbSchema, SVC_DATA_DIR: node.config.dataDir, LOG_PARTITIONS: String(node.config.partitions), KAFKA_BROKERS: node.config.kafkaBrokers.join(",") }
+      }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr }))
+    })
+
+  it("prints identical for a recorded turn, and refuses an unknown run with a non-zero exit", async () => {
+    const recorded = await pingTurn()
+    const before = server.requests.length
+    const replayed = await svc("turn", "replay", recorded.runId)
+    expect(replayed.stderr).toBe("")
+    expect(replayed.stdout).toContain(`run ${recorded.runId}: identical (2 model calls, 1 tool calls`)
+    expect(replayed.code).toBe(0)
+    expect(server.requests.length).toBe(before)
+    const unknown = await svc("turn", "replay", "run_00000000000000000000000000000000")
+    expect(unknown.code).not.toBe(0)
+    expect(unknown.stderr).toContain("no turn run_00000000000000000000000000000000")
+  }, 60_000)
+})
