@@ -257,6 +257,16 @@ export const runStreamChunks = (runId: string): Effect.Effect<ReadonlyArray<Read
     return rows.map((row) => row.events as ReadonlyArray<{ readonly seq: number; readonly event: Json }>)
   })
 
+/** The conversation of a turn's run (of `orgId`'s, when named); undefined when there is no such turn. */
+export const conversationOfTurn = (runId: string, orgId: string | null): Effect.Effect<string | undefined, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("conversation of a turn", () => db.sql`
+      select conversation_id from ${db.table("runs")}
+      where run_id = ${runId} and kind = 'turn' and (${orgId}::text is null or org_id = ${orgId})`)
+    return rows[0]?.conversation_id as string | undefined
+  })
+
 const runRecordOf = (row: postgres.Row): RunRecord => ({
   runId: row.run_id,
   conversationId: row.conversation_id,

@@ -14,12 +14,12 @@ import { Effect, Stream } from "effect"
 import { ConversationActor } from "../../actors/conversation/actor.ts"
 import type { ConversationEvent, StreamedEvent } from "../../actors/conversation/events.ts"
 import { decodeEvent, keyOf } from "../../actors/kernel.ts"
-import { Db, query } from "../../streams/Db.ts"
 import { EventLog, readUpTo } from "../../streams/EventLog.ts"
 import { partitionFor } from "../../streams/partitioner.ts"
 import type { ChatEvent, Usage } from "../platform/Wire.ts"
 import { TurnAborted } from "./AgentTools.ts"
 import { TurnStream } from "./StreamParts.ts"
+import { conversationOfTurn } from "./Queries.ts"
 import { playModelRounds } from "./Turn.ts"
 import { encodeChatEvent } from "./TurnStreamLog.ts"
 import { firstDifference, fromTape, OffTape, tapePlayer, type TurnTape } from "./TurnTape.ts"
@@ -141,16 +141,15 @@ export type Unreplayable = { readonly _tag: "RunNotFound" } | { readonly _tag: "
 
 /**
  * A run as its conversation's events in the log hold it (the tape is in the log alone): found by
- * its id in the runs read model, then read from the start of its conversation's partition.
+ * its id in the runs read model (of `orgId`'s, when named), then read from the start of its
+ * conversation's partition.
  */
-export const loadRecordedTurn = (runId: string) =>
+export const loadRecordedTurn = (runId: string, orgId: string | null = null) =>
   Effect.gen(function* () {
-    const db = yield* Db
-    const rows = yield* query("run to replay", () => db.sql`select conversation_id from ${db.table("runs")} where run_id = ${runId} and kind = 'turn'`)
-    const found = rows[0]
-    if (found === undefined) return { _tag: "RunNotFound" } as Unreplayable
+    const conversationId = yield* conversationOfTurn(runId, orgId)
+    if (conversationId === undefined) return { _tag: "RunNotFound" } as Unreplayable
     const log = yield* EventLog
-    const key = keyOf(ConversationActor, found.conversation_id as string)
+    const key = keyOf(ConversationActor, conversationId)
     const partition = partitionFor(key, log.partitions)
     const end = (yield* log.endOffsets([partition])).get(partition) ?? 0
     const streamed: Array<StreamedEvent> = []

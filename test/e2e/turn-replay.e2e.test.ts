@@ -6,7 +6,6 @@
  * and `svc turn replay` prints the verdict and exits non-zero on a divergence.
  */
 import { Effect } from "effect"
-import { execFile } from "node:child_process"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/platform/Config.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
@@ -14,9 +13,11 @@ import { loadRecordedTurn, type RecordedTurn, replayTurn, type ReplayChange } fr
 import { Db } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { streamChat } from "../support/chat.ts"
-import { databaseUrl } from "../support/env.ts"
+import { runCli } from "../support/cli.ts"
 import { type OpenAiServer, startOpenAiServer } from "../support/openaiServer.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
+import { addPerson, callWithCookie, signIn } from "../support/people.ts"
+import { call } from "./client.ts"
 
 let server: OpenAiServer
 let node: TestNode
@@ -105,13 +106,25 @@ describe("replaying a turn", () => {
   })
 })
 
+describe("run.replay", () => {
+  it("answers the verdict to an Owner over the API, and run_not_found for a run of no turn of the organization; a member is refused", async () => {
+    const recorded = await pingTurn()
+    const owner = await signIn(node.baseUrl, await addPerson(node, "auditor", { org: "owner" }))
+    const asOwner = (input: unknown) => callWithCookie(node.baseUrl, owner.cookie, "/v1/acme/main/run/replay", input)
+    expect((await call(node, "run.replay", { runId: recorded.runId })).status).toBe(403)
+    const before = server.requests.length
+    const replayed = await asOwner({ runId: recorded.runId })
+    expect(replayed.status).toBe(200)
+    expect(replayed.body).toEqual({ identical: true, modelCalls: 2, toolCalls: 1, events: expect.any(Number), divergence: null })
+    expect(server.requests.length).toBe(before)
+    const unknown = await asOwner({ runId: "tse_00000000000000000000000000000000" })
+    expect(unknown.status).toBe(404)
+    expect(unknown.body.error).toMatchObject({ code: "not_found", reason: "run_not_found" })
+  })
+})
+
 describe("svc turn replay", () => {
-  const svc = (...args: ReadonlyArray<string>) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile("npx", ["tsx", "bin/cli.ts", ...args], {
-        env: { ...process.env, DATABASE_URL: databaseUrl, DB_SCHEMA: node.config.dbSchema, SVC_DATA_DIR: node.config.dataDir, LOG_PARTITIONS: String(node.config.partitions), KAFKA_BROKERS: node.config.kafkaBrokers.join(",") }
-      }, (error, stdout, stderr) => resolve({ code: error === null ? 0 : (error.code as number), stdout, stderr }))
-    })
+  const svc = (...args: ReadonlyArray<string>) => runCli(node, args)
 
   it("prints identical for a recorded turn, and refuses an unknown run with a non-zero exit", async () => {
     const recorded = await pingTurn()
