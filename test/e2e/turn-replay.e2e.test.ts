@@ -1,8 +1,9 @@
 /**
- * A recorded turn replayed against its tape (docs/audit.md, "Replaying a turn"): a turn with
- * reasoning and a tool call, run against the local chat-completions server, replays "identical"
- * under the same code without a request to that server; a deliberate change (the tool called with
- * another input) is reported as the first divergence, at the step, tool call and field it lies in;
+ * A recorded turn replayed against its tape (docs/audit.md, "Replaying a turn"): turns with
+ * reasoning, a tool call, a question answered and a call parked for approval, run against the local
+ * chat-completions server, replay "identical" under the same code without a request to that
+ * server; a deliberate change (a tool called with another input) is reported as the first
+ * divergence, at the step, tool call and field it lies in;
  * and `svc turn replay` prints the verdict and exits non-zero on a divergence.
  */
 import { Effect } from "effect"
@@ -12,7 +13,7 @@ import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { loadRecordedTurn, type RecordedTurn, replayTurn, type ReplayChange } from "../../src/assistant/TurnReplay.ts"
 import { Db } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
-import { streamChat } from "../support/chat.ts"
+import { postJson, streamChat, waitForEvent } from "../support/chat.ts"
 import { runCli } from "../support/cli.ts"
 import { type OpenAiServer, startOpenAiServer } from "../support/openaiServer.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
@@ -43,6 +44,24 @@ const pingTurn = async (): Promise<RecordedTurn> => {
   server.script({ kind: "tool", name: "system__ping", arguments: "{ }" }, { kind: "text", text: "The workspace answered pong.", reasoning: "The ping answered. I report it." })
   const turn = await streamChat(node, { content: "is the workspace there?" })
   expect(turn.done).toMatchObject({ reply: "The workspace answered pong." })
+  const recorded = await recordedTurn(turn.done.runId)
+  if ("_tag" in recorded) throw new Error(`run ${turn.done.runId} not replayable: ${recorded._tag}`)
+  return recorded
+}
+
+/** A turn that asks which node, is answered, and parks the node's deletion for approval, then answers. */
+const askAndParkTurn = async (): Promise<RecordedTurn> => {
+  server.script(
+    { kind: "tool", name: "ask_user", arguments: { question: "Which node?", options: ["a", "b"] } },
+    { kind: "tool", name: "node__delete", arguments: { nodeId: "nod_00000000000000000000000000000001" } },
+    { kind: "text", text: "The deletion waits for your approval.", reasoning: "The person chose; the deletion needs approval." }
+  )
+  const events: Array<any> = []
+  const streaming = streamChat(node, { content: "delete the node I pick" }, { onEvent: (e) => events.push(e) })
+  const question = await waitForEvent(events, (e) => e.type === "question")
+  expect((await postJson(node, "assistant/question/answer", { questionId: question.id, answer: "a" })).status).toBe(200)
+  const turn = await streaming
+  expect(turn.events.map((e) => e.type)).toEqual(expect.arrayContaining(["question-end", "approval-required"]))
   const recorded = await recordedTurn(turn.done.runId)
   if ("_tag" in recorded) throw new Error(`run ${turn.done.runId} not replayable: ${recorded._tag}`)
   return recorded
@@ -79,6 +98,28 @@ describe("replaying a turn", () => {
     const recorded = await pingTurn()
     const { verdict, requests } = await replay(recorded)
     expect(verdict).toMatchObject({ identical: true, modelCalls: 2, toolCalls: 1 })
+    expect(requests).toBe(0)
+  })
+
+  it("a turn that asks a question, has it answered, and parks a call for approval: identical, with no request", async () => {
+    const recorded = await askAndParkTurn()
+    expect(recorded.tape.toolCalls.map((call) => [call.toolName, call.outcome])).toEqual([
+      ["ask_user", { output: { answer: "a" } }],
+      ["node__delete", { output: expect.objectContaining({ parked: true }) }]
+    ])
+    const { verdict, requests } = await replay(recorded)
+    expect(verdict).toMatchObject({ identical: true, modelCalls: 3, toolCalls: 2 })
+    expect(requests).toBe(0)
+  })
+
+  it("after a change to the second step's call (another node to delete): the divergence at step 1, that call, input.nodeId", async () => {
+    const recorded = await askAndParkTurn()
+    const deletion = recorded.tape.toolCalls[1]
+    const { verdict, requests } = await replay(recorded, { alterInput: (toolName, input) => (toolName === "node__delete" ? { nodeId: "nod_00000000000000000000000000000002" } : input) })
+    expect(verdict).toEqual({
+      identical: false,
+      divergence: { step: 1, toolCallId: deletion.toolCallId, field: "input.nodeId", recorded: "nod_00000000000000000000000000000001", replayed: "nod_00000000000000000000000000000002" }
+    })
     expect(requests).toBe(0)
   })
 
