@@ -267,6 +267,17 @@ export const conversationOfTurn = (runId: string, orgId: string | null): Effect.
     return rows[0]?.conversation_id as string | undefined
   })
 
+/** The ended turns started at or after `since`, oldest first: what `svc turn replay --all` replays. */
+export const endedTurnsSince = (since: Date): Effect.Effect<ReadonlyArray<string>, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("ended turns since", () => db.sql`
+      select run_id from ${db.table("runs")}
+      where kind = 'turn' and status <> 'running' and started_at >= ${since}
+      order by started_at, run_id`)
+    return rows.map((row) => row.run_id as string)
+  })
+
 const runRecordOf = (row: postgres.Row): RunRecord => ({
   runId: row.run_id,
   conversationId: row.conversation_id,

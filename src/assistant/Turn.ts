@@ -221,8 +221,8 @@ interface TurnWork {
 
 /** What the model rounds of a turn work with, live or played back from its tape (src/assistant/TurnReplay.ts). */
 export interface ModelRounds<R> {
-  /** The turn's model, its `model` taped (live) or the tape's player (replay). */
-  readonly model: ResolvedModel
+  /** The turn's model, taped (live) or the tape's player (replay), and what it is sent with it. */
+  readonly model: Pick<ResolvedModel, "model" | "providerOptions">
   readonly goal: Goal | null
   readonly system: string
   readonly messages: Array<ModelMessage>
@@ -278,7 +278,7 @@ const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, str
     const system = systemPrompt(turn, summary)
     tape.sent(system, messages)
     yield* playModelRounds({
-      model: { ...turn.model, model: tape.model(turn.model.model) },
+      model: { model: tape.model(turn.model.model), providerOptions: turn.model.providerOptions },
       goal: turn.goal,
       system,
       messages,

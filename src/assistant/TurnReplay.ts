@@ -88,7 +88,8 @@ export const replayTurn = (recorded: RecordedTurn, change: ReplayChange = {}): E
     })
     const ended = yield* Effect.either(
       playModelRounds({
-        model: { modelId: tape.settings.model, model: player.model, providerOptions: undefined } as any,
+        // the effort the model was sent is in the tape's settings; the tape's model reads no options
+        model: { model: player.model, providerOptions: {} },
         goal: tape.settings.goal,
         system: tape.input.system,
         messages: fromTape(tape.input.messages),

@@ -179,4 +179,21 @@ describe("svc turn replay", () => {
     expect(unknown.code).not.toBe(0)
     expect(unknown.stderr).toContain("no turn run_00000000000000000000000000000000")
   }, 60_000)
+
+  it("--all --since replays every ended turn of the window and prints a summary; a time without its offset is refused", async () => {
+    const since = new Date().toISOString()
+    const first = await pingTurn()
+    const second = await askAndParkTurn()
+    const before = server.requests.length
+    const replayed = await svc("turn", "replay", "--all", "--since", since)
+    expect(replayed.stderr).toBe("")
+    expect(replayed.stdout).toContain(`run ${first.runId}: identical`)
+    expect(replayed.stdout).toContain(`run ${second.runId}: identical (3 model calls, 2 tool calls`)
+    expect(replayed.stdout).toContain(`2 turns replayed since ${since}: 2 identical, 0 diverged or not replayable`)
+    expect(replayed.code).toBe(0)
+    expect(server.requests.length).toBe(before)
+    const without = await svc("turn", "replay", "--all", "--since", "2026-11-28")
+    expect(without.code).not.toBe(0)
+    expect(without.stderr).toContain("--all --since <RFC 3339 time with its offset>")
+  }, 60_000)
 })
