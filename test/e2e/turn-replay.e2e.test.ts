@@ -112,6 +112,23 @@ describe("replaying a turn", () => {
     expect(requests).toBe(0)
   })
 
+  it("a turn with a goal not met after its first round: its second round too replays identical, the goal's check answered from the tape", async () => {
+    server.script(
+      { kind: "text", text: "A first draft." },
+      { kind: "text", text: '{"met": false, "reason": "the plan has no steps"}' },
+      { kind: "text", text: "The plan, with its steps." }
+    )
+    const turn = await streamChat(node, { content: "write the plan", goal: { statement: "the plan has steps", maxRounds: 2 } })
+    expect(turn.done).toMatchObject({ reply: "A first draft.The plan, with its steps." })
+    const recorded = await recordedTurn(turn.done.runId)
+    if ("_tag" in recorded) throw new Error(recorded._tag)
+    expect(recorded.tape.settings.goal).toEqual({ statement: "the plan has steps", maxRounds: 2 })
+    expect(recorded.tape.modelCalls.map((call) => call.kind)).toEqual(["stream", "generate", "stream"])
+    const { verdict, requests } = await replay(recorded)
+    expect(verdict).toMatchObject({ identical: true, modelCalls: 3, toolCalls: 0 })
+    expect(requests).toBe(0)
+  })
+
   it("after a change to the second step's call (another node to delete): the divergence at step 1, that call, input.nodeId", async () => {
     const recorded = await askAndParkTurn()
     const deletion = recorded.tape.toolCalls[1]
