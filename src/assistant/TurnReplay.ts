@@ -22,7 +22,7 @@ import { TurnStream } from "./StreamParts.ts"
 import { conversationOfTurn } from "./Queries.ts"
 import { playModelRounds } from "./Turn.ts"
 import { encodeChatEvent } from "./TurnStreamLog.ts"
-import { firstDifference, fromTape, OffTape, tapePlayer, type TurnTape } from "./TurnTape.ts"
+import { firstDifference, fromTape, OffTape, tapePlayer, type TurnTape, valueAt } from "./TurnTape.ts"
 
 /** A run as the log recorded it: its tape, its stream, and how it ended. */
 export interface RecordedTurn {
@@ -131,11 +131,9 @@ export const replayTurn = (recorded: RecordedTurn, change: ReplayChange = {}): E
     const outcome = { status, reply: stream.reply, usage: stream.usage }
     const expected = { status: recorded.status, reply: recorded.reply, usage: recorded.usage }
     const differs = firstDifference(expected, outcome)
-    if (differs !== undefined) return diverged({ step: stepsBefore(emitted), field: differs, recorded: pickField(expected, differs), replayed: pickField(outcome, differs) })
+    if (differs !== undefined) return diverged({ step: stepsBefore(emitted), field: differs, recorded: valueAt(expected, differs), replayed: valueAt(outcome, differs) })
     return { identical: true, events: replayedEvents.length, toolCalls: tape.toolCalls.length, modelCalls: tape.modelCalls.length }
   })
-
-const pickField = (value: unknown, path: string): unknown => path.split(".").reduce<any>((at, key) => (at === null || typeof at !== "object" ? undefined : at[key]), value)
 
 /** Why a run cannot be replayed. */
 export type Unreplayable = { readonly _tag: "RunNotFound" } | { readonly _tag: "RunNotEnded" } | { readonly _tag: "NoTape" }

@@ -244,7 +244,7 @@ export const tapePlayer = (tape: TurnTape, alterInput: (toolName: string, input:
         if (taped.toolName !== toolName) throw new OffTape("tool", taped.toolName, toolName, options.toolCallId)
         const differs = firstDifference(taped.input, asked)
         if (differs !== undefined) {
-          throw new OffTape(differs === "" ? "input" : `input.${differs}`, pick(taped.input, differs), pick(asked, differs), options.toolCallId)
+          throw new OffTape(differs === "" ? "input" : `input.${differs}`, valueAt(taped.input, differs), valueAt(asked, differs), options.toolCallId)
         }
         played.add(taped.toolCallId)
         const outcome = taped.outcome
@@ -266,5 +266,6 @@ export const tapePlayer = (tape: TurnTape, alterInput: (toolName: string, input:
   return { model, tools, now, unplayed }
 }
 
-const pick = (value: unknown, path: string): unknown =>
+/** The value at a member path `firstDifference` names ("" is the whole value). */
+export const valueAt = (value: unknown, path: string): unknown =>
   path === "" ? value : path.split(".").reduce<any>((at, key) => (at === null || typeof at !== "object" ? undefined : at[key]), value)
