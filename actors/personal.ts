@@ -14,6 +14,8 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   "run.finished": ["reply", "result.reply"],
   /** Each chat event the turn streamed (text deltas, the final result): sealed whole, as JSON text. */
   "run.streamed": ["events[].event"],
+  /** The turn's tape holds what the model was sent and answered, and the tools' results: sealed whole, as JSON text. */
+  "run.taped": ["tape"],
   /** The summary is written from the messages. */
   "summary.rewritten": ["summary"]
 }

@@ -49,6 +49,7 @@ import { mediaCapabilities } from "../src/media/Media.ts"
 import { auditCapabilities } from "../src/audit/Audit.ts"
 import { auditExportCapabilities } from "../src/audit/AuditExport.ts"
 import { erasureCapabilities } from "../src/audit/Erasure.ts"
+import { runReplayCapabilities } from "../src/audit/RunReplay.ts"
 import { clusterCapabilities } from "../src/cluster/Cluster.ts"
 import * as Presence from "../src/cluster/Presence.ts"
 import * as Throughput from "../src/cluster/Throughput.ts"
@@ -112,7 +113,7 @@ import { conversationCapabilities } from "../src/assistant/Conversations.ts"
 
 export const actorKinds = kindRegistry([OrgActor, UserActor, ApiKeyActor, AuditActor, SchemaActor, NodeActor, SessionActor, ClaimActor, MachineActor, FleetActor, WorkOrderActor, TelemetryActor, DeviceActor, ModelsActor, FileActor, ConversationActor, BillingActor, A2aTaskActor, GuardActor, KeyBudgetActor, AgentActor, SkillActor, AutomationActor, AutomationRunActor, RegistryActor, NotificationActor, McpAuthAlertsActor, ListingActor, CredentialActor, DocumentActor])
 
-export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...erasureCapabilities, ...clusterCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...uiChatCapabilities, ...agUiCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...skillCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
+export const registry = makeRegistry([...identityCapabilities, ...nodeCapabilities, ...machineCapabilities, ...keyCapabilities, ...accountCapabilities, ...auditCapabilities, ...auditExportCapabilities, ...erasureCapabilities, ...runReplayCapabilities, ...clusterCapabilities, ...systemCapabilities, ...organizationCapabilities, ...deviceCapabilities, ...modelCapabilities, ...attachmentCapabilities, ...mediaCapabilities, ...billingCapabilities, ...assistantCapabilities, ...uiChatCapabilities, ...agUiCapabilities, ...conversationCapabilities, ...codegraphCapabilities, ...a2aCapabilities, ...agentCapabilities, ...skillCapabilities, ...automationCapabilities, ...pluginCatalogCapabilities, ...pluginListingCapabilities, ...pluginWorkspaceCapabilities, ...pluginCredentialCapabilities, ...notificationCapabilities, ...documentCapabilities, ...documentsPackCapabilities])
 
 /** The embedded log lives beside the read models, in a schema a replay never drops. */
 export const logSchemaOf = (schema: string) => (schema === "public" ? "svc_log" : `${schema}_log`)

@@ -11,6 +11,12 @@
  *     contributes nothing), into `<DB_SCHEMA>_at_<time>` unless --into; the live schema is not
  *     touched. With embedded Postgres, stop the server first: PGlite has one owner.
  *
+ *   turn replay <runId> | turn replay --all --since <RFC 3339 time>
+ *     Re-runs a recorded turn under this build's code against its tape (docs/audit.md, "Replaying a
+ *     turn"), calling no model and no tool, and prints "identical" or the first divergence (the
+ *     step, the tool call, the field); with --all --since, every ended turn started since then,
+ *     one line each and a summary. Exits 1 on a divergence or a run it cannot replay.
+ *
  *   audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>]
  *     Reads the log (Kafka or embedded; no read model) and recomputes every partition's hash chain
  *     (docs/audit.md), and checks every signed checkpoint against the public key: the PEM or JSON
@@ -64,6 +70,9 @@ import * as path from "node:path"
 import * as AccessCache from "../src/checkpoint/AccessCache.ts"
 import { actorKinds, generationLogLayer, layoutPlace, logLayer, operatorHost } from "./App.ts"
 import { loadConfig } from "../src/platform/Config.ts"
+import * as Envelope from "../src/marketplace/Envelope.ts"
+import { describeVerdict, loadRecordedTurn, replayTurn, type Unreplayable } from "../src/assistant/TurnReplay.ts"
+import { endedTurnsSince } from "../src/assistant/Queries.ts"
 import { connect, Db, service } from "../streams/Db.ts"
 import { startEmbeddedPostgres } from "../src/platform/EmbeddedPostgres.ts"
 import { grantCredits, setBillingSuspended } from "../src/billing/BillingOperator.ts"
@@ -71,6 +80,7 @@ import { ISSUABLE_PURPOSES, issueCredential } from "../src/identity/IssueCredent
 
 const usage = [
   "usage: svc replay [--into <schema>] [--compare] [--until <RFC 3339 time | partition:offset,...>]",
+  "       svc turn replay <runId> | turn replay --all --since <RFC 3339 time>",
   "       svc audit verify [--partition <P>] [--from <OFFSET>] [--key <public key file>] [--generation <G>]",
   "       svc log repartition --partitions <N>   (offline: stop every node first)",
   `       svc issue-key --purpose <${ISSUABLE_PURPOSES.join("|")}> --org <slug> [--workspace <slug>] [--machine <id>] [--name <text>]`,
@@ -125,6 +135,40 @@ const replayCommand = (args: ReadonlyArray<string>) =>
       if (tables.some((t) => !t.equal)) return yield* Effect.fail(new Error("the replayed read models differ from the live ones"))
     }
   })
+
+const turnCommand = ([action, ...args]: ReadonlyArray<string>) =>
+  Effect.gen(function* () {
+    if (action !== "replay") return yield* Effect.fail(new Error(usage))
+    const { values, positionals } = parseArgs({ args: [...args], allowPositionals: true, options: { all: { type: "boolean" }, since: { type: "string" } } })
+    const since = values.since === undefined ? undefined : new Date(values.since)
+    const one = positionals.length === 1 && !values.all && since === undefined
+    const window = positionals.length === 0 && values.all === true && since !== undefined && !Number.isNaN(since.getTime()) && /[zZ]|[+-]\d\d:\d\d$/.test(values.since!)
+    if (!one && !window) return yield* Effect.fail(new Error(`turn replay takes one run id, or --all --since <RFC 3339 time with its offset>\n${usage}`))
+    const { config, schema } = yield* database
+    const live = schema(config.dbSchema)
+    const replayOne = (runId: string) =>
+      Effect.gen(function* () {
+        const recorded = yield* loadRecordedTurn(runId)
+        if ("_tag" in recorded) return { line: unreplayable(runId, recorded), replayed: false, identical: false }
+        const verdict = yield* replayTurn(recorded)
+        return { line: describeVerdict(runId, verdict), replayed: true, identical: verdict.identical }
+      })
+    const results = yield* (one ? replayOne(positionals[0]).pipe(Effect.map((r) => [r])) : Effect.flatMap(endedTurnsSince(since!), (runIds) => Effect.forEach(runIds, replayOne))).pipe(
+      // a sealed tape is opened with its person's key (actors/personal.ts)
+      Effect.provide(Layer.mergeAll(logLayer(config), Envelope.layer(config.authTokenEncryptionKey)).pipe(Layer.provideMerge(Layer.succeed(Db, live))))
+    )
+    if (one && !results[0].replayed) return yield* Effect.fail(new Error(results[0].line))
+    for (const result of results) console.log(result.line)
+    const diverged = results.filter((r) => !r.identical).length
+    if (window) console.log(`${results.length} turns replayed since ${values.since}: ${results.length - diverged} identical, ${diverged} diverged or not replayable`)
+    if (diverged > 0) return yield* Effect.fail(new Error(one ? `run ${positionals[0]}: the replay diverges from the recorded turn` : `${diverged} of ${results.length} turns did not replay identical`))
+  })
+
+const unreplayable = (runId: string, why: Unreplayable): string =>
+  why._tag === "RunNotFound" ? `no turn ${runId}`
+  : why._tag === "RunNotEnded" ? `run ${runId} has not ended: only an ended turn is replayed`
+  : why._tag === "Erased" ? `run ${runId} belongs to an erased person: its tape cannot be opened`
+  : `run ${runId} was recorded without a tape (before turns were taped)`
 
 const wholeNumber = (name: string, text: string | undefined) =>
   text === undefined ? Effect.succeed(undefined)
@@ -316,6 +360,7 @@ const billingCommand = ([action, orgSlug, credits, ...rest]: ReadonlyArray<strin
 const [command, ...args] = process.argv.slice(2)
 const program =
   command === "replay" ? replayCommand(args)
+  : command === "turn" ? turnCommand(args)
   : command === "audit" ? auditCommand(args)
   : command === "issue-key" ? issueKeyCommand(args)
   : command === "billing" ? billingCommand(args)

@@ -13,6 +13,7 @@ import {
   RunStarted,
   RunStopRequested,
   RunStreamed,
+  RunTaped,
   RunUpdated,
   SummaryRewritten,
   ToolCallParked
@@ -222,8 +223,10 @@ const finish = (state: ConversationState, command: FinishRun, meta: CommandMeta)
   const closed = Object.entries(state.questions)
     .filter(([, asked]) => asked.runId === runId)
     .map(([questionId, asked]) => new QuestionClosed({ conversationId, questionId, reason: "ended", closedAt: meta.at, asked }))
+  const tape = command.tape === null ? [] : [new RunTaped({ conversationId, runId, tape: command.tape, tapedAt: meta.at })]
   return Either.right([
     ...lastChunk,
+    ...tape,
     ...saved,
     ...closed,
     new RunFinished({

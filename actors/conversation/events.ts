@@ -255,6 +255,20 @@ export class RunStreamed extends Schema.TaggedClass<RunStreamed>()("run.streamed
   recordedAt: Schema.String
 }) {}
 
+/**
+ * A turn's tape (docs/audit.md, "The turn's tape"): every nondeterministic input the turn used (the
+ * settings in force, what the model was sent, each model call's streamed output, each tool's
+ * result, the clock readings), so that the turn can be re-run under other code with no model and
+ * no tool called (`svc turn replay`). Recorded with the run's end, just before `run.finished`.
+ */
+export class RunTaped extends Schema.TaggedClass<RunTaped>()("run.taped", {
+  conversationId,
+  runId: Schema.NonEmptyString,
+  /** The tape as src/assistant/TurnTape.ts writes it (`version` 1). */
+  tape: Json,
+  tapedAt: Schema.String
+}) {}
+
 export class SummaryRewritten extends Schema.TaggedClass<SummaryRewritten>()("summary.rewritten", {
   conversationId,
   ...rewrittenSummary,
@@ -290,6 +304,7 @@ export const ConversationEvent = Schema.Union(
   RunFinished,
   SummaryRewritten,
   RunStreamed,
+  RunTaped,
   RunUpdated
 )
 export type ConversationEvent = typeof ConversationEvent.Type

@@ -65,7 +65,8 @@ const apply = (state: ActiveConversation, event: Exclude<ConversationEvent, { re
     case "run.finished":
       return { ...state, runs: without(state.runs, event.runId) }
     case "run.streamed":
-      // the stream is kept in its chunks' rows, not in the state
+    case "run.taped":
+      // the stream is kept in its chunks' rows, the tape in the log alone: neither in the state
       return state
     case "run.updated": {
       const { title, tags, pinned } = event

@@ -108,6 +108,9 @@ const questionRow = (
 export const project = (after: ConversationState, event: ConversationEvent, _ctx: EventContext): ReadonlyArray<RowOp> => {
   if (after._tag === "Absent") return []
   switch (event._tag) {
+    case "run.taped":
+      // the tape is read from the log itself (`svc turn replay`): no read model holds it
+      return []
     case "conversation.started":
     case "summary.rewritten":
       return [conversationRow(after)]

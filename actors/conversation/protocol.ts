@@ -2,6 +2,7 @@
  * approval, question), resolves the model and checks who may act; time comes from the command's
  * metadata. */
 import { Schema, Struct } from "effect"
+import { Json } from "../kernel.ts"
 import { approvalDecision, ApprovalReceipt, AskedQuestion, CloseReason, ParkedCall, rewrittenSummary, RunEdits, runEnding, streamedChunk, StreamedEvent } from "./events.ts"
 
 /** The node that runs the run: a command from a node of an earlier build names none. */
@@ -74,7 +75,9 @@ export class FinishRun extends Schema.TaggedClass<FinishRun>()("FinishRun", {
   runId: Schema.NonEmptyString,
   ...runEnding,
   /** The turn's stream since its last chunk: its last chunk, recorded with its end. */
-  streamed: Schema.optionalWith(Schema.Array(StreamedEvent), { default: () => [] })
+  streamed: Schema.optionalWith(Schema.Array(StreamedEvent), { default: () => [] }),
+  /** The turn's tape (`run.taped`); null for a run that keeps none (an approval's execution). */
+  tape: Schema.optionalWith(Schema.NullOr(Json), { default: () => null })
 }) {}
 
 /** Records a chunk of a running turn's chat stream. */

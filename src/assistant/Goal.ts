@@ -26,7 +26,7 @@ const parseVerdict = (text: string): { readonly met: boolean; readonly reason: s
 }
 
 /** The model's verdict on a round's reply, and the tokens the check took; fails with what broke the model call. */
-export const judgeRound = (model: ResolvedModel, goal: Goal, messages: ReadonlyArray<ModelMessage>, roundReply: string, signal: AbortSignal) =>
+export const judgeRound = (model: Pick<ResolvedModel, "model" | "providerOptions">, goal: Goal, messages: ReadonlyArray<ModelMessage>, roundReply: string, signal: AbortSignal) =>
   Effect.tryPromise({
     try: () =>
       generateText({

@@ -300,6 +300,27 @@ export const openRunEnd = <T extends { readonly reply: string | null; readonly r
 
 const openedRun = <T extends RunRecord>(record: T | undefined) => (record === undefined ? Effect.succeed(undefined) : openRunEnd(record))
 
+/** The conversation of a turn's run (of `orgId`'s, when named); undefined when there is no such turn. */
+export const conversationOfTurn = (runId: string, orgId: string | null): Effect.Effect<string | undefined, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("conversation of a turn", () => db.sql`
+      select conversation_id from ${db.table("runs")}
+      where run_id = ${runId} and kind = 'turn' and (${orgId}::text is null or org_id = ${orgId})`)
+    return rows[0]?.conversation_id as string | undefined
+  })
+
+/** The ended turns started at or after `since`, oldest first: what `svc turn replay --all` replays. */
+export const endedTurnsSince = (since: Date): Effect.Effect<ReadonlyArray<string>, DbError, Db> =>
+  Effect.gen(function* () {
+    const db = yield* Db
+    const rows = yield* query("ended turns since", () => db.sql`
+      select run_id from ${db.table("runs")}
+      where kind = 'turn' and status <> 'running' and started_at >= ${since}
+      order by started_at, run_id`)
+    return rows.map((row) => row.run_id as string)
+  })
+
 const runRecordOf = (row: postgres.Row): RunRecord => ({
   runId: row.run_id,
   conversationId: row.conversation_id,

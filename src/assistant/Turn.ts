@@ -5,11 +5,11 @@
  * round, and records how it ended. The client going away does not stop it; only its person's
  * cancel (any node) or the process shutting down does.
  */
-import { InvalidToolInputError, type ModelMessage, NoSuchToolError, stepCountIs, streamText } from "ai"
+import { InvalidToolInputError, type ModelMessage, NoSuchToolError, stepCountIs, streamText, type ToolCallRepairFunction, type ToolSet } from "ai"
 import { Cause, Effect, Exit, Option } from "effect"
 import type { RunFinished } from "../../actors/conversation/events.ts"
 import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
-import type { CommandMeta } from "../../actors/kernel.ts"
+import type { CommandMeta, Json } from "../../actors/kernel.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Overloaded, RateLimited } from "../platform/Errors.ts"
@@ -30,6 +30,7 @@ import { ASK_USER } from "./Tools.ts"
 import { failure, startFailure, STREAM_ERROR, type TurnRecorder, turnRecorder } from "./TurnRecording.ts"
 import { type TurnStreamLog, turnStreamLog } from "./TurnStreamLog.ts"
 import { type PersonSealer, personSealer } from "../audit/PersonalData.ts"
+import { TapeRecorder, type TapeSettings, toTape } from "./TurnTape.ts"
 import { type LiveTurn, TurnRegistry } from "./TurnRegistry.ts"
 import { type FailureDescription, isRetryable } from "../platform/Failures.ts"
 import type { PreparedTurn } from "./PreparedTurn.ts"
@@ -219,11 +220,56 @@ interface TurnWork {
   readonly stream: TurnStream
   readonly tools: Effect.Effect.Success<ReturnType<typeof agentToolSet>>
   readonly now: () => number
+  readonly tape: TapeRecorder
 }
 
-/** The turn's rounds with the model (one, or up to the goal's until it is met): undefined when the
- * turn answered or its person stopped it, else 7.2's failure. */
-const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, stream, tools, now }: TurnWork) => {
+/** What the model rounds of a turn work with, live or played back from its tape (src/assistant/TurnReplay.ts). */
+export interface ModelRounds<R> {
+  /** The turn's model, taped (live) or the tape's player (replay), and what it is sent with it. */
+  readonly model: Pick<ResolvedModel, "model" | "providerOptions">
+  readonly goal: Goal | null
+  readonly system: string
+  readonly messages: Array<ModelMessage>
+  readonly tools: ToolSet
+  readonly repairToolCall: ToolCallRepairFunction<ToolSet> | undefined
+  readonly stream: TurnStream
+  readonly signal: AbortSignal
+  /** What is checked before each round (the organization's key limit, live). */
+  readonly beforeRound: Effect.Effect<void, unknown, R>
+}
+
+/** The rounds with the model (one, or up to the goal's until it is met); fails with what broke one, `TurnAborted` when stopped. */
+export const playModelRounds = <R>({ model, goal, system, messages, tools, repairToolCall, stream, signal, beforeRound }: ModelRounds<R>) =>
+  Effect.gen(function* () {
+    const maxRounds = goal?.maxRounds ?? 1
+    for (let round = 1; round <= maxRounds; round++) {
+      yield* beforeRound
+      const result = streamText({
+        model: model.model,
+        system,
+        messages,
+        tools,
+        experimental_repairToolCall: repairToolCall,
+        stopWhen: stepCountIs(MAX_STEPS_PER_ROUND),
+        providerOptions: model.providerOptions,
+        abortSignal: signal,
+        maxRetries: 0,
+        // the error reaches the round as an `error` part; the SDK's default would also log it
+        onError: () => {}
+      })
+      const roundReply = yield* stream.readRound(result.fullStream)
+      if (signal.aborted) return yield* Effect.fail(new TurnAborted())
+      if (goal === null || round === maxRounds) break
+      const judged = yield* judgeRound(model, goal, messages, roundReply, signal)
+      stream.addUsage(judged.usage)
+      if (judged.verdict.met) break
+      messages.push(...(yield* Effect.tryPromise({ try: async () => (await result.response).messages, catch: (error) => error })))
+      messages.push(continueTowards(judged.verdict.reason))
+    }
+  })
+
+/** The turn's rounds with the model: undefined when the turn answered or its person stopped it, else 7.2's failure. */
+const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, stream, tools, now, tape }: TurnWork) => {
   const signal = run.live.abort.signal
   const rounds = Effect.gen(function* () {
     const files = yield* readAttachments(turn.invocation.workspaceId!, turn.attachments)
@@ -234,31 +280,18 @@ const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, str
     }
     const messages: Array<ModelMessage> = [...history.messages.map(modelMessageOf), { role: "user", content: userContent }]
     const system = systemPrompt(turn, summary)
-    const maxRounds = turn.goal?.maxRounds ?? 1
-    for (let round = 1; round <= maxRounds; round++) {
-      if (turn.model.paidBy === "organization") yield* checkModelKeyLimit({ orgId: turn.invocation.orgId!, now: new Date(now()) })
-      const result = streamText({
-        model: turn.model.model,
-        system,
-        messages,
-        tools: tools.tools,
-        experimental_repairToolCall: tools.repairToolCall,
-        stopWhen: stepCountIs(MAX_STEPS_PER_ROUND),
-        providerOptions: turn.model.providerOptions,
-        abortSignal: signal,
-        maxRetries: 0,
-        // the error reaches the round as an `error` part; the SDK's default would also log it
-        onError: () => {}
-      })
-      const roundReply = yield* stream.readRound(result.fullStream)
-      if (signal.aborted) return yield* Effect.fail(new TurnAborted())
-      if (turn.goal === null || round === maxRounds) break
-      const judged = yield* judgeRound(turn.model, turn.goal, messages, roundReply, signal)
-      stream.addUsage(judged.usage)
-      if (judged.verdict.met) break
-      messages.push(...(yield* Effect.tryPromise({ try: async () => (await result.response).messages, catch: (error) => error })))
-      messages.push(continueTowards(judged.verdict.reason))
-    }
+    tape.sent(system, messages)
+    yield* playModelRounds({
+      model: { model: tape.model(turn.model.model), providerOptions: turn.model.providerOptions },
+      goal: turn.goal,
+      system,
+      messages,
+      tools: tape.tools(tools.tools),
+      repairToolCall: tools.repairToolCall,
+      stream,
+      signal,
+      beforeRound: turn.model.paidBy === "organization" ? Effect.suspend(() => checkModelKeyLimit({ orgId: turn.invocation.orgId!, now: new Date(now()) })) : Effect.void
+    })
   })
   return rounds.pipe(
     Effect.as(undefined),
@@ -289,11 +322,12 @@ interface TurnEnd {
   readonly limit: ReturnType<typeof setTimeout>
   /** Where the turn's events went, numbered and recorded in chunks. */
   readonly streamLog: TurnStreamLog
+  readonly tape: TapeRecorder
 }
 
 /** The turn ended (stopped on purpose, failed, or finished): closes its questions, records its end,
  * sets off what reacts to it, and tells the sink. */
-const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog }: TurnEnd, sink: TurnSink) =>
+const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog, tape }: TurnEnd, sink: TurnSink) =>
   Effect.gen(function* () {
     const registry = yield* TurnRegistry
     const { invocation } = turn
@@ -339,7 +373,8 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
           result: failed === undefined ? ({ ...result, reply: run.sealer.seal(reply) } as any) : null,
           usage,
           error: failed ?? null,
-          streamed: lastChunk
+          streamed: lastChunk,
+          tape: run.sealer.sealJson(toTape(tape.tape()) as Json)
         })
       )
     )
@@ -352,6 +387,17 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
     if (failed !== undefined) return sink.done({ failure: failed })
     sink.done({ result })
   })
+
+/** The settings in force, as the turn's tape records them. */
+const tapeSettingsOf = (turn: PreparedTurn): TapeSettings => ({
+  model: turn.model.modelId,
+  tier: turn.model.tier,
+  effort: turn.model.effort,
+  goal: turn.goal,
+  agent: turn.agent?.name ?? null,
+  skills: (turn.agent?.skills ?? []).map(({ slug, version }) => ({ slug, version })),
+  tools: [...turn.tools.map((tool) => ({ toolName: tool.toolName, capability: tool.capability.name })), { toolName: ASK_USER, capability: ASK_USER }]
+})
 
 /** The turn, step by step: its conversation, its history, its recorded start (then `started`), its rounds, its end. */
 const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
@@ -385,9 +431,10 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
     const toolCalls: Array<ToolCallRecord> = []
     const parkedCards: Array<ParkedCard> = []
     const openQuestions = new Set<string>()
+    const tape = new TapeRecorder(tapeSettingsOf(turn))
     const stream = new TurnStream({
       emit,
-      now,
+      now: tape.clock(now),
       capabilityOf: (toolName) => capabilityOf(turn.registry.all, toolName),
       toolFailed: (toolCallId, toolName, error) => {
         const refusal = tools.refusalOf(toolCallId)
@@ -397,8 +444,8 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
     })
     const { runId, conversationId, record } = run
     const tools = yield* agentToolSet({ turn, runId, conversationId, signal, record, emit, toolCalls, parkedCards, openQuestions })
-    const failed = yield* playRounds(turn, run, { history, summary, stream, tools, now })
-    yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog }, sink)
+    const failed = yield* playRounds(turn, run, { history, summary, stream, tools, now, tape })
+    yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog, tape }, sink)
   })
 
 /**

@@ -28,7 +28,8 @@ export const CHUNK_MS = 250
 /** Events after which the chunk is recorded at once. */
 const BOUNDARIES: ReadonlySet<ChatEvent["type"]> = new Set(["approval-required", "question", "question-end", "tool-call-end"])
 
-const encodeEvent = Schema.encodeSync(ChatEvent)
+/** A chat event as the stream's chunks record it (and a replay compares it). */
+export const encodeChatEvent = Schema.encodeSync(ChatEvent)
 
 export interface TurnStreamLog {
   /** Numbers the event, hands it on, and queues it for the next chunk. */
@@ -76,7 +77,7 @@ export const turnStreamLog = (runId: string, record: TurnRecorder, sealer: Perso
     const event = (chatEvent: ChatEvent) => {
       seq += 1
       // recorded sealed (actors/personal.ts); the client is sent it as it is
-      pending.push({ seq, event: sealer.sealJson(encodeEvent(chatEvent) as Json) })
+      pending.push({ seq, event: sealer.sealJson(encodeChatEvent(chatEvent) as Json) })
       emit(chatEvent)
       if (BOUNDARIES.has(chatEvent.type)) flushNow()
       else timer ??= setTimeout(flushNow, CHUNK_MS)

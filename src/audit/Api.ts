@@ -1,6 +1,7 @@
 /**
  * The audit wing's contracts: the organization audit log (`audit.list`) and its export with proofs
- * (`audit.export`), for an Owner, on the API and MCP.
+ * (`audit.export`), for an Owner, on the API and MCP; a recorded turn replayed against its tape
+ * (`run.replay`), for an Owner, on the API alone.
  */
 import { Schema } from "effect"
 import { defineContract } from "../checkpoint/Capability.ts"
@@ -93,5 +94,30 @@ export const erasePerson = defineContract({
     erasureId: Schema.String,
     userId: Schema.String,
     keysDestroyed: Schema.Number
+  })
+})
+
+export const replayRun = defineContract({
+  name: "run.replay",
+  description:
+    "Re-run a recorded assistant turn of the organization under this build's code against its tape, calling no model and no tool, and say whether it is identical or where it first diverges (step, tool call, field).",
+  ...ownerReads,
+  // it runs the turn's code: an auditor's call over the API, not a tool for an agent or MCP client
+  surfaces: ["api"],
+  input: Schema.Struct({ runId: Schema.NonEmptyString }),
+  output: Schema.Struct({
+    identical: Schema.Boolean,
+    modelCalls: Schema.NullOr(Schema.Number),
+    toolCalls: Schema.NullOr(Schema.Number),
+    events: Schema.NullOr(Schema.Number),
+    divergence: Schema.NullOr(
+      Schema.Struct({
+        step: Schema.Number,
+        toolCallId: Schema.NullOr(Schema.String),
+        field: Schema.String,
+        recorded: Schema.Unknown,
+        replayed: Schema.Unknown
+      })
+    )
   })
 })

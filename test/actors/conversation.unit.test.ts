@@ -22,6 +22,7 @@ import {
   RunStarted,
   RunStopRequested,
   RunStreamed,
+  RunTaped,
   RunUpdated,
   SummaryRewritten,
   ToolCallParked
@@ -317,7 +318,20 @@ describe("finishing a run", () => {
       T3,
       [new RunStreamed({ conversationId, runId: "tse_1", events: lastChunk, recordedAt: T3 }), assistantSaved, finished]
     ],
+    [
+      "with its tape: the tape after the last chunk, before the reply and the end",
+      opened,
+      new FinishRun({ ...finishing, streamed: lastChunk, tape: { version: 1, clock: [1] } }),
+      T3,
+      [
+        new RunStreamed({ conversationId, runId: "tse_1", events: lastChunk, recordedAt: T3 }),
+        new RunTaped({ conversationId, runId: "tse_1", tape: { version: 1, clock: [1] }, tapedAt: T3 }),
+        assistantSaved,
+        finished
+      ]
+    ],
     ["a run that already ended: nothing", [...opened, finished], new FinishRun(finishing), T3, []],
+    ["a run that already ended, with a tape: nothing, the tape neither", [...opened, finished], new FinishRun({ ...finishing, tape: { version: 1 } }), T3, []],
     ["a run that already ended, with a last chunk: nothing, the chunk neither", [...opened, finished], new FinishRun({ ...finishing, streamed: lastChunk }), T3, []],
     ["an unknown run: nothing", opened, new FinishRun({ ...finishing, runId: "tse_9" }), T3, []],
     ["in a conversation that does not exist: nothing", [], new FinishRun(finishing), T3, []]
@@ -346,6 +360,10 @@ describe("recording a turn's stream", () => {
   it("leaves the state as it was", () => {
     const state = opened.reduce(ConversationActor.evolve, ConversationActor.initialState)
     expect(ConversationActor.evolve(state, streamed)).toEqual(state)
+    // nor does a tape, which no read model holds either
+    const taped = new RunTaped({ conversationId, runId: "tse_1", tape: { version: 1 }, tapedAt: T3 })
+    expect(ConversationActor.evolve(state, taped)).toEqual(state)
+    expect(ConversationActor.project(state, taped, { key: `conversation:${conversationId}`, seq: 9, at: T3, actor: "usr_1", commandId: "c" })).toEqual([])
   })
 
   it("projects each chunk as one row, with the seq of its first and last event", () =>

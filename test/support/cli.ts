@@ -35,7 +35,9 @@ export const runCli = (
     DB_SCHEMA: node.config.dbSchema,
     LOG_PARTITIONS: String(options.partitions ?? node.config.partitions),
     KAFKA_BROKERS: node.config.kafkaBrokers.join(","),
-    KAFKA_TOPIC_PREFIX: node.config.topicPrefix
+    KAFKA_TOPIC_PREFIX: node.config.topicPrefix,
+    // the node's master key, which opens what is sealed under a person's key (a turn's tape)
+    AUTH_TOKEN_ENCRYPTION_KEY: node.config.authTokenEncryptionKey?.toString("base64") ?? ""
   }, options.timeoutMs ?? 60_000)
 
 /** `svc audit verify` against a Kafka cluster's log. */
