@@ -111,7 +111,8 @@ export const replayTurn = (recorded: RecordedTurn, change: ReplayChange = {}): E
     for (let i = 0; i < replayedEvents.length; i++) {
       const differs = firstDifference(recordedEvents[i], replayedEvents[i])
       if (differs === undefined) continue
-      const toolCallId = (replayedEvents[i] as any).toolCallId ?? null
+      const event = replayedEvents[i]
+      const toolCallId = "toolCallId" in event && typeof event.toolCallId === "string" ? event.toolCallId : null
       return diverged({ step: stepsBefore(emitted.slice(0, i + 1)), toolCallId, field: `event ${i + 1}${differs === "" ? "" : `.${differs}`}`, recorded: recordedEvents[i], replayed: replayedEvents[i] })
     }
     if (ended._tag === "Left" && ended.left instanceof OffTape) {

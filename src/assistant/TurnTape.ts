@@ -187,7 +187,7 @@ export const firstDifference = (recorded: unknown, replayed: unknown, at = ""): 
   if (recorded !== null && replayed !== null && typeof recorded === "object" && typeof replayed === "object" && Array.isArray(recorded) === Array.isArray(replayed)) {
     const keys = [...new Set([...Object.keys(recorded), ...Object.keys(replayed)])]
     for (const key of keys) {
-      const found = firstDifference((recorded as any)[key], (replayed as any)[key], at === "" ? key : `${at}.${key}`)
+      const found = firstDifference((recorded as Record<string, unknown>)[key], (replayed as Record<string, unknown>)[key], at === "" ? key : `${at}.${key}`)
       if (found !== undefined) return found
     }
   }
