@@ -58,3 +58,28 @@ describe("the node's pool while its backends are terminated", () => {
     expect(answered).toBeGreaterThan(answeredBefore)
   })
 })
+
+describe("a pool whose every backend is terminated at once", () => {
+  /** Far longer than a reconnect takes: a pool that waits it out is seen to. */
+  const BACKOFF_SECONDS = 5
+  const name = uniqueName("pool-once")
+  const pool = postgres(databaseUrl, { max: 10, backoff: () => BACKOFF_SECONDS, connection: { application_name: name }, onnotice: () => {} })
+  const admin = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+  afterAll(async () => {
+    await pool.end({ timeout: 1 })
+    await admin.end()
+  })
+
+  // postgres.js counted each closed connection as a failure to connect in a row: ten terminated
+  // together made the next connects wait the backoff of the tenth failure, with the server there
+  it("reconnects at once: a close after the connection was ready is no failure to connect", { timeout: 30_000 }, async () => {
+    await Promise.all(Array.from({ length: 10 }, () => pool`select pg_sleep(0.05)`))
+    expect((await admin`select pg_terminate_backend(pid) from pg_stat_activity where application_name = ${name}`).length).toBe(10)
+    await sleep(50)
+    const began = performance.now()
+    const served = await Promise.all(Array.from({ length: 10 }, async () => {
+      for (;;) if (await pool`select 1`.then(() => true, () => false)) return performance.now() - began
+    }))
+    expect(Math.max(...served)).toBeLessThan(BACKOFF_SECONDS * 1_000 / 2)
+  })
+})
