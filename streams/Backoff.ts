@@ -9,10 +9,30 @@ import { Schedule } from "effect"
 const FIRST_MS = 100
 const MOST_MS = 1_000
 
-/** For the loops that tail the log or the read models (projection, signals, reactions), and a partition catching up. */
-export const dependencyRetry = Schedule.exponential(`${FIRST_MS} millis`).pipe(
+const growing = Schedule.exponential(`${FIRST_MS} millis`).pipe(
   Schedule.union(Schedule.spaced(`${MOST_MS} millis`)),
   Schedule.jittered
+)
+
+/**
+ * A connection lost under a statement (terminated, reset), as the Postgres driver reports it: the
+ * server may well be there, and a reconnect is tried at once (the driver backs off only connects
+ * that fail). A server that is really gone fails that connect, and the backoff grows from there.
+ */
+const connectionLost = (error: unknown): boolean => {
+  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code
+  return code === "CONNECTION_CLOSED" || code === "ECONNRESET" || code === "57P01"
+}
+
+/**
+ * For the loops that tail the log or the read models (projection, signals, reactions), and a
+ * partition catching up. A lost connection starts the backoff again from its first step: these
+ * loops fail at each termination of their connections, and a backoff grown over a burst of them
+ * kept the node waiting up to a second after the last, with Postgres there all along.
+ */
+export const dependencyRetry = growing.pipe(
+  Schedule.intersect(Schedule.identity<unknown>()),
+  Schedule.resetWhen(([, error]) => connectionLost(error))
 )
 
 /** postgres.js's `backoff` option: seconds before a pooled connection tries again, by failures in a row (shared by the pool). */
