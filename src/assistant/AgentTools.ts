@@ -3,7 +3,8 @@
  * (`invoke`) or, when it needs approval, is parked for the person; `ask_user` asks the person and
  * waits for the answer. Each call is told as the spec's events and kept as the turn's record.
  */
-import { dynamicTool, jsonSchema, NoSuchToolError, type ToolSet } from "ai"
+import { dynamicTool, jsonSchema, type JSONSchema7, NoSuchToolError, type ToolSet } from "ai"
+import type { Json } from "../../actors/kernel.ts"
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { AskQuestion, CloseQuestion, ParkToolCall } from "../../actors/conversation/protocol.ts"
@@ -71,7 +72,7 @@ export const agentToolSet = (context: AgentToolsContext) =>
         const publicId = newPublicId("apr")
         const expiresAt = new Date(started + settings.approvalTtlMs).toISOString()
         yield* record(
-          new ParkToolCall({ runId, approvalId, publicId, toolCallId, capability, input: input as any, inputPreview: previewOf(input), userId: turn.userId, expiresAt })
+          new ParkToolCall({ runId, approvalId, publicId, toolCallId, capability, input: input as Json, inputPreview: previewOf(input), userId: turn.userId, expiresAt })
         )
         emit({ type: "approval-required", approvalId: publicId, capability, inputPreview: previewOf(input), riskLevel: tool.riskLevel, expiresAt })
         context.parkedCards.push({ approvalId: publicId, capability, expiresAt })
@@ -155,13 +156,13 @@ export const agentToolSet = (context: AgentToolsContext) =>
     for (const tool of turn.tools) {
       tools[tool.toolName] = dynamicTool({
         description: tool.capability.description,
-        inputSchema: jsonSchema(tool.inputSchema as any),
+        inputSchema: jsonSchema(tool.inputSchema as JSONSchema7),
         execute: (input, options) => execute(callTool(tool, input, options.toolCallId))
       })
     }
     tools[ASK_USER] = dynamicTool({
       description: ASK_USER_DESCRIPTION,
-      inputSchema: jsonSchema(askUserSchema as any),
+      inputSchema: jsonSchema(askUserSchema as JSONSchema7),
       execute: (input, options) => execute(askUser(input as { question: string; options?: ReadonlyArray<string> }, options.toolCallId))
     })
     /** A refused call of a tool not offered, kept by the call's id for the turn's record of it. */

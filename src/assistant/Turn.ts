@@ -370,7 +370,7 @@ const endTurn = (turn: PreparedTurn, run: StartedRun, { failed, stream, toolCall
           status: failed !== undefined ? "failed" : stopped ? "stopped" : "finished",
           assistantMessageId: saved ? assistantMessageId : null,
           reply: run.sealer.seal(reply),
-          result: failed === undefined ? ({ ...result, reply: run.sealer.seal(reply) } as any) : null,
+          result: failed === undefined ? ({ ...result, reply: run.sealer.seal(reply) } as Json) : null,
           usage,
           error: failed ?? null,
           streamed: lastChunk,
