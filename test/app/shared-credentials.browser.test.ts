@@ -134,7 +134,7 @@ describe("an organization's shared secret on the integrations page", () => {
     await shared.getByText("Active", { exact: true }).waitFor()
     await shared.getByText("This workspace uses the organization's shared credential").waitFor()
     // the workspace has none of its own, and connects with the shared one
-    expect(await card.getByText("No secret entered").count()).toBe(1)
+    await card.getByRole("group", { name: "This workspace's credential for Keyed Shared" }).getByText("No secret entered").waitFor()
     await card.getByRole("button", { name: "Enable Keyed Shared in this workspace" }).click()
     await page.getByRole("status").filter({ hasText: "Keyed Shared is enabled in this workspace; the server is healthy." }).waitFor()
     expect(keyed.requests.at(-1)?.headers["x-api-key"]).toBe(SHARED_KEY)
@@ -151,7 +151,7 @@ describe("an organization's shared secret on the integrations page", () => {
     // this workspace's own secret wins here, and only here
     await card.getByLabel("Secret for Keyed Shared").fill(OWN_KEY)
     await card.getByRole("button", { name: "Save secret" }).click()
-    await page.getByRole("status").filter({ hasText: "The secret for Keyed Shared is saved; the server is healthy here." }).waitFor()
+    await page.getByRole("status").filter({ hasText: "The secret for Keyed Shared is saved; the server is healthy." }).waitFor()
     await shared.getByText("This workspace's own credential overrides the organization's shared one here.").waitFor()
     expect(keyed.requests.at(-1)?.headers["x-api-key"]).toBe(OWN_KEY)
     await other.page.reload()

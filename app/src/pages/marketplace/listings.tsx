@@ -135,7 +135,7 @@ const SecretForm = ({ place, listing, shared, onSaved }: { place: Place; listing
     onSuccess: (health) => {
       setSecret("")
       onSaved(
-        `${shared ? "The organization's shared secret" : "The secret"} for ${listingName(listing)} is saved${health === undefined ? "" : `; the server is ${health.healthStatus} here`}.`
+        `${shared ? "The organization's shared secret" : "The secret"} for ${listingName(listing)} is saved${health === undefined ? "" : `; the server is ${health.healthStatus}`}.`
       )
     },
     onSettled: () => client.invalidateQueries({ queryKey: listingsKey(place) })
@@ -227,13 +227,15 @@ export const CredentialControls = ({ place, listing, returnTo, onSaved }: { plac
   const setsShared = access.can(secret ? "plugin.credential.set_shared_secret" : "plugin.oauth.start_shared")
   return (
     <div className="credential">
-      <p>
-        Credential in this workspace: <CredentialBadge listing={listing} />
-        <Expiry credential={listing.credential} />
-      </p>
-      {secret
-        ? access.can("plugin.credential.set_secret") && <SecretForm place={place} listing={listing} shared={false} onSaved={onSaved} />
-        : <OAuthConnect place={place} listing={listing} shared={false} returnTo={returnTo} />}
+      <div role="group" aria-label={`This workspace's credential for ${listingName(listing)}`}>
+        <p>
+          Credential in this workspace: <CredentialBadge listing={listing} />
+          <Expiry credential={listing.credential} />
+        </p>
+        {secret
+          ? access.can("plugin.credential.set_secret") && <SecretForm place={place} listing={listing} shared={false} onSaved={onSaved} />
+          : <OAuthConnect place={place} listing={listing} shared={false} returnTo={returnTo} />}
+      </div>
       <div className="shared-credential" role="group" aria-label={`The organization's shared credential for ${listingName(listing)}`}>
         <p>
           Organization's shared credential: <CredentialBadge listing={listing} of="organization" />
