@@ -17,13 +17,16 @@ export type AuthKind = typeof AuthKind.Type
 
 /**
  * Non-secret settings of the listing's authentication: for `secret`, the header the secret is sent
- * in and what precedes it (`Authorization` and `Bearer `); for `oauth`, the scopes asked for, and
+ * in and what precedes it (`Authorization` and `Bearer `), or, for a remote that declares its
+ * secret as a URL variable, that variable (`{name}` in the endpoint URL, filled in at connect
+ * time only); for `oauth`, the scopes asked for, and
  * `detectedAt` when the listing became `oauth` because its server asked for OAuth at connect time
  * (spec 6.3.4: the catalog never says OAuth).
  */
 export const AuthConfig = Schema.Struct({
   header: Schema.optional(Schema.String),
   valuePrefix: Schema.optional(Schema.String),
+  urlVariable: Schema.optional(Schema.String),
   scopes: Schema.optional(Schema.Array(Schema.String)),
   detectedAt: Schema.optional(Schema.String)
 })

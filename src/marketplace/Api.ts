@@ -186,8 +186,8 @@ const CustomInstall = Schema.Struct({
   pluginType: Schema.optional(Schema.Literal("mcp_server", "integration", "content_tool")),
   /** Default `none`. */
   authKind: Schema.optional(AuthKind),
-  /** `detectedAt` is the platform's to set (OAuth found at connect time), not an admin's. */
-  authConfig: Schema.optional(AuthConfig.pipe(Schema.omit("detectedAt"))),
+  /** `detectedAt` is the platform's to set (OAuth found at connect time), not an admin's; a URL variable is a catalog remote's declaration. */
+  authConfig: Schema.optional(AuthConfig.pipe(Schema.omit("detectedAt", "urlVariable"))),
   config: Schema.optional(Config)
 })
 

@@ -28,9 +28,17 @@ const instant = (value: unknown): string | null => {
 export const catalogServerId = (registryId: string, name: string, version: string) =>
   `mcat_${createHash("sha256").update(`${registryId}\u0000${name}\u0000${version}`).digest("hex").slice(0, 32)}`
 
-/** Remote variables are a map by name in server.json; a list is accepted too. */
-const remoteVariables = (remote: Obj): ReadonlyArray<Obj> =>
-  Array.isArray(remote.variables) ? objects(remote.variables) : isObj(remote.variables) ? Object.values(remote.variables).filter(isObj) : []
+/** A remote's URL variables by name: a map by name in server.json; a list of objects with a `name` is accepted too. */
+export const remoteVariablesByName = (remote: unknown): ReadonlyArray<readonly [string, Obj]> => {
+  if (!isObj(remote)) return []
+  if (Array.isArray(remote.variables)) return objects(remote.variables).flatMap((v) => {
+    const name = text(v.name)
+    return name === null ? [] : [[name, v] as const]
+  })
+  return isObj(remote.variables) ? Object.entries(remote.variables).flatMap(([name, v]) => (isObj(v) ? [[name, v] as const] : [])) : []
+}
+
+const remoteVariables = (remote: Obj): ReadonlyArray<Obj> => remoteVariablesByName(remote).map(([, v]) => v)
 
 export const transportTypesOf = (server: Obj): ReadonlyArray<string> => {
   const types = [

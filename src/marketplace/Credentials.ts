@@ -1,14 +1,15 @@
 /**
  * Plugin credentials as a connection uses them (spec 5 rule 11): what a workspace's connection to a
- * listing's server sends: nothing for `none`; the stored secret in its declared header for
- * `secret`; the access token as a bearer for `oauth`. The workspace's own credential wins over the
- * organization's shared one. Secrets are opened from their envelopes only
- * here, at connect time, and never leave the request they are sent in.
+ * listing's server sends: nothing for `none`; the stored secret in its declared header, or its
+ * declared URL variable, for `secret`; the access token as a bearer for `oauth`. The workspace's
+ * own credential wins over the organization's shared one. Secrets are opened from their envelopes
+ * only here, at connect time, and never leave the request they are sent in.
  */
 import { Effect, Schema } from "effect"
 import { createHash } from "node:crypto"
 import type { AuthConfig, AuthKind } from "../../actors/listing/definition.ts"
 import { Envelope } from "./Envelope.ts"
+import type { McpConnection } from "./McpConnect.ts"
 import { ORG_SHARED_WORKSPACE } from "../../actors/credential/state.ts"
 import { readCredential } from "./Queries.ts"
 
@@ -48,14 +49,28 @@ export class AuthKindMismatch extends Schema.TaggedError<AuthKindMismatch>()("Au
 
 export interface ConnectingListing {
   readonly listingId: string
+  readonly endpointUrl: string
   readonly authKind: AuthKind
   readonly authConfig: AuthConfig
 }
 
-/** The headers a connection of the workspace to the listing's server carries. */
-export const connectHeaders = (workspaceId: string, listing: ConnectingListing) =>
+/**
+ * A secret where the listing's remote takes it: filled into its URL variable (encoded as a URL
+ * component; both forms concealed in messages), else in its header.
+ */
+const secretConnection = (listing: ConnectingListing, secret: string): McpConnection => {
+  const variable = listing.authConfig.urlVariable
+  if (variable !== undefined) {
+    const encoded = encodeURIComponent(secret)
+    return { url: listing.endpointUrl.replaceAll(`{${variable}}`, encoded), headers: {}, conceal: [encoded, secret] }
+  }
+  return { url: listing.endpointUrl, headers: { [listing.authConfig.header ?? "Authorization"]: `${listing.authConfig.valuePrefix ?? ""}${secret}` }, conceal: [] }
+}
+
+/** Where a connection of the workspace to the listing's server goes, and what it carries. */
+export const connectionOf = (workspaceId: string, listing: ConnectingListing) =>
   Effect.gen(function* () {
-    if (listing.authKind === "none") return {}
+    if (listing.authKind === "none") return { url: listing.endpointUrl, headers: {}, conceal: [] } satisfies McpConnection
     const missing = (status: string | null) => new CredentialMissing({ listingId: listing.listingId, workspaceId, authKind: listing.authKind, status })
     // the workspace's own credential, else the organization's shared one (spec 2.9)
     const row = (yield* readCredential(workspaceId, listing.listingId)) ?? (yield* readCredential(ORG_SHARED_WORKSPACE, listing.listingId))
@@ -65,9 +80,9 @@ export const connectHeaders = (workspaceId: string, listing: ConnectingListing) 
     if (listing.authKind === "secret") {
       const secret = yield* envelope.open(row.secret_enc, row.token_kms_key_id, sealContext(credentialId, "secret"))
       if (secret === null) return yield* missing(null)
-      return { [listing.authConfig.header ?? "Authorization"]: `${listing.authConfig.valuePrefix ?? ""}${secret}` }
+      return secretConnection(listing, secret)
     }
     const token = yield* envelope.open(row.access_token_enc, row.token_kms_key_id, sealContext(credentialId, "access_token"))
     if (token === null) return yield* missing(null)
-    return { Authorization: `Bearer ${token}` }
+    return { url: listing.endpointUrl, headers: { Authorization: `Bearer ${token}` }, conceal: [] } satisfies McpConnection
   })

@@ -16,12 +16,24 @@ import type { FetchLike } from "@modelcontextprotocol/sdk/shared/transport.js"
 import { Duration, Effect, Schema } from "effect"
 import type { Transport as ListingTransport } from "../../actors/listing/definition.ts"
 
-export interface McpTarget {
-  readonly endpointUrl: string
-  readonly transport: ListingTransport
+/** Where a workspace's connection goes and what it carries (src/marketplace/Credentials.ts). */
+export interface McpConnection {
+  /** Where requests go: the listing's endpoint, with a secret URL variable filled in. */
+  readonly url: string
   /** Sent on every request: a secret's header, or the OAuth bearer. */
   readonly headers: Readonly<Record<string, string>>
+  /** Secret values `url` carries (as sent, and as given): no message shows them. */
+  readonly conceal: ReadonlyArray<string>
 }
+
+export interface McpTarget extends McpConnection {
+  /** The listing's endpoint as errors state it: a secret URL variable stays `{name}`. */
+  readonly endpointUrl: string
+  readonly transport: ListingTransport
+}
+
+/** A message with the target's concealed values taken out. */
+const concealed = (target: McpTarget, message: string) => target.conceal.reduce((text, secret) => text.replaceAll(secret, "[secret]"), message)
 
 /** The connection or the listing of tools failed; `message` says how (never a credential). */
 export class McpUnreachable extends Schema.TaggedError<McpUnreachable>()("McpUnreachable", {
@@ -57,8 +69,8 @@ const olderProtocol = (error: unknown) => error instanceof StreamableHTTPError &
 const transportOf = (kind: ListingTransport, target: McpTarget, fetch: FetchLike): Transport => {
   const options = { fetch, requestInit: { headers: { ...target.headers } } }
   return kind === "streamable-http"
-    ? new StreamableHTTPClientTransport(new URL(target.endpointUrl), options)
-    : new SSEClientTransport(new URL(target.endpointUrl), options)
+    ? new StreamableHTTPClientTransport(new URL(target.url), options)
+    : new SSEClientTransport(new URL(target.url), options)
 }
 
 /** Connects (falling back as above), runs `use` with the client, and closes. */
@@ -90,12 +102,14 @@ const withClient = <A>(target: McpTarget, fetch: FetchLike, use: (client: Client
           return await attempt("sse")
         }
       } catch (error) {
-        const authorizationServer = refusal === undefined ? undefined : await oauthChallenged(target.endpointUrl, refusal, fetch)
+        const authorizationServer = refusal === undefined ? undefined : await oauthChallenged(target.url, refusal, fetch)
         throw authorizationServer === undefined ? error : new McpOAuthRequired({ endpointUrl: target.endpointUrl, authorizationServer })
       }
     },
     catch: (error) =>
-      error instanceof McpOAuthRequired ? error : new McpUnreachable({ endpointUrl: target.endpointUrl, message: error instanceof Error ? error.message : String(error) })
+      error instanceof McpOAuthRequired
+        ? error
+        : new McpUnreachable({ endpointUrl: target.endpointUrl, message: concealed(target, error instanceof Error ? error.message : String(error)) })
   }).pipe(
     Effect.timeoutFail({
       duration: HEALTH_CHECK_TIMEOUT,

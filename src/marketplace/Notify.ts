@@ -29,6 +29,8 @@ export const mcpAuthAlertsOf = (orgId: string) =>
 export interface Recipient {
   readonly userId: string
   readonly email: string
+  /** The workspace whose pages the notice leads to: the credential's, or for a shared one a workspace of the recipient's; null in an organization without any. */
+  readonly workspaceSlug: string | null
 }
 
 /**
@@ -46,13 +48,12 @@ export const recipientsOf = (orgId: string, workspaceId: string | null, roles: R
 
 export interface ReauthAlert {
   readonly orgId: string
-  /** Null for an organization-wide credential. */
+  /** Null for an organization's shared credential (its page is in each recipient's own workspace). */
   readonly workspaceId: string | null
   /** The org listing's public id (`porg_...`): the last segment of the re-authentication route. */
   readonly listingId: string
   readonly listingName: string
   readonly orgSlug: string
-  readonly workspaceSlug: string
   /**
    * What caused the alert (e.g. the credential's id and the time it became `needs_reauth`): the
    * notices' ids derive from it, so calling again for the same cause notifies and emails nobody twice.
@@ -68,9 +69,13 @@ export interface ReauthNotice {
   readonly emailedAt: string | null
 }
 
-/** Spec 4.5's re-authentication page: `/{orgSlug}/{workspaceSlug}/settings/integrations/reauth/{listing}`. */
-export const reauthDeepLink = (alert: Pick<ReauthAlert, "orgSlug" | "workspaceSlug" | "listingId">) =>
-  `/${encodeURIComponent(alert.orgSlug)}/${encodeURIComponent(alert.workspaceSlug)}/settings/integrations/reauth/${encodeURIComponent(alert.listingId)}`
+/**
+ * Spec 4.5's re-authentication page: `/{orgSlug}/{workspaceSlug}/settings/integrations/reauth/{listing}`,
+ * which shows the workspace's own credential and the organization's shared one. Without a
+ * workspace to open it in, the app's home.
+ */
+export const reauthDeepLink = (orgSlug: string, workspaceSlug: string | null, listingId: string) =>
+  workspaceSlug === null ? "/" : `/${encodeURIComponent(orgSlug)}/${encodeURIComponent(workspaceSlug)}/settings/integrations/reauth/${encodeURIComponent(listingId)}`
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!)
@@ -93,12 +98,15 @@ export const notifyReauth = (alert: ReauthAlert) =>
     const publicUrl = yield* PublicUrl
     const settings = yield* mcpAuthAlertsOf(alert.orgId)
     const recipients = yield* recipientsOf(alert.orgId, alert.workspaceId, settings.roles)
-    const deepLink = reauthDeepLink(alert)
     const title = `${alert.listingName} needs you to sign in again`
-    const body = `The connection to ${alert.listingName} in ${alert.orgSlug}/${alert.workspaceSlug} stopped working: its credential could not be refreshed. Re-authenticate to restore it.`
-    const link = new URL(deepLink, publicUrl).href
     const notify = (recipient: Recipient) =>
       Effect.gen(function* () {
+        const deepLink = reauthDeepLink(alert.orgSlug, recipient.workspaceSlug, alert.listingId)
+        const link = new URL(deepLink, publicUrl).href
+        const body =
+          alert.workspaceId === null
+            ? `The organization ${alert.orgSlug}'s shared connection to ${alert.listingName} stopped working: its credential could not be refreshed, so workspaces without their own connection cannot use it. Re-authenticate to restore it.`
+            : `The connection to ${alert.listingName} in ${alert.orgSlug}/${recipient.workspaceSlug} stopped working: its credential could not be refreshed. Re-authenticate to restore it.`
         const notificationId = noticeId(alert, recipient.userId)
         const stable = alert.causeId !== undefined
         const { state } = yield* host.send(

@@ -19,7 +19,7 @@ import { Entitlements } from "../packs/Entitlement.ts"
 import { Packs } from "../packs/Registry.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
-import { packageSecretNames, remoteAuthKindOf } from "./CatalogEntry.ts"
+import { packageSecretNames, remoteAuthKindOf, remoteVariablesByName } from "./CatalogEntry.ts"
 import { installableServer, listingsAfter, readListing as listingRow } from "./Queries.ts"
 
 const orgOf = (invocation: Invocation) => invocation.orgId!
@@ -43,6 +43,7 @@ interface Remote {
   readonly type: string
   readonly url: string
   readonly headers?: ReadonlyArray<RemoteHeader>
+  readonly variables?: unknown
 }
 
 /** The remote the platform connects to: Streamable HTTP first, else SSE (a package runs locally, not here). */
@@ -52,12 +53,36 @@ const remoteOf = (remotes: ReadonlyArray<Remote>): (Remote & { readonly type: Tr
 /** A secret with no header declared goes as a bearer token. */
 const BEARER: AuthConfig = { header: "Authorization", valuePrefix: "Bearer " }
 
-/** Where a secret goes: the remote's first header flagged `isSecret` (a value like `Bearer {token}` gives its prefix), else a bearer token. */
-const secretHeaderOf = (remote: Remote): AuthConfig => {
+/**
+ * Where a secret goes, as the remote declares it: its first header flagged `isSecret` (a value like
+ * `Bearer {token}` gives its prefix), else its URL variable flagged `isSecret` (filled into the
+ * endpoint at connect time), else a bearer token.
+ */
+const secretPlaceOf = (remote: Remote): AuthConfig => {
   const header = remote.headers?.find((h) => h.isSecret === true)
-  if (header === undefined) return BEARER
+  if (header === undefined) {
+    const variable = remoteVariablesByName(remote).find(([name, v]) => v.isSecret === true && remote.url.includes(`{${name}}`))
+    return variable === undefined ? BEARER : { urlVariable: variable[0] }
+  }
   const placeholder = header.value?.indexOf("{") ?? -1
   return { header: header.name, valuePrefix: placeholder > 0 ? header.value!.slice(0, placeholder) : "" }
+}
+
+/**
+ * The remote's endpoint with its non-secret URL variables filled in (the install's `config` value,
+ * else the variable's default); a secret one stays `{name}` until connect time. `missing` names a
+ * variable the URL uses that has no value.
+ */
+const endpointOf = (remote: Remote, config: Readonly<Record<string, unknown>>): { readonly url: string } | { readonly missing: string } => {
+  let url = remote.url
+  for (const [name, variable] of remoteVariablesByName(remote)) {
+    const placeholder = `{${name}}`
+    if (variable.isSecret === true || !url.includes(placeholder)) continue
+    const value = typeof config[name] === "string" ? config[name] : typeof variable.default === "string" ? variable.default : undefined
+    if (value === undefined) return { missing: name }
+    url = url.replaceAll(placeholder, encodeURIComponent(value))
+  }
+  return { url }
 }
 
 /**
@@ -110,6 +135,10 @@ const listingToInstall = (orgId: string, input: Api.InstallInput) =>
       if (remote === undefined) return yield* new BadRequest({ reason: "no_remote", message: noRemote(server.name, server.packages) })
       // the remote's own secrets only: a package's secret environment values are its local process's, never sent to a remote
       const authKind = remoteAuthKindOf(remote)
+      const endpoint = endpointOf(remote, input.config ?? {})
+      if ("missing" in endpoint) {
+        return yield* new BadRequest({ reason: "url_variable_required", message: `${server.name}'s address needs a value for its variable ${endpoint.missing}: give it in config.${endpoint.missing}` })
+      }
       return {
         pluginType: "mcp_server" as const,
         catalogServerId: input.catalogServerId,
@@ -118,10 +147,10 @@ const listingToInstall = (orgId: string, input: Api.InstallInput) =>
         title: server.title,
         description: server.description,
         iconUrl: server.icons[0]?.src ?? null,
-        endpointUrl: remote.url,
+        endpointUrl: endpoint.url,
         transport: remote.type,
         authKind,
-        authConfig: authKind === "secret" ? secretHeaderOf(remote) : {},
+        authConfig: authKind === "secret" ? secretPlaceOf(remote) : {},
         config: input.config ?? {}
       }
     }

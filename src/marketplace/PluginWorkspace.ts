@@ -12,7 +12,7 @@ import { RecordHealth, SetWorkspaceEnabled } from "../../actors/listing/protocol
 import type { ListingState } from "../../actors/listing/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
-import { connectHeaders } from "./Credentials.ts"
+import { connectionOf } from "./Credentials.ts"
 import { listTools, McpOAuthRequired } from "./McpConnect.ts"
 import { nodeFetch } from "../platform/Outbound.ts"
 import * as Api from "./Api.ts"
@@ -43,8 +43,9 @@ const checkHealth = (invocation: Invocation, listing: Api.Listing) =>
     const workspaceId = invocation.workspaceId!
     const fetch = yield* nodeFetch
     // what the server (or a missing credential) caused is its health; the platform's own failures are not
-    const found = yield* Effect.flatMap(connectHeaders(workspaceId, listing), (headers) =>
-      listTools({ endpointUrl: listing.endpointUrl!, transport: listing.transport!, headers }, fetch)
+    const endpointUrl = listing.endpointUrl!
+    const found = yield* Effect.flatMap(connectionOf(workspaceId, { ...listing, endpointUrl }), (connection) =>
+      listTools({ ...connection, endpointUrl, transport: listing.transport! }, fetch)
     ).pipe(
       Effect.map((tools): Either.Either<ReadonlyArray<string>, { readonly message: string }> => Either.right(tools)),
       Effect.catchTags({

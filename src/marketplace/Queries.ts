@@ -337,12 +337,19 @@ export const readMcpAuthAlerts = (orgId: string) =>
 /**
  * The organization's members who are its owners (when `owners`) or hold one of `workspaceRoles`
  * (`admin`, `member`, `viewer`) in the workspace `workspaceId` (in any of its workspaces when
- * null), by user id.
+ * null), by user id; each with the slug of the workspace whose pages to send them to: `workspaceId`,
+ * else the first (by slug) they are a member of, else the organization's first.
  */
 export const membersHolding = (orgId: string, workspaceId: string | null, owners: boolean, workspaceRoles: ReadonlyArray<string>) =>
   Effect.flatMap(Db, (db) =>
     query("alert recipients", () => db.sql`
-      select u.user_id, u.email
+      select u.user_id, u.email, coalesce(
+        (select w.slug from ${db.table("workspace_members")} wm join ${db.table("workspaces")} w on w.workspace_id = wm.workspace_id
+          where wm.user_id = om.user_id and w.org_id = ${orgId} and (${workspaceId}::text is null or w.workspace_id = ${workspaceId})
+          order by w.slug limit 1),
+        (select w.slug from ${db.table("workspaces")} w
+          where w.org_id = ${orgId} and (${workspaceId}::text is null or w.workspace_id = ${workspaceId})
+          order by w.slug limit 1)) as workspace_slug
       from ${db.table("org_members")} om join ${db.table("users")} u on u.user_id = om.user_id
       where om.org_id = ${orgId} and (
         (${owners} and om.role = 'owner')
@@ -351,4 +358,4 @@ export const membersHolding = (orgId: string, workspaceId: string | null, owners
           where wm.user_id = om.user_id and w.org_id = ${orgId} and wm.role = any(${workspaceRoles as string[]}::text[])
             and (${workspaceId}::text is null or wm.workspace_id = ${workspaceId})))
       order by u.user_id`)
-  ).pipe(Effect.map((rows) => rows.map((r) => ({ userId: r.user_id as string, email: r.email as string }))))
+  ).pipe(Effect.map((rows) => rows.map((r) => ({ userId: r.user_id as string, email: r.email as string, workspaceSlug: r.workspace_slug as string | null }))))

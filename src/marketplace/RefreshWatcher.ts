@@ -10,6 +10,7 @@ import { Clock, Effect, Layer, Schedule } from "effect"
 import { randomUUID } from "node:crypto"
 import { CredentialActor } from "../../actors/credential/actor.ts"
 import { MarkNeedsReauth } from "../../actors/credential/protocol.ts"
+import { ORG_SHARED_WORKSPACE } from "../../actors/credential/state.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { EventLog } from "../../streams/EventLog.ts"
@@ -33,15 +34,13 @@ const markNeedsReauth = (credential: DueCredential, reason: string) =>
     const { credentialId } = credential
     const { events } = yield* host.send(CredentialActor, credentialId, new MarkNeedsReauth({ credentialId, reason }), systemMeta(now))
     if (events.length === 0) return
-    const slugs = (yield* slugsOf(credential.orgId, credential.workspaceId)) ?? ""
-    const [orgSlug, workspaceSlug] = slugs.split("/")
     yield* notifyReauth({
       orgId: credential.orgId,
-      workspaceId: credential.workspaceId,
+      // an organization's shared credential: its alert goes to the organization's recipients, each led to a workspace of theirs
+      workspaceId: credential.workspaceId === ORG_SHARED_WORKSPACE ? null : credential.workspaceId,
       listingId: credential.listingId,
       listingName: credential.listingName,
-      orgSlug,
-      workspaceSlug,
+      orgSlug: yield* slugsOf(credential.orgId, null),
       causeId: `${credentialId}:needs_reauth:${new Date(now).toISOString()}`
     })
     yield* Effect.logInfo("plugins: a credential needs re-authentication").pipe(Effect.annotateLogs({ credentialId, listingId: credential.listingId, reason }))

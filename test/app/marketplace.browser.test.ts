@@ -301,7 +301,7 @@ describe("marketplace and integrations", () => {
     await listing.getByRole("button", { name: "Enable Found Notes in this workspace" }).click()
     await page.getByRole("status").filter({ hasText: "Found Notes is enabled in this workspace; the server needs authorization: connect it." }).waitFor()
     await listing.getByText("needs authorization", { exact: true }).waitFor()
-    await listing.getByText("Not connected").waitFor()
+    await listing.getByRole("group", { name: "This workspace's credential for Found Notes" }).getByText("Not connected").waitFor()
     const found = (ok(await asAdmin("plugin.org.list", { limit: 200 })).listings as Array<any>).find((l) => l.name === "com.test/found-notes")
     expect(found.authKind).toBe("oauth")
 

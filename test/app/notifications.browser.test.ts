@@ -34,7 +34,7 @@ beforeAll(async () => {
   const asAdmin = await asPerson(node, admin)
   listingId = ok(await asAdmin("plugin.org.install", { name: "com.test/notion", title: "Notion", endpointUrl: "https://notion.example.com/mcp", transport: "streamable-http", authKind: "secret" })).listingId
   const place = await bootstrapPlace(node)
-  const alert = (listing: string, listingName: string): ReauthAlert => ({ ...place, listingId: listing, listingName, orgSlug: "acme", workspaceSlug: "main" })
+  const alert = (listing: string, listingName: string): ReauthAlert => ({ ...place, listingId: listing, listingName, orgSlug: "acme" })
   // oldest first: the page lists the newest first
   await notify(alert(`porg_${"1".repeat(32)}`, "Linear"))
   await notify(alert(`porg_${"2".repeat(32)}`, "Jira"))
@@ -136,7 +136,7 @@ describe("many notices", () => {
     const place = await bootstrapPlace(node)
     // the alert goes to the organization's Owners and Admins: count only this person's
     for (let i = 0; i < 53; i++) {
-      await notify({ ...place, listingId: `porg_${String(i).padStart(32, "0")}`, listingName: `Server ${i}`, orgSlug: "acme", workspaceSlug: "main" })
+      await notify({ ...place, listingId: `porg_${String(i).padStart(32, "0")}`, listingName: `Server ${i}`, orgSlug: "acme" })
     }
     const { page, errors } = await openAs(many, `${WS}/notifications`)
     await bellSays(page, 53)

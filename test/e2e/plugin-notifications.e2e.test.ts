@@ -65,7 +65,6 @@ const alert = (overrides: Partial<ReauthAlert> = {}) => {
     listingId,
     listingName: `Linear ${alerts}`,
     orgSlug: node.bootstrap.orgSlug,
-    workspaceSlug: node.bootstrap.workspaceSlug,
     ...overrides
   } satisfies ReauthAlert
 }
@@ -135,6 +134,32 @@ describe("notifyReauth", () => {
     await new Promise((resolve) => setTimeout(resolve, 300))
     expect(sink.messages.length).toBe(before + first.length)
     expect((await noticesOf(admin)).filter((n) => n.subject.listingId === request.listingId)).toHaveLength(1)
+  })
+})
+
+describe("notifyReauth for an organization's shared credential", () => {
+  it("tells the organization's Owners and the Admins of every workspace, each led to the re-authentication page in a workspace of theirs", async () => {
+    const created = await as(owner, "workspace.create", { slug: "zz-shared", name: "Shared" })
+    expect(created.status).toBe(200)
+    const otherAdmin = await addPerson(node, "otheradmin", { org: "member", workspace: "admin", workspaceId: created.body.workspaceId })
+    cookies.set(otherAdmin, (await signIn(node.baseUrl, otherAdmin)).cookie)
+    const linkIn = (workspaceSlug: string, listingId: string) => `/${node.bootstrap.orgSlug}/${workspaceSlug}/settings/integrations/reauth/${listingId}`
+
+    const shared = alert({ workspaceId: null })
+    const notified = await notify(shared)
+    expect(notified.map((n) => n.userId).sort()).toEqual([...(await ownersOf()).map((o) => o.userId), admin.userId, otherAdmin.userId].sort())
+    const [toOther] = (await noticesOf(otherAdmin)).filter((n) => n.subject.listingId === shared.listingId)
+    expect(toOther).toMatchObject({ workspaceId: null, deepLink: linkIn("zz-shared", shared.listingId) })
+    expect(toOther.body).toContain(`The organization ${node.bootstrap.orgSlug}'s shared connection to ${shared.listingName} stopped working`)
+    const [toAdmin] = (await noticesOf(admin)).filter((n) => n.subject.listingId === shared.listingId)
+    expect(toAdmin.deepLink).toBe(linkIn(node.bootstrap.workspaceSlug, shared.listingId))
+    // an Owner in no workspace: the organization's first
+    const [toOwner] = (await noticesOf(owner)).filter((n) => n.subject.listingId === shared.listingId)
+    expect(toOwner.deepLink).toBe(linkIn([node.bootstrap.workspaceSlug, "zz-shared"].sort()[0], shared.listingId))
+
+    // a workspace's own credential: that workspace's Admins only
+    const own = alert()
+    expect((await notify(own)).map((n) => n.userId)).not.toContain(otherAdmin.userId)
   })
 })
 

@@ -48,8 +48,7 @@ describe("secrets at rest", () => {
       workspaceId: place.workspaceId,
       listingId: "porg_scan",
       listingName: "Scanned",
-      orgSlug: node.bootstrap.orgSlug,
-      workspaceSlug: node.bootstrap.workspaceSlug
+      orgSlug: node.bootstrap.orgSlug
     }))
     expect(await findPlaintext(node, secrets, lines)).toEqual([])
   })
@@ -62,8 +61,7 @@ describe("secrets at rest", () => {
       workspaceId: place.workspaceId,
       listingId: "porg_planted",
       listingName: planted,
-      orgSlug: node.bootstrap.orgSlug,
-      workspaceSlug: node.bootstrap.workspaceSlug
+      orgSlug: node.bootstrap.orgSlug
     }))
     await inNode(node, Effect.logInfo(`careless line with ${planted}`))
     const where = (await findPlaintext(node, [planted], lines)).map((s) => s.where.split(" ").slice(0, 2).join(" "))

@@ -13,8 +13,8 @@ import type { AddressInfo } from "node:net"
 import { z } from "zod"
 
 export interface McpTestServerOptions {
-  /** Whether a request is let in, from its headers; unset: every request is. */
-  readonly admit?: (headers: http.IncomingHttpHeaders) => boolean | Promise<boolean>
+  /** Whether a request is let in, from its headers (and its URL); unset: every request is. */
+  readonly admit?: (headers: http.IncomingHttpHeaders, url: URL) => boolean | Promise<boolean>
   /** The authorization server named in the protected-resource metadata. */
   readonly authorizationServer?: string
   /** Scopes the resource metadata lists. */
@@ -27,8 +27,8 @@ export interface McpTestServer {
   readonly mcpUrl: string
   /** HTTP+SSE only endpoint. */
   readonly legacyUrl: string
-  /** Headers of every request that reached an MCP endpoint. */
-  readonly requests: Array<{ readonly path: string; readonly method: string; readonly headers: http.IncomingHttpHeaders }>
+  /** Every request that reached an MCP endpoint: its path, query and headers. */
+  readonly requests: Array<{ readonly path: string; readonly search: string; readonly method: string; readonly headers: http.IncomingHttpHeaders }>
   readonly close: () => Promise<void>
 }
 
@@ -69,8 +69,8 @@ export const startMcpTestServer = async (options: McpTestServerOptions = {}): Pr
         return
       }
       if (url.pathname === "/mcp" || url.pathname.startsWith("/legacy")) {
-        requests.push({ path: url.pathname, method: req.method ?? "", headers: req.headers })
-        if (options.admit !== undefined && !(await options.admit(req.headers))) return refuse(res)
+        requests.push({ path: url.pathname, search: url.search, method: req.method ?? "", headers: req.headers })
+        if (options.admit !== undefined && !(await options.admit(req.headers, url))) return refuse(res)
       }
       if (url.pathname === "/mcp") {
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined })

@@ -37,12 +37,15 @@ export const bootstrapPlace = async (node: TestNode) => {
 export const addPerson = async (
   node: TestNode,
   name: string,
-  roles: { readonly org?: "owner" | "member"; readonly workspace?: "admin" | "member" | "viewer" } = {}
+  /** `workspace` is the role in `workspaceId`, the bootstrap workspace unless given. */
+  roles: { readonly org?: "owner" | "member"; readonly workspace?: "admin" | "member" | "viewer"; readonly workspaceId?: string } = {}
 ): Promise<Person> => {
   const userId = `usr_${name}_${randomUUID().slice(0, 8)}`
   const email = `${name}-${randomUUID().slice(0, 8)}@example.test`
   const password = `pw-${randomUUID()}`
-  const { orgId, workspaceId } = await bootstrapPlace(node)
+  const bootstrap = await bootstrapPlace(node)
+  const { orgId } = bootstrap
+  const workspaceId = roles.workspaceId ?? bootstrap.workspaceId
   const passwordHash = await hashPassword(password)
   await Runtime.runPromise(node.runtime)(
     Effect.gen(function* () {

@@ -3,8 +3,10 @@
  * listing enabled or disabled for the organization, uninstalled, enabled in this workspace (with
  * the server's health), and its credential here (a secret, or OAuth's Connect). And the
  * re-authentication page a notification links to (spec 4.5's deep link
- * `/{org}/{ws}/settings/integrations/reauth/{listing}`, the listing's `porg_` id): the credential's
- * state and a Reconnect button that runs the OAuth flow again and comes back here. Only those who
+ * `/{org}/{ws}/settings/integrations/reauth/{listing}`, the listing's `porg_` id; for an
+ * organization's shared credential, in a workspace of the person's): the credentials' states (the
+ * workspace's own and the organization's shared one) and Reconnect buttons that run the OAuth flow
+ * again and come back here. Only those who
  * manage plugins (Owners and Admins) see any of it; anyone else is told so. They may add a custom
  * MCP server by its endpoint (`plugin.org.install`); a server that turns out to ask for OAuth when a
  * workspace enables it becomes an OAuth listing (spec 6.3.4) and shows "needs authorization" and Connect.
@@ -17,7 +19,7 @@ import { placePath } from "../Layout.tsx"
 import { Link, useQueryParams } from "../router.tsx"
 import { useAccess } from "../session.tsx"
 import { ErrorNote, Field, Loading, PageTitle, Time } from "../ui.tsx"
-import { CredentialControls, type Listing, listingName, listingsKey, oauthErrorWords, PluginManagersOnly, useListings } from "./marketplace/listings.tsx"
+import { CredentialControls, credentialInUse, type Listing, listingName, listingsKey, oauthErrorWords, PluginManagersOnly, useListings } from "./marketplace/listings.tsx"
 import "./Integrations.css"
 
 /** What came back from the authorization server (`?connected=` or `?oauth_error=`), in words. */
@@ -30,7 +32,7 @@ const OAuthOutcome = ({ listings }: { listings: ReadonlyArray<Listing> }) => {
     <>
       {connected !== null && (
         <p className="ok-note" role="status">
-          Connected {listing === undefined ? "the server" : listingName(listing)}: its credential is {listing?.credential?.status === "active" ? "active" : "stored"}.
+          Connected {listing === undefined ? "the server" : listingName(listing)}: its credential is {listing !== undefined && credentialInUse(listing)?.status === "active" ? "active" : "stored"}.
         </p>
       )}
       {failed !== null && (
@@ -318,6 +320,7 @@ const Reauthenticate = ({ place, listingId }: { place: Place; listingId: string 
     )
   }
   const credential = listing.credential
+  const shared = listing.sharedCredential
   return (
     <>
       <OAuthOutcome listings={listings.data} />
@@ -348,7 +351,14 @@ const Reauthenticate = ({ place, listingId }: { place: Place; listingId: string 
             {listing.authKind === "oauth" ? "Reconnect to sign in to it again." : "Enter its secret again."}
           </p>
         )}
-        {credential?.status === "active" && <p>The connection works: nothing needs doing.</p>}
+        {shared?.status === "needs_reauth" && (
+          <p>
+            The organization's shared credential could not be refreshed, so workspaces without their own cannot use {listingName(listing)}
+            {credential === null ? ", this one included" : "; this one uses its own"}.{" "}
+            {listing.authKind === "oauth" ? "Reconnect it for the organization to sign in to it again." : "Enter the shared secret again."}
+          </p>
+        )}
+        {credentialInUse(listing)?.status === "active" && shared?.status !== "needs_reauth" && <p>The connection works: nothing needs doing.</p>}
         {listing.authKind === "none" ? (
           <p>This server needs no credential.</p>
         ) : (
