@@ -31,8 +31,12 @@
  * (`@a2a-js/sdk` 1.3, installed as `@a2a-js/sdk-v1`: Express, its `jsonRpcHandler` without the
  * 0.3 compatibility layer, `DefaultRequestHandler`, `InMemoryTaskStore`), once with the echo
  * agent (`reference-v1`) and once with the `ai` SDK agent (`agent-v1`): the same answers, published
- * as 1.0 events. The ceiling is measured in the 0.3 pass only. With BENCH_VERSIONS=0.3 or
- * BENCH_VERSIONS=1.0, only that version's servers run.
+ * as 1.0 events. Then the same 1.0 calls on the HTTP+JSON binding, `POST /a2a/v1/message:send`
+ * with `{message}` and `GET /a2a/v1/tasks/{id}` (the answers `{task}` and the Task), to the
+ * platform's binding and to the 1.x reference servers' `restHandler`, mounted beside their
+ * JSON-RPC route on the same server and task store. Every server of a binding is loaded by the same
+ * client. The ceiling is measured in the 0.3 pass only. With BENCH_VERSIONS=0.3 or
+ * BENCH_VERSIONS=1.0, only that version's servers run (1.0: both bindings).
  *
  * Each server and method runs for BENCH_SECONDS with BENCH_CONCURRENCY requests in flight (each
  * sends its next as soon as its answer is in; none is sent after the window), after
@@ -64,7 +68,7 @@ import {
   DefaultRequestHandler as DefaultRequestHandlerV1,
   InMemoryTaskStore as InMemoryTaskStoreV1
 } from "@a2a-js/sdk-v1/server"
-import { jsonRpcHandler as jsonRpcHandlerV1, UserBuilder as UserBuilderV1 } from "@a2a-js/sdk-v1/server/express"
+import { jsonRpcHandler as jsonRpcHandlerV1, restHandler as restHandlerV1, UserBuilder as UserBuilderV1 } from "@a2a-js/sdk-v1/server/express"
 import type { LanguageModelV3Prompt, LanguageModelV3StreamPart } from "@ai-sdk/provider"
 import { streamText } from "ai"
 import { convertArrayToReadableStream, MockLanguageModelV3 } from "ai/test"
@@ -124,33 +128,80 @@ const WORK_OPERATIONS = Number(process.env.BENCH_WORK_OPERATIONS ?? 30)
 const ONLY = process.env.BENCH_ONLY === "send" ? "message/send" : process.env.BENCH_ONLY === "get" ? "tasks/get" : undefined
 const HELLO = "hello"
 const PATHNAME = "/a2a"
+/** Where the HTTP+JSON binding is served, on the platform and on the 1.x peers. */
+const REST_PATHNAME = "/a2a/v1"
 
-/** The two calls measured, named as in 0.3; `WIRE` names them in each version. */
+/** The two calls measured, named as in 0.3; `WIRE` names them in each binding. */
 type Method = "message/send" | "tasks/get"
 type Version = "0.3" | "1.0"
 const VERSIONS = (["0.3", "1.0"] as const).filter((version) => process.env.BENCH_VERSIONS === undefined || process.env.BENCH_VERSIONS.split(",").includes(version))
+/** A version on one binding: 0.3 and 1.0 on JSON-RPC, and 1.0 on HTTP+JSON. */
+type Binding = "0.3" | "1.0" | "1.0 HTTP+JSON"
 
-/** How each version writes the two calls and their answers. */
-const WIRE: Record<Version, {
+type TaskLike = { id?: string; status?: { state?: string } }
+
+/** One call on the wire: where it goes, its body (null: a GET), and the Task its parsed answer carries, or why there is none. */
+interface WireRequest {
+  readonly path: string
+  readonly body: string | null
+  readonly taskOf: (answer: unknown) => TaskLike | string
+}
+
+let nextId = 1
+
+/** A JSON-RPC call with a fresh id: its answer must be the result of that id, `taskOf` reads the Task in it. */
+const rpcRequest = (method: string, params: object, taskOf: (result: unknown) => TaskLike | undefined): WireRequest => {
+  const id = nextId++
+  return {
+    path: PATHNAME,
+    body: JSON.stringify({ jsonrpc: "2.0", id, method, params }),
+    taskOf: (answer) => {
+      const { id: answered, result, error } = answer as { id?: unknown; result?: unknown; error?: { code: number; message: string } }
+      if (error !== undefined) return `error ${error.code} ${error.message}`
+      if (answered !== id) return `answered id ${String(answered)} to ${id}`
+      return taskOf(result) ?? `not a Task: ${JSON.stringify(result)?.slice(0, 160)}`
+    }
+  }
+}
+
+const messageV1 = () => ({ role: "ROLE_USER", parts: [{ text: HELLO }], messageId: randomUUID() })
+
+/** How each binding writes the two calls (a fresh messageId per send) and reads their answers. */
+const WIRE: Record<Binding, {
+  readonly version: Version
   readonly headers: Readonly<Record<string, string>>
   readonly methods: Record<Method, string>
-  readonly message: () => object
-  /** The Task in a successful answer's result. */
-  readonly taskOf: (method: Method, result: unknown) => { id?: string; status?: { state?: string } } | undefined
+  readonly request: (method: Method, taskId: string) => WireRequest
   readonly completed: string
 }> = {
   "0.3": {
+    version: "0.3",
     headers: {},
     methods: { "message/send": "message/send", "tasks/get": "tasks/get" },
-    message: () => ({ kind: "message", role: "user", parts: [{ kind: "text", text: HELLO }], messageId: randomUUID() }),
-    taskOf: (_method, result) => ((result as { kind?: string } | undefined)?.kind === "task" ? (result as { id: string }) : undefined),
+    request: (method, taskId) => {
+      const params = method === "message/send" ? { message: { kind: "message", role: "user", parts: [{ kind: "text", text: HELLO }], messageId: randomUUID() } } : { id: taskId }
+      return rpcRequest(method, params, (result) => ((result as { kind?: string } | undefined)?.kind === "task" ? (result as TaskLike) : undefined))
+    },
     completed: "completed"
   },
   "1.0": {
+    version: "1.0",
     headers: { "A2A-Version": "1.0" },
     methods: { "message/send": "SendMessage", "tasks/get": "GetTask" },
-    message: () => ({ role: "ROLE_USER", parts: [{ text: HELLO }], messageId: randomUUID() }),
-    taskOf: (method, result) => (method === "message/send" ? (result as { task?: { id: string } } | undefined)?.task : (result as { id?: string } | undefined)),
+    request: (method, taskId) =>
+      method === "message/send"
+        ? rpcRequest("SendMessage", { message: messageV1() }, (result) => (result as { task?: TaskLike } | undefined)?.task)
+        : rpcRequest("GetTask", { id: taskId }, (result) => result as TaskLike | undefined),
+    completed: "TASK_STATE_COMPLETED"
+  },
+  "1.0 HTTP+JSON": {
+    version: "1.0",
+    headers: { "A2A-Version": "1.0" },
+    methods: { "message/send": "POST /message:send", "tasks/get": "GET /tasks/{id}" },
+    request: (method, taskId) =>
+      method === "message/send"
+        ? { path: `${REST_PATHNAME}/message:send`, body: JSON.stringify({ message: messageV1() }), taskOf: (answer) => (answer as { task?: TaskLike }).task ?? `no task: ${JSON.stringify(answer).slice(0, 160)}` }
+        : { path: `${REST_PATHNAME}/tasks/${encodeURIComponent(taskId)}`, body: null, taskOf: (answer) => answer as TaskLike },
     completed: "TASK_STATE_COMPLETED"
   }
 }
@@ -225,11 +276,14 @@ const agentAnswering = (answer: (content: string) => Promise<string>): AgentExec
   cancelTask: async () => {}
 })
 
-/** 1.0's card: the same agent, its JSON-RPC 1.0 interface. */
+/** 1.0's card: the same agent, its JSON-RPC and HTTP+JSON 1.0 interfaces. */
 const CARD_V1: AgentCardV1 = {
   name: CARD.name,
   description: CARD.description,
-  supportedInterfaces: [{ url: CARD.url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" }],
+  supportedInterfaces: [
+    { url: CARD.url, protocolBinding: "JSONRPC", tenant: "", protocolVersion: "1.0" },
+    { url: `http://127.0.0.1${REST_PATHNAME}`, protocolBinding: "HTTP+JSON", tenant: "", protocolVersion: "1.0" }
+  ],
   provider: undefined,
   version: CARD.version,
   capabilities: { streaming: true, pushNotifications: false, extensions: [] },
@@ -329,10 +383,12 @@ const startPeer = (agent: AgentExecutor) => () => {
   void announce(listenHttp(http.createServer(app)), async () => usageReply())
 }
 
-/** A 1.x peer: the 1.x reference server with `agent`, JSON-RPC 1.0 on `POST /a2a`, no authentication. */
+/** A 1.x peer: the 1.x reference server with `agent`, HTTP+JSON 1.0 under `/a2a/v1` and JSON-RPC 1.0 on `POST /a2a`, one task store, no authentication. */
 const startPeerV1 = (agent: AgentExecutorV1) => () => {
   const requestHandler = new DefaultRequestHandlerV1(CARD_V1, new InMemoryTaskStoreV1(), agent)
   const app = express()
+  // the longer prefix first: `/a2a` would take its requests too
+  app.use(REST_PATHNAME, restHandlerV1({ requestHandler, userBuilder: UserBuilderV1.noAuthentication }))
   app.use(PATHNAME, jsonRpcHandlerV1({ requestHandler, userBuilder: UserBuilderV1.noAuthentication }))
   void announce(listenHttp(http.createServer(app)), async () => usageReply())
 }
@@ -345,44 +401,36 @@ interface Load {
   readonly port: number
   readonly key: string
   readonly method: Method
-  readonly version: Version
+  readonly binding: Binding
   /** tasks/get: the task read. */
   readonly taskId: string
   readonly concurrency: number
   readonly seconds: number
 }
 
-let nextId = 1
-
-/** The request body of `method` in `version`, with a fresh JSON-RPC id (and, for message/send, a fresh messageId). */
-const bodyOf = (method: Method, version: Version, taskId: string) => {
-  const id = nextId++
-  const params = method === "message/send" ? { message: WIRE[version].message() } : { id: taskId }
-  return { id, body: JSON.stringify({ jsonrpc: "2.0", id, method: WIRE[version].methods[method], params }) }
-}
-
-/** The failure in an answer to request `id` of `method`, if any: it must be the Task, and for message/send a completed one. */
-const failureOf = (method: Method, version: Version, id: number, status: number, text: string) => {
+/** The Task in an answer to `request` of `method`, or its failure: it must be the Task, and for message/send a completed one. */
+const taskAnswered = (method: Method, binding: Binding, request: WireRequest, status: number, text: string): TaskLike | string => {
   if (status !== 200) return `${status} ${text.slice(0, 160)}`
-  let answer: { id?: unknown; result?: unknown; error?: { code: number; message: string } }
+  let answer: unknown
   try {
     answer = JSON.parse(text)
   } catch {
     return `not JSON: ${text.slice(0, 160)}`
   }
-  if (answer.error !== undefined) return `error ${answer.error.code} ${answer.error.message}`
-  if (answer.id !== id) return `answered id ${String(answer.id)} to ${id}`
-  const task = WIRE[version].taskOf(method, answer.result)
+  const task = request.taskOf(answer)
+  if (typeof task === "string") return task
   if (task?.id === undefined) return `not a Task: ${text.slice(0, 160)}`
-  if (method === "message/send" && task.status?.state !== WIRE[version].completed) return `task ${task.status?.state}`
-  return undefined
+  if (method === "message/send" && task.status?.state !== WIRE[binding].completed) return `task ${task.status?.state}`
+  return task
 }
 
-const generateLoad = ({ port, key, method, version, taskId, concurrency, seconds }: Load) =>
+const generateLoad = ({ port, key, method, binding, taskId, concurrency, seconds }: Load) =>
   loadWindow(concurrency, seconds, () => {
-    const { id, body } = bodyOf(method, version, taskId)
-    return postForText({ port, path: PATHNAME, key, headers: WIRE[version].headers }, body, REQUEST_TIMEOUT_MS, (status, text) =>
-      failureOf(method, version, id, status, text))
+    const request = WIRE[binding].request(method, taskId)
+    return postForText({ port, path: request.path, key, headers: WIRE[binding].headers }, request.body, REQUEST_TIMEOUT_MS, (status, text) => {
+      const task = taskAnswered(method, binding, request, status, text)
+      return typeof task === "string" ? task : undefined
+    })
   })
 
 // ---------------------------------------------------------------------------------------------
@@ -390,30 +438,45 @@ const generateLoad = ({ port, key, method, version, taskId, concurrency, seconds
 
 const progress = progressOf("bench:a2a")
 
-/** The servers measured, in the order of their windows, each with the version it is spoken. */
-const VERSION_OF = {
+/** The servers measured, in the order of their windows, each with the binding it is spoken on. */
+const BINDING_OF = {
   ceiling: "0.3",
   reference: "0.3",
   agent: "0.3",
   platform: "0.3",
   "reference-v1": "1.0",
   "agent-v1": "1.0",
-  "platform-v1": "1.0"
-} as const satisfies Record<string, Version>
-type Which = keyof typeof VERSION_OF
-const SERVERS = (Object.keys(VERSION_OF) as Array<Which>).filter((which) => VERSIONS.includes(VERSION_OF[which]))
-/** The platform's pass in each version. */
-const PLATFORM: Record<Version, Which> = { "0.3": "platform", "1.0": "platform-v1" }
-const isPlatform = (which: Which) => which === "platform" || which === "platform-v1"
-type Child = Exclude<Which, "platform" | "platform-v1">
+  "platform-v1": "1.0",
+  "reference-v1-rest": "1.0 HTTP+JSON",
+  "agent-v1-rest": "1.0 HTTP+JSON",
+  "platform-v1-rest": "1.0 HTTP+JSON"
+} as const satisfies Record<string, Binding>
+type Which = keyof typeof BINDING_OF
+const SERVERS = (Object.keys(BINDING_OF) as Array<Which>).filter((which) => VERSIONS.includes(WIRE[BINDING_OF[which]].version))
+const BINDINGS = [...new Set(SERVERS.map((which) => BINDING_OF[which]))]
+/** The platform's pass on each binding. */
+const PLATFORM: Record<Binding, Which> = { "0.3": "platform", "1.0": "platform-v1", "1.0 HTTP+JSON": "platform-v1-rest" }
+const isPlatform = (which: Which) => Object.values(PLATFORM).includes(which)
+/** The child processes: a 1.x peer serves both bindings. */
+const PROCESS_OF = {
+  ceiling: "ceiling",
+  reference: "reference",
+  agent: "agent",
+  "reference-v1": "reference-v1",
+  "agent-v1": "agent-v1",
+  "reference-v1-rest": "reference-v1",
+  "agent-v1-rest": "agent-v1"
+} as const satisfies Partial<Record<Which, string>>
+type Child = (typeof PROCESS_OF)[keyof typeof PROCESS_OF]
+const processOf = (which: Which): Child | undefined => (PROCESS_OF as Partial<Record<Which, Child>>)[which]
 
-/** Platform ÷ each other server of its version, a line per method and version. */
+/** Platform ÷ each other server of its binding, a line per method and binding. */
 const ratioLines = (methods: ReadonlyArray<Method>, results: Record<Method, Partial<Record<Which, Measured>>>, labels: Record<Which, string>) =>
   methods.flatMap((method) =>
-    VERSIONS.map((version) => {
-      const platform = results[method][PLATFORM[version]]!
-      const others = SERVERS.filter((which) => VERSION_OF[which] === version && !isPlatform(which))
-      return `- ${WIRE[version].methods[method]} (${version}): ${others.map((which) => `÷ ${labels[which]}: ${ratios(platform, results[method][which]!)}`).join("; ")}`
+    BINDINGS.map((binding) => {
+      const platform = results[method][PLATFORM[binding]]!
+      const others = SERVERS.filter((which) => BINDING_OF[which] === binding && !isPlatform(which))
+      return `- ${WIRE[binding].methods[method]} (${binding}): ${others.map((which) => `÷ ${labels[which]}: ${ratios(platform, results[method][which]!)}`).join("; ")}`
     })
   )
 
@@ -450,53 +513,55 @@ const bench = async (context: Bench) => {
     platform: `${platformLabel(node.log.mode)}, 0.3`,
     "reference-v1": "a2a-js 1.x reference (Express, echo agent)",
     "agent-v1": "a2a-js 1.x reference, `ai` SDK agent (mock model)",
-    "platform-v1": `${platformLabel(node.log.mode)}, 1.0`
+    "platform-v1": `${platformLabel(node.log.mode)}, 1.0`,
+    "reference-v1-rest": "a2a-js 1.x reference (Express, echo agent)",
+    "agent-v1-rest": "a2a-js 1.x reference, `ai` SDK agent (mock model)",
+    "platform-v1-rest": `${platformLabel(node.log.mode)}, 1.0 HTTP+JSON`
   }
 
-  const children = Object.fromEntries(SERVERS.filter((which) => !isPlatform(which)).map((which) => [which, context.fork(which)])) as Partial<Record<Child, ReturnType<Bench["fork"]>>>
+  const childNames = [...new Set(SERVERS.flatMap((which) => processOf(which) ?? []))]
+  const children = Object.fromEntries(childNames.map((name) => [name, context.fork(name)])) as Partial<Record<Child, ReturnType<Bench["fork"]>>>
   const load = context.fork("load")
-  const ports = { platform: node.port, "platform-v1": node.port } as Record<Which, number>
-  for (const [which, child] of Object.entries(children)) ports[which as Child] = await portOf(child)
+  const childPorts = {} as Record<Child, number>
+  for (const [name, child] of Object.entries(children)) childPorts[name as Child] = await portOf(child)
+  const portOfServer = (which: Which) => (isPlatform(which) ? node.port : childPorts[processOf(which)!])
 
-  /** One JSON-RPC call from this process, for the setup: the Task answered. */
-  const call = async (which: Which, method: Method, params: object) => {
-    const version = VERSION_OF[which]
-    const reply = await fetch(`http://127.0.0.1:${ports[which]}${PATHNAME}`, {
-      method: "POST",
-      headers: { ...WIRE[version].headers, authorization: `Bearer ${key}`, "content-type": "application/json" },
-      body: JSON.stringify({ jsonrpc: "2.0", id: "setup", method: WIRE[version].methods[method], params })
+  /** One call from this process, for the setup: the Task answered, and the answer's text. */
+  const call = async (which: Which, method: Method, taskId = "") => {
+    const binding = BINDING_OF[which]
+    const request = WIRE[binding].request(method, taskId)
+    const reply = await fetch(`http://127.0.0.1:${portOfServer(which)}${request.path}`, {
+      method: request.body === null ? "GET" : "POST",
+      headers: { ...WIRE[binding].headers, authorization: `Bearer ${key}`, ...(request.body === null ? {} : { "content-type": "application/json" }) },
+      ...(request.body === null ? {} : { body: request.body })
     })
-    const answer = (await reply.json()) as { result?: unknown; error?: unknown }
-    const task = WIRE[version].taskOf(method, answer.result)
-    if (reply.status !== 200 || task?.id === undefined) throw new Error(`${which}: ${method} answered ${reply.status} ${JSON.stringify(answer)}`)
-    return { id: task.id, state: task.status?.state, result: answer.result }
+    const text = await reply.text()
+    const task = taskAnswered(method, binding, request, reply.status, text)
+    if (typeof task === "string") throw new Error(`${which}: ${WIRE[binding].methods[method]}: ${task}`)
+    return { id: task.id!, text }
   }
   /** The task each server's tasks/get reads: the completed task of a first message/send. */
   const taskIds = {} as Record<Which, string>
-  for (const which of SERVERS.filter((which) => which !== "ceiling")) {
-    const sent = await call(which, "message/send", { message: WIRE[VERSION_OF[which]].message() })
-    if (sent.state !== WIRE[VERSION_OF[which]].completed) throw new Error(`${which}: the first task is ${sent.state}, not completed`)
-    taskIds[which] = sent.id
-  }
+  for (const which of SERVERS.filter((which) => which !== "ceiling")) taskIds[which] = (await call(which, "message/send")).id
   // the ceiling answers with the platform's Task
   if (children.ceiling !== undefined) {
     taskIds.ceiling = "any"
-    const task = await call("platform", "tasks/get", { id: taskIds.platform })
-    await ask(children.ceiling, { kind: "result", result: task.result }, kindIs("result"))
+    const { text } = await call("platform", "tasks/get", taskIds.platform)
+    await ask(children.ceiling, { kind: "result", result: (JSON.parse(text) as { result: unknown }).result }, kindIs("result"))
   }
 
   // the work one send and one get cost the node, counted before the windows (`counting.ts`)
   progress("platform: the work per operation, counted")
   const works = [await countWork(node, "`message/send`", a2aSend(node), WORK_OPERATIONS), await countWork(node, "`tasks/get`", await a2aGet(node), WORK_OPERATIONS)]
 
-  const usage = (which: Which): Promise<Usage> => (isPlatform(which) ? Promise.resolve(usageNow()) : usageOf(children[which as Child]!))
+  const usage = (which: Which): Promise<Usage> => (isPlatform(which) ? Promise.resolve(usageNow()) : usageOf(children[processOf(which)!]!))
 
   const session = PROFILE_DIR === undefined ? undefined : await openProfiler()
   if (PROFILE_DIR !== undefined) await mkdir(PROFILE_DIR, { recursive: true })
   const profiles: Partial<Record<Method, CpuProfile>> = {}
 
   const measure = async (which: Which, method: Method, seconds: number, profiled = false) => {
-    progress(`${which}: ${WIRE[VERSION_OF[which]].methods[method]}, ${CONCURRENCY} in flight, ${seconds} s`)
+    progress(`${which}: ${WIRE[BINDING_OF[which]].methods[method]}, ${CONCURRENCY} in flight, ${seconds} s`)
     if (isPlatform(which)) await settle(node)
     // the 0.3 pass is the one profiled
     const profiling = profiled && which === "platform" && session !== undefined
@@ -504,7 +569,7 @@ const bench = async (context: Bench) => {
     const before = await usage(which)
     const window = await ask<Window>(
       load,
-      { kind: "load", port: ports[which], key, method, version: VERSION_OF[which], taskId: taskIds[which], concurrency: CONCURRENCY, seconds } satisfies Load,
+      { kind: "load", port: portOfServer(which), key, method, binding: BINDING_OF[which], taskId: taskIds[which], concurrency: CONCURRENCY, seconds } satisfies Load,
       kindIs("window")
     )
     const after = await usage(which)
@@ -526,7 +591,7 @@ const bench = async (context: Bench) => {
   }
   session?.close()
 
-  const methodRow = (method: Method, which: Which) => row([WIRE[VERSION_OF[which]].methods[method], labels[which], ...windowCells(results[method][which]!)])
+  const methodRow = (method: Method, which: Which) => row([WIRE[BINDING_OF[which]].methods[method], BINDING_OF[which], labels[which], ...windowCells(results[method][which]!)])
   const profiled = methods.flatMap((method) => {
     const profile = profiles[method]
     return profile === undefined ? [] : ["", ...profileTables(`the platform's ${method} window`, profile)]
@@ -535,11 +600,11 @@ const bench = async (context: Bench) => {
   console.log([
     `${machine(node.log.mode)}; offline model; ${CONCURRENCY} in flight, ${SECONDS} s per window${PROFILE_DIR === undefined ? "" : "; the platform's 0.3 windows CPU-profiled (slower)"}.`,
     "",
-    `\`POST ${PATHNAME}\`, A2A ${VERSIONS.join(" and ")} (${WINDOW_LEGEND}):`,
+    `A2A ${BINDINGS.join(", ")} (JSON-RPC on \`POST ${PATHNAME}\`, HTTP+JSON under \`${REST_PATHNAME}\`; ${WINDOW_LEGEND}):`,
     "",
     ...table(
-      ["method", "server", ...WINDOW_COLUMNS],
-      `ll${WINDOW_ALIGN}`,
+      ["method", "binding", "server", ...WINDOW_COLUMNS],
+      `lll${WINDOW_ALIGN}`,
       methods.flatMap((method) => SERVERS.map((which) => methodRow(method, which)))
     ),
     "",
@@ -547,7 +612,7 @@ const bench = async (context: Bench) => {
     "",
     ...workTable(works),
     "",
-    "Ratios, platform ÷ each server of the same version:",
+    "Ratios, platform ÷ each server of the same version and binding:",
     "",
     ...ratioLines(methods, results, labels),
     "",

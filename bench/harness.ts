@@ -244,13 +244,14 @@ export interface Target {
 }
 
 /**
- * POSTs `body` (JSON) to `target` over an agent without a socket limit. `read` reads the response
- * and ends the request with `end`, a failure or none; an error of the request, or no end within
- * `timeoutMs` (then `timeout` is the failure), ends it too. `ended` hears the end, once.
+ * POSTs `body` (JSON) to `target` over an agent without a socket limit; a null body is a GET.
+ * `read` reads the response and ends the request with `end`, a failure or none; an error of the
+ * request, or no end within `timeoutMs` (then `timeout` is the failure), ends it too. `ended`
+ * hears the end, once.
  */
 export const post = (
   target: Target,
-  body: string,
+  body: string | null,
   timeoutMs: number,
   timeout: string,
   read: (response: http.IncomingMessage, end: (failure?: string) => void) => void,
@@ -269,9 +270,13 @@ export const post = (
       host: "127.0.0.1",
       port: target.port,
       path: target.path,
-      method: "POST",
+      method: body === null ? "GET" : "POST",
       agent,
-      headers: { ...target.headers, authorization: `Bearer ${target.key}`, "content-type": "application/json", "content-length": Buffer.byteLength(body) }
+      headers: {
+        ...target.headers,
+        authorization: `Bearer ${target.key}`,
+        ...(body === null ? {} : { "content-type": "application/json", "content-length": Buffer.byteLength(body) })
+      }
     },
     (response) => read(response, end)
   )
@@ -280,15 +285,15 @@ export const post = (
     request.destroy()
   }, timeoutMs)
   request.on("error", (error: NodeJS.ErrnoException) => end(error.code ?? error.message))
-  request.end(body)
+  request.end(body ?? undefined)
 }
 
 /**
- * POSTs `body` (JSON) to `target` and reads the whole answer; resolves with the failure `check`
- * finds in its status and text, or with none; a failure of the request, or no answer within
- * `timeoutMs`, is a failure too.
+ * POSTs `body` (JSON) to `target` (a null body: GETs it) and reads the whole answer; resolves with
+ * the failure `check` finds in its status and text, or with none; a failure of the request, or no
+ * answer within `timeoutMs`, is a failure too.
  */
-export const postForText = (target: Target, body: string, timeoutMs: number, check: (status: number, text: string) => string | undefined) =>
+export const postForText = (target: Target, body: string | null, timeoutMs: number, check: (status: number, text: string) => string | undefined) =>
   new Promise<string | undefined>((resolve) =>
     post(
       target,

@@ -327,4 +327,6 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: answered, ...(retryAfter === undefined ? {} : { headers: retryAfter }) }, calls.written)
   }
   route(app, "post", "/a2a", handler, options.limits)
+  // the same endpoint with a trailing slash: a client that joins "/" to the card's URL (the 1.0 TCK's) posts there
+  route(app, "post", "/a2a/", handler, options.limits)
 }

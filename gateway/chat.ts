@@ -20,7 +20,7 @@ import type { ResumedTurn } from "../src/assistant/TurnFollow.ts"
 import type { UiChatAnswer } from "../src/assistant/UiChat.ts"
 import type { AGUIEvent } from "@ag-ui/core"
 import { AgUiStream, encodeAgUiEvent, resumeAnswerEvents } from "../src/assistant/AgUi.ts"
-import type { AgUiAnswer } from "../src/assistant/AgUiRun.ts"
+import type { AgUiAnswer, AgUiConnection } from "../src/assistant/AgUiRun.ts"
 import { approvalAnswerChunks, UI_MESSAGE_STREAM_END, UI_MESSAGE_STREAM_HEADERS, type UiChunk, UiMessageStream } from "../src/assistant/UiMessageStream.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { authenticate } from "../src/identity/Auth.ts"
@@ -209,17 +209,55 @@ const uiSink = (res: uWS.HttpResponse, answer: UiChatAnswer): void => {
   relayMapped(answer.turn, new UiMessageStream(), ui.write, ui.end)
 }
 
-/** What an AG-UI run started, as its events over SSE (@ag-ui/encoder's framing): the turn's events and end, or the interrupts it answered. */
-const agUiSink = (res: uWS.HttpResponse, answer: AgUiAnswer): void => {
+/** An AG-UI stream: each event framed by @ag-ui/encoder. */
+const openAgUiStream = (res: uWS.HttpResponse) => {
   const sse = openSse(res)
-  const write = (events: ReadonlyArray<AGUIEvent>) => {
-    for (const event of events) sse.framed(encodeAgUiEvent(event))
+  return {
+    sse,
+    write: (events: ReadonlyArray<AGUIEvent>) => {
+      for (const event of events) sse.framed(encodeAgUiEvent(event))
+    }
   }
+}
+
+/**
+ * What an AG-UI run started, as its events over SSE: the turn's events and end, or the interrupts it
+ * answered. AG-UI's stop is the client's abort of its run (`abortRun`): a client that leaves a turn's
+ * run before its end has the turn cancelled, by `cancel` with its turnId.
+ */
+const agUiSink = (res: uWS.HttpResponse, answer: AgUiAnswer, cancel: (turnId: string) => void): void => {
+  const agUi = openAgUiStream(res)
   if (answer._tag === "resumed") {
-    write(resumeAnswerEvents(answer.run, answer.answers))
-    return sse.end()
+    agUi.write(resumeAnswerEvents(answer.run, answer.answers))
+    return agUi.sse.end()
   }
-  relayMapped(answer.turn, new AgUiStream(answer.run), write, () => sse.end())
+  agUi.sse.onClose((reason) => {
+    if (reason === "aborted") cancel(answer.turnId)
+  })
+  relayMapped(answer.turn, new AgUiStream(answer.run), agUi.write, () => agUi.sse.end())
+}
+
+/** A connect to an AG-UI thread: its running turn from its start, as the run's events; none running, a stream that ends at once. */
+const answerAgUiConnect = (value: unknown, res: uWS.HttpResponse): typeof Streaming => {
+  const { run, resumed } = value as AgUiConnection
+  const agUi = openAgUiStream(res)
+  if (resumed === null) {
+    agUi.sse.end()
+    return Streaming
+  }
+  // a connected client that goes away stops the following, not the turn: it did not start it
+  agUi.sse.onClose((reason) => {
+    if (reason === "aborted") resumed.stop()
+  })
+  const stream = new AgUiStream(run)
+  resumed.listen({
+    event: ({ event }) => agUi.write(stream.event(event)),
+    done: ({ outcome }) => {
+      agUi.write(stream.end(outcome))
+      agUi.sse.end()
+    }
+  })
+  return Streaming
 }
 
 /** A chat's running turn followed from its start, as its UI message stream (the message a reloaded useChat shows again). */
@@ -312,7 +350,14 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
       return Streaming
     }
     if (mode === "agui") {
-      agUiSink(res, exit.value as AgUiAnswer)
+      // the cancel route's capability, invoked as the caller
+      const cancel = (turnId: string) =>
+        void options.run(
+          invoke({ ...request, capability: "assistant.turn.cancel", input: Effect.succeed({ turnId }), idempotencyKey: undefined }).pipe(
+            Effect.catchAllCause((cause) => Effect.logError(`agui: cancelling turn ${turnId} of an aborted run failed`, cause))
+          )
+        )
+      agUiSink(res, exit.value as AgUiAnswer, cancel)
       return Streaming
     }
     const outcome = exit.value as TurnOutcome
@@ -324,6 +369,7 @@ export const chatRoutes = (app: uWS.TemplatedApp, options: ChatRouteOptions): vo
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/turns/stream", resumeHandler(options, "body"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui", handler("ui"), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/agui", handler("agui"), options.limits)
+  route(app, "post", "/v1/:orgSlug/:workspaceSlug/agui/connect", chatIdHandler(options, "assistant.chat.agui.connect", "body", answerAgUiConnect), options.limits)
   route(app, "get", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stream", chatIdHandler(options, "assistant.chat.ui.stream", "path", answerUiResume), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/stream", chatIdHandler(options, "assistant.chat.ui.stream", "body", answerUiResume), options.limits)
   route(app, "post", "/v1/:orgSlug/:workspaceSlug/chat/ui/:id/stop", chatIdHandler(options, "assistant.chat.ui.stop", "path", (value) => ({ status: 200, json: value })), options.limits)

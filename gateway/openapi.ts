@@ -561,13 +561,27 @@ const uiChatPaths = (registry: Registry, schemas: SchemaComponents): Paths => {
   }
 }
 
-/** The AG-UI route (gateway/chat.ts, src/assistant/AgUi.ts): RunAgentInput in, AG-UI 1.0 events out over SSE. */
-const AG_UI_CAPABILITY = "assistant.chat.agui"
+/** The AG-UI routes (gateway/chat.ts, src/assistant/AgUi.ts): RunAgentInput in, AG-UI 1.0 events out over SSE; the run, and the connect to a thread's running run. */
+const AG_UI_CAPABILITIES = { run: "assistant.chat.agui", connect: "assistant.chat.agui.connect" } as const
 
 const agUiPaths = (registry: Registry, schemas: SchemaComponents): Paths => {
-  const run = registry.byName.get(AG_UI_CAPABILITY)
-  if (run === undefined) return {}
+  const run = registry.byName.get(AG_UI_CAPABILITIES.run)
+  const connect = registry.byName.get(AG_UI_CAPABILITIES.connect)
+  if (run === undefined || connect === undefined) return {}
   return {
+    [pathOf(connect)]: {
+      post: {
+        ...capabilityOperation(connect, schemas, { positions: false }),
+        summary: "Connect an AG-UI client (its connectAgent) to the thread's running turn: the run's events from its first, then live to its end.",
+        responses: {
+          "200": {
+            description: "AG-UI 1.0 events as the run route streams them, from the running turn's start; no events when no turn of the thread runs. Leaving the stream stops nothing.",
+            content: { "text/event-stream": { schema: str } }
+          },
+          ...errors("BadRequest", "Unauthorized", "Forbidden")
+        }
+      }
+    },
     [pathOf(run)]: {
       post: {
         ...capabilityOperation(run, schemas, { positions: false }),
@@ -576,7 +590,8 @@ const agUiPaths = (registry: Registry, schemas: SchemaComponents): Paths => {
           "200": {
             description:
               "AG-UI 1.0 events, one JSON event per `data:` line: `RUN_STARTED`, `TEXT_MESSAGE_*`, `TOOL_CALL_START`/`ARGS`/`END`/`RESULT`, `CUSTOM` named `question` for a question asked and ended, then `RUN_FINISHED` " +
-              "(outcome `success`; `interrupt` with one `tool_approval` interrupt per call parked for approval; `cancelled` when stopped) or `RUN_ERROR`. " +
+              "(outcome `success`; `interrupt` with one `tool_approval` interrupt per call parked for approval; `cancelled` when stopped; the turn's `usage`) or `RUN_ERROR`. " +
+              "A client that leaves the stream before `RUN_FINISHED` (its `abortRun`) stops the turn, as `assistant/turn/cancel` does. " +
               "A run whose resume answers interrupts (payload `{ approved, note? }`; `cancelled` denies) streams each call's execution as its `TOOL_CALL_RESULT`.",
             content: { "text/event-stream": { schema: str } }
           },

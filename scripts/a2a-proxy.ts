@@ -23,13 +23,25 @@ const origin = `http://127.0.0.1:${port}`
 
 const CARD_PATH = "/.well-known/agent-card.json"
 
-/** The card with the proxy's origin in its `url`; anything that is not a card with a URL, as it came. */
+/** `address` on the proxy's origin. */
+const proxied = (address: string) => {
+  const url = new URL(address)
+  return `${origin}${url.pathname}${url.search}`
+}
+
+/**
+ * The card with the proxy's origin in its `url` and its 1.0 `supportedInterfaces` (the 1.0 TCK
+ * follows those); anything that is not a card with a URL, as it came. Its signatures no longer
+ * match: no TCK client checks them.
+ */
 const proxiedCard = (body: Buffer): Buffer => {
   try {
     const card = JSON.parse(body.toString("utf8"))
     if (typeof card?.url !== "string") return body
-    const url = new URL(card.url)
-    return Buffer.from(JSON.stringify({ ...card, url: `${origin}${url.pathname}${url.search}` }))
+    const interfaces = Array.isArray(card.supportedInterfaces)
+      ? { supportedInterfaces: card.supportedInterfaces.map((entry: { url: string }) => ({ ...entry, url: proxied(entry.url) })) }
+      : {}
+    return Buffer.from(JSON.stringify({ ...card, url: proxied(card.url), ...interfaces }))
   } catch {
     return body
   }

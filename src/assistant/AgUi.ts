@@ -8,10 +8,10 @@
  * An approval's interrupt is named `<approvalId>:<toolCallId>`: a resume entry answers an interrupt
  * by its id alone, and the run that answers it names the call its result belongs to.
  */
-import { type AGUIEvent, EventType, type Interrupt, PROTOCOL_VERSION } from "@ag-ui/core"
+import { type AGUIEvent, EventType, type Interrupt, PROTOCOL_VERSION, type TokenUsage } from "@ag-ui/core"
 import { EventEncoder } from "@ag-ui/encoder"
 import { errorBody } from "../platform/Failures.ts"
-import type { ChatEvent } from "../platform/Wire.ts"
+import type { ChatEvent, Usage } from "../platform/Wire.ts"
 import type { TurnOutcome } from "./ChatEvents.ts"
 import type { ApprovalResolution } from "./ChatThread.ts"
 
@@ -38,6 +38,9 @@ export const approvalOfInterrupt = (interruptId: string): { readonly approvalId:
   if (!interruptId.startsWith("apr_") || at < 0) return undefined
   return { approvalId: interruptId.slice(0, at), toolCallId: interruptId.slice(at + 1) }
 }
+
+/** The turn's usage in AG-UI's accounting: prompt tokens are its input, completion tokens its output. */
+const tokenUsageOf = (usage: Usage): TokenUsage => ({ inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, totalTokens: usage.totalTokens })
 
 /** One run: who it is, as the request named it. */
 export interface AgUiRun {
@@ -66,6 +69,8 @@ export class AgUiStream {
   readonly #interrupts: Array<Interrupt> = []
   /** The ask_user call of each question asked. */
   readonly #questionCalls = new Map<string, string>()
+  /** The turn's usage, told once as it ends: RUN_FINISHED's. */
+  #usage: Usage | undefined = undefined
 
   constructor(private readonly run: AgUiRun) {}
 
@@ -116,20 +121,27 @@ export class AgUiStream {
         const result: ReadonlyArray<AGUIEvent> = toolCallId === undefined || call === undefined || call.answered ? [] : [this.#result(toolCallId, { status: event.status })]
         return [...result, { type: EventType.CUSTOM, name: QUESTION_EVENT, value: { id: event.id, status: event.status, ...(event.reason === undefined ? {} : { reason: event.reason }) } }]
       }
+      case "usage":
+        this.#usage = event.usage
+        return []
       default:
-        // reasoning, steps and usage have no AG-UI event here; a failure ends the run with RUN_ERROR
+        // reasoning and steps have no AG-UI event here; a failure ends the run with RUN_ERROR
         return []
     }
   }
 
-  /** The run's end: RUN_ERROR for a failure; else RUN_FINISHED, cancelled when stopped, an interrupt when calls wait for approval. */
+  /**
+   * The run's end: RUN_ERROR for a failure; else RUN_FINISHED, cancelled when stopped, an interrupt
+   * when calls wait for approval, with the turn's usage (summed over its model calls: one entry).
+   */
   end(outcome: TurnOutcome): ReadonlyArray<AGUIEvent> {
     // a run ends no call still taking its input (one the turn left as it stopped or failed)
     const closed = [...this.#closeText(), ...[...this.#calls.keys()].flatMap((toolCallId) => this.#endCall(toolCallId))]
     if ("failure" in outcome) {
       return [...closed, { type: EventType.RUN_ERROR, message: outcome.failure.message, ...(outcome.failure.code === null ? {} : { code: outcome.failure.code }) }]
     }
-    const finished = { type: EventType.RUN_FINISHED, threadId: this.run.threadId, runId: this.run.runId } as const
+    const usage = this.#usage === undefined ? {} : { usage: [tokenUsageOf(this.#usage)] }
+    const finished = { type: EventType.RUN_FINISHED, threadId: this.run.threadId, runId: this.run.runId, ...usage } as const
     if (outcome.result.stopped) return [...closed, { ...finished, outcome: { type: "cancelled" } }]
     if (this.#interrupts.length > 0) return [...closed, { ...finished, outcome: { type: "interrupt", interrupts: this.#interrupts } }]
     return [...closed, { ...finished, result: { reply: outcome.result.reply }, outcome: { type: "success" } }]

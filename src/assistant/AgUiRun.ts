@@ -3,7 +3,8 @@
  * conversation it stands for (src/assistant/ChatThread.ts). The server keeps the history: of the
  * messages a client sends, only the last person's message is read, as the turn's content. A run
  * carrying resume entries answers the interrupts a previous run ended with: each approval resolved
- * through `agent.approvals.resolve`. The gateway frames what this returns with src/assistant/AgUi.ts.
+ * through `agent.approvals.resolve`. A connect (the client's `connectAgent`) follows the thread's
+ * running turn from its start. The gateway frames what these return with src/assistant/AgUi.ts.
  */
 import { Effect } from "effect"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
@@ -11,11 +12,12 @@ import { BadRequest } from "../platform/Errors.ts"
 import { type AgUiRun, approvalOfInterrupt, type ResumeAnswer } from "./AgUi.ts"
 import * as Api from "./Api.ts"
 import type { StartedTurn } from "./ChatEvents.ts"
-import { resolveApprovalOfChat, startChatTurn } from "./ChatThread.ts"
+import { resolveApprovalOfChat, runningTurnOfChat, startChatTurn } from "./ChatThread.ts"
+import { type ResumedTurn, resumeTurn } from "./TurnFollow.ts"
 
-/** What an AG-UI run started: a turn, or the answers to the interrupts it resumed. */
+/** What an AG-UI run started: a turn (with the turnId that cancels it), or the answers to the interrupts it resumed. */
 export type AgUiAnswer = { readonly run: AgUiRun } & (
-  | { readonly _tag: "turn"; readonly turn: StartedTurn }
+  | { readonly _tag: "turn"; readonly turn: StartedTurn; readonly turnId: string }
   | { readonly _tag: "resumed"; readonly answers: ReadonlyArray<ResumeAnswer> }
 )
 
@@ -67,9 +69,28 @@ export const chatAgUi = implement(Api.chatAgUi, (invocation, input) =>
   Effect.gen(function* () {
     const run: AgUiRun = { threadId: input.threadId, runId: input.runId }
     if (input.resume !== undefined && input.resume.length > 0) return yield* resolveInterrupts(invocation, run, input.resume)
-    const answer: AgUiAnswer = { _tag: "turn", run, turn: yield* startChatTurn(invocation, input.threadId, yield* contentOf(input.messages)) }
+    const { turn, turnId } = yield* startChatTurn(invocation, input.threadId, yield* contentOf(input.messages))
+    const answer: AgUiAnswer = { _tag: "turn", run, turn, turnId }
     return answer
   })
 )
 
-export const agUiCapabilities: ReadonlyArray<AnyCapability> = [chatAgUi]
+/** What an AG-UI connect found: the thread's running turn followed from its start, or null when none runs. */
+export interface AgUiConnection {
+  readonly run: AgUiRun
+  readonly resumed: ResumedTurn | null
+}
+
+/** The thread's running turn, followed from its start (a connecting client rebuilds the run from its first event). */
+export const chatAgUiConnect = implement(Api.chatAgUiConnect, (invocation, input) =>
+  Effect.gen(function* () {
+    const running = yield* runningTurnOfChat(invocation, input.threadId)
+    const connection: AgUiConnection = {
+      run: { threadId: input.threadId, runId: input.runId },
+      resumed: running === undefined ? null : yield* resumeTurn(invocation, running.run, 0)
+    }
+    return connection
+  })
+)
+
+export const agUiCapabilities: ReadonlyArray<AnyCapability> = [chatAgUi, chatAgUiConnect]

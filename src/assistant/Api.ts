@@ -258,7 +258,8 @@ export const chatAgUi = defineContract({
   roles: askers,
   description:
     "Run one assistant turn for an AG-UI client (RunAgentInput in, AG-UI 1.0 events out over SSE): the thread id is the conversation, the last person's message the content. " +
-    "A turn that parks tool calls for approval ends with an interrupt outcome; a run whose resume answers those interrupts resolves the approvals instead (agent.approvals.resolve).",
+    "A turn that parks tool calls for approval ends with an interrupt outcome; a run whose resume answers those interrupts resolves the approvals instead (agent.approvals.resolve). " +
+    "A client that leaves the stream before the run ends (AG-UI's abortRun) stops the turn, as assistant.turn.cancel does.",
   rest: { method: "post", path: "agui" },
   surfaces: ["api"],
   input: AgUiRunInput,
@@ -267,6 +268,22 @@ export const chatAgUi = defineContract({
   sensitivity: "medium",
   mutating: true,
   changesAccess: false
+})
+
+export const chatAgUiConnect = defineContract({
+  ...common,
+  name: "assistant.chat.agui.connect",
+  roles: askers,
+  description:
+    "Connect an AG-UI client to the running turn of one of your threads (RunAgentInput in; AG-UI 1.0 events out over SSE): the run from its first event, then live to its end. " +
+    "No turn of the thread runs: the stream ends at once, with no events. Leaving the stream stops nothing.",
+  rest: { method: "post", path: "agui/connect" },
+  surfaces: ["api"],
+  input: AgUiRunInput,
+  // the followed turn stays in the process; the gateway frames it
+  output: Schema.Unknown,
+  sensitivity: "low",
+  mutating: false
 })
 
 export const listAgentTools = defineContract({

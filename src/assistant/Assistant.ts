@@ -33,7 +33,7 @@ import { AgentNotFound } from "../../actors/agent/errors.ts"
 import * as TurnControl from "./TurnControl.ts"
 import { ownRecord, personOf } from "../checkpoint/Person.ts"
 import * as Api from "./Api.ts"
-import { findTurnToResume, resumeTurn } from "./TurnFollow.ts"
+import { findTurnToResume, foundOnceCaughtUp, resumeTurn } from "./TurnFollow.ts"
 
 // what other wings and the gateway import from here
 
@@ -265,7 +265,8 @@ export const turnReply = implement(Api.turnReply, (invocation, input) =>
 export const cancelTurn = implement(Api.cancelTurn, (invocation, input) =>
   Effect.gen(function* () {
     const userId = yield* personOf(invocation)
-    const running = yield* findRunningTurn(invocation.workspaceId!, input.turnId, userId)
+    // a turn started on another node, or just now, may not be in this node's read models yet
+    const running = yield* foundOnceCaughtUp(findRunningTurn(invocation.workspaceId!, input.turnId, userId))
     if (running === undefined) return { found: false }
     return { found: yield* TurnControl.stopTurn(running.conversationId, input.turnId, userId, invocation.meta) }
   })

@@ -14,7 +14,7 @@ import { personOf } from "../checkpoint/Person.ts"
 import { FailureDescriber, type FailureDescription } from "../platform/Failures.ts"
 import * as Api from "./Api.ts"
 import { pathOf, prepareTurn } from "./Assistant.ts"
-import { findConversation } from "./Queries.ts"
+import { findConversation, findRunningTurnIn } from "./Queries.ts"
 import { startTurn } from "./Turn.ts"
 import { foundOnceCaughtUp } from "./TurnFollow.ts"
 
@@ -36,14 +36,24 @@ export const conversationOfChat = (invocation: Invocation, userId: string, chatI
     return { derived, found: named ?? (yield* foundOnceCaughtUp(findConversation(invocation.workspaceId!, derived))) }
   })
 
-/** A turn of the chat, on its conversation (a first turn creates it). */
+/** A turn of the chat, on its conversation (a first turn creates it), and the turnId it runs under (the cancel route's). */
 export const startChatTurn = (invocation: Invocation, chatId: string, content: string) =>
   Effect.gen(function* () {
     const userId = yield* personOf(invocation)
     const { derived, found } = yield* conversationOfChat(invocation, userId, chatId)
     const turnId = randomUUID()
     const prepared = yield* prepareTurn(invocation, { content, conversationId: found?.publicId ?? null, turnId }, found === undefined ? derived : null)
-    return yield* startTurn(prepared)
+    return { turnId, turn: yield* startTurn(prepared) }
+  })
+
+/** The chat's running turn of the caller; undefined when none runs. */
+export const runningTurnOfChat = (invocation: Invocation, chatId: string) =>
+  Effect.gen(function* () {
+    const userId = yield* personOf(invocation)
+    const { found } = yield* conversationOfChat(invocation, userId, chatId)
+    if (found === undefined) return undefined
+    const run = yield* foundOnceCaughtUp(findRunningTurnIn(invocation.workspaceId!, userId, found.conversationId))
+    return run === undefined ? undefined : { run, userId }
   })
 
 /** What became of one approval a client answered: its execution (spec 2.4), or why the resolve was refused. */

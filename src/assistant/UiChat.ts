@@ -9,14 +9,12 @@
 import { isTextUIPart, isToolUIPart, safeValidateUIMessages, type UIMessage } from "ai"
 import { Effect } from "effect"
 import { type AnyCapability, implement, type Invocation } from "../checkpoint/Capability.ts"
-import { personOf } from "../checkpoint/Person.ts"
 import { BadRequest } from "../platform/Errors.ts"
 import * as Api from "./Api.ts"
 import type { StartedTurn } from "./ChatEvents.ts"
-import { conversationOfChat, resolveApprovalOfChat, startChatTurn } from "./ChatThread.ts"
-import { findRunningTurnIn } from "./Queries.ts"
+import { resolveApprovalOfChat, runningTurnOfChat, startChatTurn } from "./ChatThread.ts"
 import * as TurnControl from "./TurnControl.ts"
-import { foundOnceCaughtUp, resumeTurn } from "./TurnFollow.ts"
+import { resumeTurn } from "./TurnFollow.ts"
 import type { ApprovalAnswer } from "./UiMessageStream.ts"
 
 /** What a useChat request started: a turn, or the answers to the approvals it carried (continuing message `messageId`). */
@@ -52,23 +50,14 @@ export const chatUi = implement(Api.chatUi, (invocation, input) =>
     if (!validated.success) return yield* badRequest(`messages: ${validated.error.message}`)
     const last = validated.data.at(-1)!
     if (last.role === "user") {
-      const answer: UiChatAnswer = { _tag: "turn", turn: yield* startChatTurn(invocation, input.id, yield* contentOf(last)) }
+      const { turn } = yield* startChatTurn(invocation, input.id, yield* contentOf(last))
+      const answer: UiChatAnswer = { _tag: "turn", turn }
       return answer
     }
     if (last.role === "assistant") return yield* resolveApprovals(invocation, last)
     return yield* badRequest("the last message must be the person's, or the assistant's carrying approval responses")
   })
 )
-
-/** The chat's running turn of the caller; undefined when none runs. */
-const runningTurnOfChat = (invocation: Invocation, chatId: string) =>
-  Effect.gen(function* () {
-    const userId = yield* personOf(invocation)
-    const { found } = yield* conversationOfChat(invocation, userId, chatId)
-    if (found === undefined) return undefined
-    const run = yield* foundOnceCaughtUp(findRunningTurnIn(invocation.workspaceId!, userId, found.conversationId))
-    return run === undefined ? undefined : { run, userId }
-  })
 
 /** The chat's running turn followed from its start (useChat's resume replaces the message it streams); null when none runs. */
 export const chatUiStream = implement(Api.chatUiStream, (invocation, input) =>

@@ -32,11 +32,14 @@ interface RawReply {
   readonly body: any
 }
 
-/** POST /a2a with a raw body (a string is sent as is, anything else as JSON). */
-const post = async (body: unknown, options: { readonly key?: string | null; readonly target?: TestNode; readonly headers?: Record<string, string> } = {}): Promise<RawReply> => {
+/** POST /a2a (or `path`) with a raw body (a string is sent as is, anything else as JSON). */
+const post = async (
+  body: unknown,
+  options: { readonly key?: string | null; readonly target?: TestNode; readonly headers?: Record<string, string>; readonly path?: string } = {}
+): Promise<RawReply> => {
   const target = options.target ?? node
   const key = options.key === undefined ? target.bootstrap.workspaceKey : options.key
-  const response = await fetch(`${target.baseUrl}/a2a`, {
+  const response = await fetch(`${target.baseUrl}${options.path ?? "/a2a"}`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(key === null ? {} : { authorization: `Bearer ${key}` }), ...options.headers },
     body: typeof body === "string" ? body : JSON.stringify(body)
@@ -401,6 +404,15 @@ describe("-32009: the A2A-Version header (A2A 1.0's negotiation)", () => {
       const task = expectRpcResult(await rpc(request("message/send", message("hello"), 45), { headers: { "a2a-version": version } }), 45)
       expect(task.status.state).toBe("completed")
     }
+  })
+})
+
+describe("the endpoint", () => {
+  it("answers on /a2a/ as on /a2a (a client that joins / to the card's URL posts there), in both versions", async () => {
+    const sent = expectRpcResult(await rpc(request("message/send", message("hello"), 7), { path: "/a2a/" }), 7)
+    expect(sent.status.state).toBe("completed")
+    const read = await rpc(request("GetTask", { id: sent.id }), { path: "/a2a/", headers: { "A2A-Version": "1.0" } })
+    expect(read.result).toMatchObject({ id: sent.id, status: { state: "TASK_STATE_COMPLETED" } })
   })
 })
 

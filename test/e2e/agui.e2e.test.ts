@@ -1,10 +1,21 @@
 /**
  * The AG-UI route over real HTTP with the built-in offline model, run by AG-UI's own client
- * (`HttpAgent` of @ag-ui/client): a streamed answer, a tool call and its result, and an approval
- * that ends the run with an interrupt, answered by the next run's resume.
+ * (`HttpAgent` of @ag-ui/client): a streamed answer with its usage, a tool call and its result, an
+ * approval that ends the run with an interrupt, answered by the next run's resume, a stop by the
+ * client's `abortRun`, and `connectAgent` joining a thread's running turn.
  */
 import { randomUUID } from "node:crypto"
-import { type AgentSubscriber, type BaseEvent, HttpAgent, type Interrupt } from "@ag-ui/client"
+import {
+  type AgentSubscriber,
+  type BaseEvent,
+  HttpAgent,
+  type Interrupt,
+  type RunAgentInput,
+  type RunFinishedEvent,
+  type RunStartedEvent,
+  runHttpRequest,
+  transformHttpEventStream
+} from "@ag-ui/client"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { chatUrl, postJson, streamChat } from "../support/chat.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
@@ -21,6 +32,32 @@ afterAll(async () => {
 
 const agentOf = (threadId: string = randomUUID()) =>
   new HttpAgent({ url: chatUrl(node, "agui"), headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}` }, threadId })
+
+/**
+ * HttpAgent with AG-UI's connect (`connectAgent`), which the library leaves to the transport: the
+ * same RunAgentInput posted to the route's `connect`, its events read as HttpAgent reads a run's.
+ */
+class ConnectingAgent extends HttpAgent {
+  protected override connect(input: RunAgentInput) {
+    return transformHttpEventStream(runHttpRequest(() => this.fetch(`${this.url}/connect`, this.requestInit(input))))
+  }
+}
+
+const connectingAgentOf = (threadId: string) =>
+  new ConnectingAgent({ url: chatUrl(node, "agui"), headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}` }, threadId })
+
+const wordsOf = (text: string) => text.split(" ").filter((word) => word !== "").length
+
+const until = async (predicate: () => boolean, timeoutMs = 15_000) => {
+  const started = Date.now()
+  while (!predicate()) {
+    if (Date.now() - started > timeoutMs) throw new Error("timed out")
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+/** The turn's run id (tse_), as RUN_STARTED names it. */
+const turnRunIdOf = (events: ReadonlyArray<BaseEvent>) => (events.find((e) => e.type === "RUN_STARTED") as RunStartedEvent | undefined)?.metadata?.turnRunId as string | undefined
 
 /** Runs the agent once: the events it saw, how the run ended, and the interrupts it left. */
 const runOnce = async (agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) => {
@@ -56,6 +93,12 @@ describe("a turn as an AG-UI run", () => {
     expect(run.outcome).toBe("success")
     expect(run.types).toEqual(expect.arrayContaining(["TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"]))
     expect(assistantText(agent)).toBe(sse.done.reply)
+    // the turn's usage, as the SSE turn's usage event states it, in AG-UI's accounting
+    const { usage } = sse.events.find((e) => e.type === "usage")
+    expect(usage.totalTokens).toBeGreaterThan(0)
+    expect((run.events.at(-1) as RunFinishedEvent).usage).toEqual([
+      { inputTokens: usage.promptTokens, outputTokens: usage.completionTokens, totalTokens: usage.totalTokens }
+    ])
   })
 
   it("a thread keeps its history: the next run continues the same conversation", async () => {
@@ -158,5 +201,78 @@ describe("questions", () => {
     expect(assistantText(agent)).toContain('Tool ask_user returned: {"answer":"blue"}')
     // the ask_user call has one result, the question's end
     expect(agent.messages.filter((m) => m.role === "tool")).toEqual([expect.objectContaining({ content: JSON.stringify({ status: "answered" }) })])
+  })
+})
+
+describe("stop and connect", () => {
+  it("abortRun stops the turn: it ends stopped with the partial reply the client saw", async () => {
+    const agent = agentOf()
+    say(agent, "/long 60\n/slow 60")
+    const events: Array<BaseEvent> = []
+    const running = agent.runAgent({}, {
+      onEvent: ({ event }) => {
+        events.push(event)
+      }
+    })
+    await until(() => wordsOf(assistantText(agent)) >= 6)
+    agent.abortRun()
+    await running
+    const runId = turnRunIdOf(events)
+    expect(runId).toMatch(/^tse_/)
+    // the run ends as the turn's end is recorded: stopped, not finished 60 words later
+    let reply = (await postJson(node, "assistant/reply", { runId })).body
+    for (const started = Date.now(); reply.runStatus === "running" && Date.now() - started < 15_000;) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      reply = (await postJson(node, "assistant/reply", { runId })).body
+    }
+    expect(reply.runStatus).toBe("stopped")
+    expect(reply.reply.text.startsWith(assistantText(agent))).toBe(true)
+    expect(wordsOf(reply.reply.text)).toBeLessThan(60)
+    expect(events.map((e) => e.type)).not.toContain("RUN_FINISHED")
+  })
+
+  it("connectAgent joins the thread's running turn from its start; leaving it stops nothing; with none running it ends at once", async () => {
+    const threadId = randomUUID()
+    const starter = agentOf(threadId)
+    say(starter, "/long 60\n/slow 60")
+    const started = runOnce(starter)
+    await until(() => wordsOf(assistantText(starter)) >= 4)
+
+    // one client connects and leaves early: the turn goes on
+    const leaving = connectingAgentOf(threadId)
+    const left = leaving.connectAgent({}, {
+      onTextMessageContentEvent: () => {
+        if (wordsOf(assistantText(leaving)) >= 2) leaving.abortRun()
+      }
+    })
+    await left
+    expect(wordsOf(assistantText(leaving))).toBeLessThan(60)
+
+    // another connects and sees the run from its first event to its end
+    const joining = connectingAgentOf(threadId)
+    const types: Array<string> = []
+    let outcome: string | undefined
+    await joining.connectAgent({}, {
+      onEvent: ({ event }) => {
+        types.push(event.type)
+      },
+      onRunFinishedEvent: (finished) => {
+        outcome = finished.outcome
+      }
+    })
+    const run = await started
+    expect(run.outcome).toBe("success")
+    expect(wordsOf(assistantText(starter))).toBe(60)
+    expect(types[0]).toBe("RUN_STARTED")
+    expect(types.at(-1)).toBe("RUN_FINISHED")
+    expect(outcome).toBe("success")
+    expect(assistantText(joining)).toBe(assistantText(starter))
+
+    // the thread runs nothing now
+    const idle = connectingAgentOf(threadId)
+    const seen: Array<string> = []
+    const result = await idle.connectAgent({}, { onEvent: ({ event }) => void seen.push(event.type) })
+    expect(seen).toEqual([])
+    expect(result.newMessages).toEqual([])
   })
 })

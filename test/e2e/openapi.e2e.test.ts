@@ -128,6 +128,9 @@ describe("GET /openapi.json", () => {
     expect(Object.keys(agui.requestBody.content["application/json"].schema.properties)).toEqual(expect.arrayContaining(["threadId", "runId", "messages", "resume"]))
     expect(Object.keys(agui.responses["200"].content)).toEqual(["text/event-stream"])
     expect(agui.responses["200"].description).toContain("RUN_FINISHED")
+    const connect = paths[`${PLACE}/agui/connect`].post
+    expect(connect.operationId).toBe("assistant.chat.agui.connect")
+    expect(Object.keys(connect.responses["200"].content)).toEqual(["text/event-stream"])
     const ask = paths[`${PLACE}/assistant/ask`].post
     expect(Object.keys(ask.requestBody.content["application/json"].schema.properties)).not.toContain("tier")
     expect(ask.responses["200"].content["application/json"].schema.required).toContain("conversationPublicId")
