@@ -12,7 +12,9 @@
  *    (had their `run` event and not yet `done`), how many ended with a turn result, and the serving
  *    process's RSS and V8 heap (`process.memoryUsage()`): after a full collection before the
  *    streams, after another once every stream had its `run` event, and the highest of samples taken
- *    every 250 ms in between (garbage included).
+ *    every 250 ms in between (garbage included). With BENCH_HEAP_SNAPSHOT=<prefix>, each serving
+ *    process also writes a V8 heap snapshot at both collections (`<prefix>.before.<pid>` and
+ *    `<prefix>.open.<pid>`, `.heapsnapshot`): what an open stream holds is their difference.
  * 3. Ceiling: the same requests, byte for byte, to a bare uWebSockets.js SSE route in a child
  *    process (this file again, argument `ceiling`): it reads the body, writes the three stream
  *    headers, a `run` event, the text the offline model would write in the same chunks with the
@@ -96,11 +98,13 @@ const localProbe = (): Probe => {
     cpu: async () => process.cpuUsage(),
     startMemory: async () => {
       before = open = peak = settled()
+      if (process.env.BENCH_HEAP_SNAPSHOT) progress(`heap snapshot: ${v8.writeHeapSnapshot(`${process.env.BENCH_HEAP_SNAPSHOT}.before.${process.pid}.heapsnapshot`)}`)
       timer = setInterval(sample, 250)
     },
     openMemory: async () => {
       sample()
       open = settled()
+      if (process.env.BENCH_HEAP_SNAPSHOT) progress(`heap snapshot: ${v8.writeHeapSnapshot(`${process.env.BENCH_HEAP_SNAPSHOT}.open.${process.pid}.heapsnapshot`)}`)
     },
     stopMemory: async () => {
       clearInterval(timer)

@@ -52,7 +52,50 @@ export interface AgentToolsContext {
 export const capabilityOf = (capabilities: ReadonlyArray<AnyCapability>, toolName: string): string =>
   capabilities.find((c) => toolNameOf(c.name) === toolName)?.name ?? toolName
 
-/** The turn's tools for the `ai` SDK. */
+/**
+ * How one turn runs its tools' calls. The `ai` SDK's tools are shared by every turn (`sdkToolsOf`);
+ * each call finds its turn's `TurnToolCalls` in the SDK's `experimental_context`, which the turn
+ * hands to `streamText`: a turn waiting for its model holds no tool objects of its own.
+ */
+export interface TurnToolCalls {
+  readonly execute: (tool: AgentTool | typeof ASK_USER, input: unknown, toolCallId: string) => Promise<unknown>
+}
+
+/** The name the model calls a tool by. */
+export const toolNameOfCall = (tool: AgentTool | typeof ASK_USER): string => (tool === ASK_USER ? ASK_USER : tool.toolName)
+
+const callsOf = (options: { readonly experimental_context?: unknown }) => options.experimental_context as TurnToolCalls
+
+const askUserTool = dynamicTool({
+  description: ASK_USER_DESCRIPTION,
+  inputSchema: jsonSchema(askUserSchema as JSONSchema7),
+  execute: (input, options) => callsOf(options).execute(ASK_USER, input, options.toolCallId)
+})
+
+/** The SDK's tool of each capability, made once: its schema and description are the capability's, whoever calls it. */
+const sdkTools = new WeakMap<AnyCapability, ReturnType<typeof dynamicTool>>()
+
+const sdkToolOf = (tool: AgentTool) => {
+  const shared = sdkTools.get(tool.capability)
+  if (shared !== undefined) return shared
+  const made = dynamicTool({
+    description: tool.capability.description,
+    inputSchema: jsonSchema(tool.inputSchema as JSONSchema7),
+    execute: (input, options) => callsOf(options).execute(tool, input, options.toolCallId)
+  })
+  sdkTools.set(tool.capability, made)
+  return made
+}
+
+/** The `ai` SDK's tools for a turn's tools (and `ask_user`): shared objects, run through the turn's `TurnToolCalls`. */
+export const sdkToolsOf = (tools: ReadonlyArray<AgentTool>): ToolSet => {
+  const set: ToolSet = {}
+  for (const tool of tools) set[tool.toolName] = sdkToolOf(tool)
+  set[ASK_USER] = askUserTool
+  return set
+}
+
+/** The turn's side of its tools: how it runs their calls, and how it repairs a call of a tool it did not offer. */
 export const agentToolSet = (context: AgentToolsContext) =>
   Effect.gen(function* () {
     // a capability's effect may need any service the node provides
@@ -152,19 +195,10 @@ export const agentToolSet = (context: AgentToolsContext) =>
       throw Option.getOrElse(Cause.failureOption(exit.cause), () => Cause.squash(exit.cause))
     }
 
-    const tools: ToolSet = {}
-    for (const tool of turn.tools) {
-      tools[tool.toolName] = dynamicTool({
-        description: tool.capability.description,
-        inputSchema: jsonSchema(tool.inputSchema as JSONSchema7),
-        execute: (input, options) => execute(callTool(tool, input, options.toolCallId))
-      })
+    const calls: TurnToolCalls = {
+      execute: (tool, input, toolCallId) =>
+        execute(tool === ASK_USER ? askUser(input as { question: string; options?: ReadonlyArray<string> }, toolCallId) : callTool(tool, input, toolCallId))
     }
-    tools[ASK_USER] = dynamicTool({
-      description: ASK_USER_DESCRIPTION,
-      inputSchema: jsonSchema(askUserSchema as JSONSchema7),
-      execute: (input, options) => execute(askUser(input as { question: string; options?: ReadonlyArray<string> }, options.toolCallId))
-    })
     /** A refused call of a tool not offered, kept by the call's id for the turn's record of it. */
     const refusals = new Map<string, FailureDescription>()
     /**
@@ -179,7 +213,7 @@ export const agentToolSet = (context: AgentToolsContext) =>
       refusals.set(toolCall.toolCallId, refusal)
       throw new Error(JSON.stringify(errorBody(refusal)))
     }
-    return { tools, repairToolCall, refusalOf: (toolCallId: string) => refusals.get(toolCallId) }
+    return { calls, repairToolCall, refusalOf: (toolCallId: string) => refusals.get(toolCallId) }
   })
 
 /** A tool call's errorReason: the failure's reason in the one error table, else its code. */

@@ -15,7 +15,7 @@ import { startInBackground } from "../checkpoint/Background.ts"
 import type { Overloaded, RateLimited } from "../platform/Errors.ts"
 import { followedRelay, takeTurnShare } from "../platform/FairShares.ts"
 import type { ChatEvent, ParkedCard, ToolCallRecord, TurnResult } from "../platform/Wire.ts"
-import { agentToolSet, capabilityOf, TurnAborted, TurnFailed } from "./AgentTools.ts"
+import { agentToolSet, capabilityOf, sdkToolsOf, TurnAborted, TurnFailed, type TurnToolCalls } from "./AgentTools.ts"
 import { chargeTurn, checkModelKeyLimit } from "../billing/TurnCharges.ts"
 import type { StartedTurn, TurnFailure, TurnOutcome, TurnSink } from "./ChatEvents.ts"
 import { type ConversationHistory, findConversation, loadHistory } from "./Queries.ts"
@@ -231,6 +231,8 @@ export interface ModelRounds<R> {
   readonly system: string
   readonly messages: Array<ModelMessage>
   readonly tools: ToolSet
+  /** How the tools' calls run for this turn (the SDK hands it to each call); none where the tools answer alone (replay). */
+  readonly toolCalls: TurnToolCalls | undefined
   readonly repairToolCall: ToolCallRepairFunction<ToolSet> | undefined
   readonly stream: TurnStream
   readonly signal: AbortSignal
@@ -239,7 +241,7 @@ export interface ModelRounds<R> {
 }
 
 /** The rounds with the model (one, or up to the goal's until it is met); fails with what broke one, `TurnAborted` when stopped. */
-export const playModelRounds = <R>({ model, goal, system, messages, tools, repairToolCall, stream, signal, beforeRound }: ModelRounds<R>) =>
+export const playModelRounds = <R>({ model, goal, system, messages, tools, toolCalls, repairToolCall, stream, signal, beforeRound }: ModelRounds<R>) =>
   Effect.gen(function* () {
     const maxRounds = goal?.maxRounds ?? 1
     for (let round = 1; round <= maxRounds; round++) {
@@ -249,6 +251,7 @@ export const playModelRounds = <R>({ model, goal, system, messages, tools, repai
         system,
         messages,
         tools,
+        experimental_context: toolCalls,
         experimental_repairToolCall: repairToolCall,
         stopWhen: stepCountIs(MAX_STEPS_PER_ROUND),
         providerOptions: model.providerOptions,
@@ -286,7 +289,8 @@ const playRounds = (turn: PreparedTurn, run: StartedRun, { history, summary, str
       goal: turn.goal,
       system,
       messages,
-      tools: tape.tools(tools.tools),
+      tools: sdkToolsOf(turn.tools),
+      toolCalls: tape.calls(tools.calls),
       repairToolCall: tools.repairToolCall,
       stream,
       signal,

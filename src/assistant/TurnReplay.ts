@@ -95,6 +95,7 @@ export const replayTurn = (recorded: RecordedTurn, change: ReplayChange = {}): E
         system: tape.input.system,
         messages: fromTape(tape.input.messages),
         tools: player.tools,
+        toolCalls: undefined,
         repairToolCall: undefined,
         stream,
         signal: new AbortController().signal,

@@ -16,7 +16,7 @@ import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3Stream
 import { dynamicTool, jsonSchema, type ModelMessage, type ToolSet, wrapLanguageModel } from "ai"
 import type { Json } from "../../actors/kernel.ts"
 import { canonicalJson } from "../../streams/Chain.ts"
-import { TurnAborted, TurnFailed } from "./AgentTools.ts"
+import { toolNameOfCall, TurnAborted, TurnFailed, type TurnToolCalls } from "./AgentTools.ts"
 import type { TurnFailure } from "./ChatEvents.ts"
 import type { Goal } from "./Goal.ts"
 
@@ -134,27 +134,21 @@ export class TapeRecorder {
     })
   }
 
-  /** The tools, each call's result taped as its tool answers. */
-  tools(tools: ToolSet): ToolSet {
-    const taped: ToolSet = {}
-    for (const [toolName, tool] of Object.entries(tools)) {
-      const execute = tool.execute!
-      taped[toolName] = {
-        ...tool,
-        execute: async (input: unknown, options: any) => {
-          const call = { toolCallId: options.toolCallId as string, toolName, input: toTape(input) }
-          try {
-            const output = await execute(input, options)
-            this.toolCalls.push({ ...call, outcome: { output: toTape(output) } })
-            return output
-          } catch (error) {
-            this.toolCalls.push({ ...call, outcome: outcomeOf(error) })
-            throw error
-          }
+  /** The turn's tool calls, each call's result taped as its tool answers. */
+  calls(calls: TurnToolCalls): TurnToolCalls {
+    return {
+      execute: async (tool, input, toolCallId) => {
+        const call = { toolCallId, toolName: toolNameOfCall(tool), input: toTape(input) }
+        try {
+          const output = await calls.execute(tool, input, toolCallId)
+          this.toolCalls.push({ ...call, outcome: { output: toTape(output) } })
+          return output
+        } catch (error) {
+          this.toolCalls.push({ ...call, outcome: outcomeOf(error) })
+          throw error
         }
-      } as ToolSet[string]
+      }
     }
-    return taped
   }
 
   /** The clock, each reading taped. */
