@@ -33,6 +33,8 @@ import { definitionOf } from "../nodes/Nodes.ts"
 import { personOf } from "../checkpoint/Person.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
+import { personSealer } from "../audit/PersonalData.ts"
+import { runView } from "./RunWords.ts"
 import { automationsAfter, findAutomation, findRun, otherEnabledSchedules, recentRunIds, recentRuns, runOfState } from "./Queries.ts"
 
 /** A direct human origin (spec 3.4): a person's own sign-in on the API; the agent, MCP and keys are not. */
@@ -204,7 +206,7 @@ export const getAutomation = implement(Api.getAutomation, (invocation, { automat
       ? { automation: yield* readAutomation(workspaceOf(invocation), automationId), runs: yield* recentRuns(automationId, RECENT_RUNS) }
       : yield* automationAsOf(invocation, automationId, asOf)
     const keeper = invocation.roles.some((role) => Api.secretKeepers.includes(role))
-    return { ...automation, ...(keeper ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: runs }
+    return { ...automation, ...(keeper ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: yield* Effect.forEach(runs, runView) }
   })
 )
 
@@ -223,7 +225,7 @@ export const getRun = implement(Api.getRun, (invocation, { runId }) =>
   Effect.gen(function* () {
     const run = yield* findRun(workspaceOf(invocation), runId)
     if (run === undefined) return yield* new NotFound({ reason: "run_not_found", message: `no run ${runId} in this workspace` })
-    return run
+    return yield* runView(run)
   })
 )
 
@@ -231,7 +233,9 @@ export const respondToRun = implement(Api.respondToRun, (invocation, { runId, re
   Effect.gen(function* () {
     const host = yield* ActorHost
     const respondent = invocation.principal.attributedTo
-    const { state } = yield* host.send(AutomationRunActor, runId, new ProvideInput({ runId, workspaceId: workspaceOf(invocation), response, respondent }), invocation.meta)
+    // the answer is the respondent's words: sealed under their key (docs/audit.md)
+    const sealed = (yield* personSealer(respondent)).sealJson(response)
+    const { state } = yield* host.send(AutomationRunActor, runId, new ProvideInput({ runId, workspaceId: workspaceOf(invocation), response: sealed, respondent }), invocation.meta)
     return { runId, status: state._tag === "Run" ? state.status : "running" }
   })
 )
