@@ -157,6 +157,17 @@ describe("replaying a turn", () => {
     expect(requests).toBe(0)
   })
 
+  it("a call whose input the SDK refused live (never run, so not on the tape) replays identical: the refusal is made again", async () => {
+    server.script({ kind: "tool", name: "system__ping", arguments: "{not json" }, { kind: "text", text: "The ping could not be made." })
+    const turn = await streamChat(node, { content: "ping it" })
+    const recorded = await recordedTurn(turn.done.runId)
+    if ("_tag" in recorded) throw new Error(recorded._tag)
+    expect(recorded.tape.toolCalls).toEqual([])
+    const { verdict, requests } = await replay(recorded)
+    expect(verdict).toMatchObject({ identical: true, modelCalls: 2, toolCalls: 0 })
+    expect(requests).toBe(0)
+  })
+
   it("a tape that lost a tool's result: the call is reported as not on the tape, never made", async () => {
     const recorded = await pingTurn()
     const { verdict, requests } = await replay({ ...recorded, tape: { ...recorded.tape, toolCalls: [] } })
