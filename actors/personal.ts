@@ -3,7 +3,8 @@
  * payload that hold a person's words. The shell seals each under that person's data key before the
  * command that causes the event is sent, so the log, the read models and exports hold only the
  * sealed form; erasing the person destroys the key. A place is a dotted path; `[]` steps into each
- * element of an array. Events not listed carry nothing sealed (docs/audit.md lists what is not yet).
+ * element of an array, `*` into each member of an object. Events not listed carry nothing sealed
+ * (docs/audit.md lists what is not yet). A text is sealed as it is; any other JSON as its text.
  */
 import type { Json } from "./kernel.ts"
 
@@ -17,7 +18,16 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   /** The turn's tape holds what the model was sent and answered, and the tools' results: sealed whole, as JSON text. */
   "run.taped": ["tape"],
   /** The summary is written from the messages. */
-  "summary.rewritten": ["summary"]
+  "summary.rewritten": ["summary"],
+  /** An A2A task's messages and its response, part by part: a text part's text, a data part's members. */
+  "a2a.task.submitted": ["message.parts[].text", "message.parts[].data.*"],
+  "a2a.task.message_received": ["message.parts[].text", "message.parts[].data.*"],
+  "a2a.task.input_required": ["agentMessage.parts[].text"],
+  "a2a.task.completed": ["agentMessage.parts[].text", "artifact.parts[].text"],
+  /** An automation run's API payload (the caller's), each step's output and a person's answer (theirs). */
+  "automation_run.started": ["trigger.payload"],
+  "automation_run.step_succeeded": ["output"],
+  "automation_run.input_received": ["response"]
 }
 
 /** The values at `path` in `value` (none where the path does not lead). */
@@ -29,6 +39,7 @@ export const valuesAt = (value: Json | undefined, path: string): ReadonlyArray<J
   const each = step.endsWith("[]")
   const name = each ? step.slice(0, -2) : step
   if (value === null || typeof value !== "object" || Array.isArray(value)) return []
+  if (step === "*") return Object.values(value).flatMap((member) => valuesAt(member, next))
   const member = (value as { readonly [k: string]: Json })[name]
   if (!each) return valuesAt(member, next)
   return Array.isArray(member) ? member.flatMap((element: Json) => valuesAt(element, next)) : []

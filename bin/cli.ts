@@ -68,9 +68,10 @@ import { createPublicKey, type KeyObject } from "node:crypto"
 import { readFile } from "node:fs/promises"
 import * as path from "node:path"
 import * as AccessCache from "../src/checkpoint/AccessCache.ts"
-import { actorKinds, generationLogLayer, layoutPlace, logLayer, operatorHost } from "./App.ts"
+import { actorKinds, generationLogLayer, layoutPlace, logLayer, operatorHost, registry } from "./App.ts"
 import { loadConfig } from "../src/platform/Config.ts"
 import * as Envelope from "../src/marketplace/Envelope.ts"
+import { Capabilities } from "../src/checkpoint/Capability.ts"
 import { describeVerdict, loadRecordedTurn, replayTurn, type Unreplayable } from "../src/assistant/TurnReplay.ts"
 import { endedTurnsSince } from "../src/assistant/Queries.ts"
 import { connect, Db, service } from "../streams/Db.ts"
@@ -155,7 +156,8 @@ const turnCommand = ([action, ...args]: ReadonlyArray<string>) =>
       })
     const results = yield* (one ? replayOne(positionals[0]).pipe(Effect.map((r) => [r])) : Effect.flatMap(endedTurnsSince(since!), (runIds) => Effect.forEach(runIds, replayOne))).pipe(
       // a sealed tape is opened with its person's key (actors/personal.ts)
-      Effect.provide(Layer.mergeAll(logLayer(config), Envelope.layer(config.authTokenEncryptionKey)).pipe(Layer.provideMerge(Layer.succeed(Db, live))))
+      // ... and replayed under this build's capabilities
+      Effect.provide(Layer.mergeAll(logLayer(config), Envelope.layer(config.authTokenEncryptionKey), Layer.succeed(Capabilities, registry)).pipe(Layer.provideMerge(Layer.succeed(Db, live))))
     )
     if (one && !results[0].replayed) return yield* Effect.fail(new Error(results[0].line))
     for (const result of results) console.log(result.line)

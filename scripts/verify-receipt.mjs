@@ -8,7 +8,8 @@
  * <receipts>: a receipt (JSON, as `agent.approvals.resolve` answers it under `receipt`, or a JSON
  * array of receipts), or an audit export (JSON Lines, `audit.export`): there, each `approval.resolved`
  * event's receipt, and that it names the event's approval, decision, time and input (its
- * `inputSha256` recomputed from the recorded input).
+ * `inputSha256` recomputed from the recorded input); and each `automation_run.approval_resolved`
+ * event's, and that it names the event's run, step and attempt, decision and time.
  * <key>: the document `GET /.well-known/svc-audit-key` serves (JSON), or the PEM public key.
  *
  * Exit status 0 when every receipt verifies, 1 (naming each failure) otherwise, 2 when there is none.
@@ -39,6 +40,16 @@ const receiptsIn = (text) => {
   return trimmed.split("\n").flatMap((line, i) => {
     const entry = JSON.parse(line)
     const event = entry.type === "event" ? entry.event : undefined
+    if (event?.type === "automation_run.approval_resolved" && event.payload.receipt != null) {
+      // an automation step's decision: its approval is the run, step and attempt; the call's input is
+      // recorded with the request (automation_run.approval_requested), which an export need not carry
+      const { payload } = event
+      return [{
+        where: `line ${i + 1}`,
+        receipt: payload.receipt,
+        expected: { approvalId: `${payload.runId}:${payload.index}:${payload.attempt}`, decision: payload.decision, decidedAt: payload.at }
+      }]
+    }
     if (event?.type !== "approval.resolved" || event.payload.receipt == null) return []
     const { payload } = event
     return [{

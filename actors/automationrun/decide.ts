@@ -1,6 +1,6 @@
 import { Either } from "effect"
 import type { CommandMeta } from "../kernel.ts"
-import { ApprovalExpired } from "../conversation/errors.ts"
+import { ApprovalExpired, ReceiptMismatch } from "../conversation/errors.ts"
 import { type AutomationRunError, AutomationRunNotFound, RunNotWaiting, StaleStep } from "./errors.ts"
 import {
   ApprovalRequested,
@@ -16,7 +16,7 @@ import {
   StepSucceeded
 } from "./events.ts"
 import type { AutomationRunCommand, BeginStep, ResolveStepApproval } from "./protocol.ts"
-import { type AutomationRunState, currentAttempt, type Run, type StepRecord } from "./state.ts"
+import { type AutomationRunState, currentAttempt, type Run, type StepRecord, stepApprovalId } from "./state.ts"
 
 type Decision = Either.Either<ReadonlyArray<AutomationRunEvent>, AutomationRunError>
 
@@ -54,15 +54,20 @@ const waitingAttempt = (state: AutomationRunState, command: { readonly runId: st
 /** The approver's decision: approved, the same attempt goes on to make the call; denied, the step
  * and the run fail. Expired or asked of another person, it is refused as chat refuses it. */
 const resolveApproval = (state: AutomationRunState, command: ResolveStepApproval, meta: CommandMeta): Decision =>
-  Either.flatMap(waitingAttempt(state, command), ([, record]): Decision => {
-    const { runId, decision, note, userId } = command
+  Either.flatMap(waitingAttempt(state, command), ([run, record]): Decision => {
+    const { runId, decision, note, userId, receipt } = command
     const approval = record.approval
     if (approval === undefined) return Either.left(new RunNotWaiting({ runId }))
     if (Date.parse(meta.at) >= Date.parse(approval.expiresAt) || userId !== approval.approver) {
       return Either.left(new ApprovalExpired({ approvalId: runId }))
     }
     const { index, attempt } = record
-    const resolved = new ApprovalResolved({ runId, index, attempt, decision, note, at: meta.at })
+    // every claim of the receipt but the input's hash, which the shell computed from the same parked input
+    const describes = receipt.approvalId === stepApprovalId(runId, index, attempt) && receipt.orgId === run.orgId && receipt.workspaceId === run.workspaceId &&
+      receipt.capability === approval.capability && receipt.askedBy === approval.approver && receipt.decidedBy === userId &&
+      receipt.decision === decision && receipt.decidedAt === meta.at
+    if (!describes) return Either.left(new ReceiptMismatch({ approvalId: stepApprovalId(runId, index, attempt) }))
+    const resolved = new ApprovalResolved({ runId, index, attempt, decision, note, at: meta.at, orgId: run.orgId, receipt })
     if (decision === "approved") return Either.right([resolved])
     const error = { code: "approval_denied", message: `${approval.capability} was denied by the person the run acts for${note === null ? "" : `: ${note}`}` }
     return Either.right([

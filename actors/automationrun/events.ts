@@ -1,6 +1,7 @@
 /** Events of an automation run: the playbook events of spec 6.3.2. `_tag` is never renamed. */
 import { Schema } from "effect"
 import { StepType } from "../automation/definition.ts"
+import { ApprovalReceipt } from "../conversation/events.ts"
 import { approvalDecision, inputGiven, stepFailure, stepSuccess } from "./protocol.ts"
 import { approvalAsked, inputAsked, runStart, StepError } from "./state.ts"
 
@@ -43,7 +44,11 @@ export class ApprovalRequested extends Schema.TaggedClass<ApprovalRequested>()("
 /** The approver's answer; a denial is followed by the step's final failure in the same append. */
 export class ApprovalResolved extends Schema.TaggedClass<ApprovalResolved>()("automation_run.approval_resolved", {
   ...step,
-  ...approvalDecision
+  ...approvalDecision,
+  /** The run's organization, so that the audit export carries the decision; null in events recorded before receipts. */
+  orgId: Schema.optionalWith(Schema.NullOr(Schema.NonEmptyString), { default: () => null, exact: true }),
+  /** Null in events recorded before receipts. */
+  receipt: Schema.optionalWith(Schema.NullOr(ApprovalReceipt), { default: () => null, exact: true })
 }) {}
 
 export class RunSucceeded extends Schema.TaggedClass<RunSucceeded>()("automation_run.succeeded", { ...run, at: Schema.String }) {}

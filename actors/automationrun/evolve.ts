@@ -66,7 +66,9 @@ export const evolve = (state: AutomationRunState, event: AutomationRunEvent): Au
         ...updateAttempt(state, event.index, (r) => ({
           ...r,
           status: approved ? "running" : r.status,
-          approval: r.approval === undefined ? undefined : { ...r.approval, decision: event.decision, note: event.note, resolvedAt: event.at }
+          approval: r.approval === undefined
+            ? undefined
+            : { ...r.approval, decision: event.decision, note: event.note, resolvedAt: event.at, ...(event.receipt === null ? {} : { receipt: event.receipt }) }
         })),
         status: approved ? "running" : state.status
       }

@@ -3,6 +3,7 @@
  * and the attempt it is about, so that a driver that lost its partition cannot record over the one
  * that took over. */
 import { Schema } from "effect"
+import { ApprovalReceipt } from "../conversation/events.ts"
 import { Json } from "../kernel.ts"
 import { approvalAsked, inputAsked, runStart, StepError } from "./state.ts"
 
@@ -64,7 +65,9 @@ export class ResolveStepApproval extends Schema.TaggedClass<ResolveStepApproval>
   runId: Schema.NonEmptyString,
   workspaceId: Schema.NonEmptyString,
   ...approvalDecision,
-  userId: Schema.NonEmptyString
+  userId: Schema.NonEmptyString,
+  /** Signed by the shell, where the audit key is; recorded only if it describes the decision. */
+  receipt: ApprovalReceipt
 }) {}
 
 /** A person's answer to the step waiting for it. */

@@ -1,5 +1,6 @@
 import { Schema } from "effect"
 import { RunAs, RunTrigger, Step, StepType } from "../automation/definition.ts"
+import { ApprovalReceipt } from "../conversation/events.ts"
 import { Json } from "../kernel.ts"
 
 export const StepError = Schema.Struct({ code: Schema.String, message: Schema.String })
@@ -34,9 +35,14 @@ export const StepApproval = Schema.Struct({
   requestedAt: Schema.String,
   decision: Schema.NullOr(Schema.Literal("approved", "denied")),
   note: Schema.NullOr(Schema.String),
-  resolvedAt: Schema.NullOr(Schema.String)
+  resolvedAt: Schema.NullOr(Schema.String),
+  /** The signed receipt of the decision (absent before it, and in records stored before receipts). */
+  receipt: Schema.optional(ApprovalReceipt)
 })
 export type StepApproval = typeof StepApproval.Type
+
+/** What a step's approval is called in its signed receipt (docs/audit.md): the run, the step and the attempt that parked the call. */
+export const stepApprovalId = (runId: string, index: number, attempt: number) => `${runId}:${index}:${attempt}`
 
 /** One attempt at one step, as the run's timeline shows it. */
 export const StepRecord = Schema.Struct({

@@ -17,7 +17,8 @@ import { AGENT_SLUG_METADATA, extendedAgentCard } from "./Card.ts"
 import type { MessageSendParams } from "./Protocol.ts"
 import { listOwnTasks, readTask, type TaskCursor, taskView } from "./Queries.ts"
 import { DEFAULT_PAGE_SIZE, stateFromV1, type TaskPage } from "./V1.ts"
-import { contentOf, keptParts, uploadsOf } from "./Parts.ts"
+import { contentOf, keptParts, sealedParts, uploadsOf } from "./Parts.ts"
+import { personSealer } from "../audit/PersonalData.ts"
 import { contextOfConversation, conversationOfContext, type NewTask, sendAndSettle, streamTask } from "./Tasks.ts"
 import { findConversation } from "../assistant/Queries.ts"
 import { uploadFiles } from "../assistant/Files.ts"
@@ -74,7 +75,8 @@ const acceptMessage = (invocation: Invocation, params: MessageSendParams) =>
       yield* host.send(
         A2aTaskActor,
         task.taskId,
-        new ReceiveMessage({ taskId: task.taskId, message: { messageId: message.messageId, parts: keptParts(message.parts, []) }, userId: invocation.principal.attributedTo ?? "" }),
+        // the answer is the task's person's words, sealed under their key (docs/audit.md)
+        new ReceiveMessage({ taskId: task.taskId, message: { messageId: message.messageId, parts: sealedParts(yield* personSealer(task.userId), keptParts(message.parts, [])) }, userId: invocation.principal.attributedTo ?? "" }),
         invocation.meta
       )
       const conversation = yield* findConversation(workspaceId, task.conversationId)
@@ -137,7 +139,7 @@ export const getTask = implement(Api.getTask, (invocation, params) =>
   Effect.gen(function* () {
     const asOf = params.metadata?.[AS_OF_METADATA]
     const task = asOf === undefined ? yield* ownTask(invocation, params.id) : yield* ownTaskAsOf(invocation, params.id, asOf)
-    return taskView(task, params.historyLength)
+    return yield* taskView(task, params.historyLength)
   })
 )
 
@@ -182,10 +184,8 @@ export const listTasks = implement(Api.listTasks, (invocation, params) =>
     const page = tasks.slice(0, pageSize)
     const last = page.at(-1)
     return {
-      tasks: page.map((task) => {
-        const view = taskView(task, params.historyLength)
-        return params.includeArtifacts === true ? view : { ...view, artifacts: [] }
-      }),
+      tasks: yield* Effect.forEach(page, (task) =>
+        Effect.map(taskView(task, params.historyLength), (view) => (params.includeArtifacts === true ? view : { ...view, artifacts: [] }))),
       nextPageToken: tasks.length > pageSize && last !== undefined ? pageToken({ updatedAt: last.updatedAt, taskId: last.taskId }) : "",
       pageSize,
       totalSize: total
@@ -213,7 +213,7 @@ export const cancelTask = implement(Api.cancelTask, (invocation, params) =>
     if (conversation !== undefined && task.runId !== null) {
       yield* TurnControl.stopTurn(conversation.conversationId, task.turnId, task.userId, { ...invocation.meta, commandId: `${invocation.meta.commandId}:stop` })
     }
-    return taskView(task)
+    return yield* taskView(task)
   })
 )
 

@@ -6,6 +6,7 @@
  */
 import { Either } from "effect"
 import type { Part } from "../../actors/a2atask/events.ts"
+import type { PersonSealer } from "../audit/PersonalData.ts"
 import { AttachmentRefused, type NewFile, type UploadedFile } from "../assistant/Files.ts"
 import type { IncomingPart } from "./Protocol.ts"
 
@@ -55,3 +56,14 @@ export const keptParts = (parts: ReadonlyArray<IncomingPart>, stored: ReadonlyAr
     }
   })
 }
+
+/**
+ * The parts with the person's words sealed under their key (actors/personal.ts), as the task's
+ * events keep them: a text part's text, and each member of a data part, as its JSON text.
+ */
+export const sealedParts = <P extends Part>(sealer: PersonSealer, parts: ReadonlyArray<P>): ReadonlyArray<P> =>
+  parts.map((part): P => {
+    if (part.kind === "text") return { ...part, text: sealer.seal(part.text) }
+    if (part.kind === "data") return { ...part, data: Object.fromEntries(Object.entries(part.data).map(([name, value]) => [name, sealer.sealJson(value)])) }
+    return part
+  })

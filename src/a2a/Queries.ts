@@ -3,14 +3,16 @@
  * and the A2A v0.3 `Task` a row is returned as. A malformed task id is simply not found, never a SQL error;
  * a task is found within its workspace only. `readTask` answers from the task actor's state instead
  * when this node owns it and holds every write the call must see; the row and the state have the
- * same fields, so one function (`taskView`) makes the wire Task of either.
+ * same fields, so one function (`taskView`) makes the wire Task of either, its sealed words opened.
  */
 import { Effect } from "effect"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
-import { type A2aMessage, type Artifact, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
+import { type A2aMessage, type Artifact, type Part, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
+import { type PersonalDataError, type PersonalOpener, personalOpener } from "../audit/PersonalData.ts"
+import type { KeyManagement } from "../marketplace/Envelope.ts"
 import { type ActorHost, peekFenced } from "../../streams/ActorHost.ts"
 import { Db, type DbError, query, queryFirst } from "../../streams/Db.ts"
-import type { Task, TaskState as WireTaskState } from "../platform/Wire.ts"
+import type { Part as WirePart, Task, TaskState as WireTaskState } from "../platform/Wire.ts"
 
 export interface TaskRecord {
   readonly taskId: string
@@ -129,17 +131,41 @@ export const readTask = (workspaceId: string, taskId: string): Effect.Effect<Tas
   })
 }
 
-/** The task as A2A returns it; `historyLength` keeps the last N messages of its history (0: none;
- * absent: all). */
-export const taskView = (task: TaskRecord, historyLength?: number): Task => ({
-  kind: "task",
-  id: task.taskId,
-  contextId: task.contextId,
-  status: {
-    state: task.state,
-    timestamp: task.updatedAt,
-    ...(task.statusMessage === null ? {} : { message: task.statusMessage })
-  },
-  artifacts: task.artifacts,
-  history: historyLength === undefined ? task.history : historyLength <= 0 ? [] : task.history.slice(-historyLength)
-})
+/** A kept message's or artifact's parts opened: a text erased reads "" (its part says so in its metadata), a data member erased reads null. */
+const openParts = (open: PersonalOpener, parts: ReadonlyArray<Part>): Array<WirePart> =>
+  parts.map((part): WirePart => {
+    if (part.kind === "text") {
+      const text = open.text(part.text)
+      return text === null ? { kind: "text", text: "", metadata: { erased: true } } : { kind: "text", text }
+    }
+    if (part.kind === "data") return { kind: "data", data: Object.fromEntries(Object.entries(part.data).map(([name, value]) => [name, open.json(value)])) }
+    return part
+  })
+
+const partsOf = (task: TaskRecord): ReadonlyArray<Part> => [
+  ...(task.statusMessage?.parts ?? []),
+  ...task.history.flatMap((message) => message.parts),
+  ...task.artifacts.flatMap((artifact) => artifact.parts)
+]
+
+/**
+ * The task as A2A returns it, its person's words opened with their key (actors/personal.ts);
+ * `historyLength` keeps the last N messages of its history (0: none; absent: all).
+ */
+export const taskView = (task: TaskRecord, historyLength?: number): Effect.Effect<Task, DbError | PersonalDataError, Db | KeyManagement> =>
+  Effect.map(personalOpener(partsOf(task).flatMap((part) => (part.kind === "text" ? [part.text] : part.kind === "data" ? Object.values(part.data) : []))), (open) => {
+    const message = (kept: A2aMessage) => ({ ...kept, parts: openParts(open, kept.parts) })
+    const history = historyLength === undefined ? task.history : historyLength <= 0 ? [] : task.history.slice(-historyLength)
+    return {
+      kind: "task",
+      id: task.taskId,
+      contextId: task.contextId,
+      status: {
+        state: task.state,
+        timestamp: task.updatedAt,
+        ...(task.statusMessage === null ? {} : { message: message(task.statusMessage) })
+      },
+      artifacts: task.artifacts.map((artifact) => ({ ...artifact, parts: openParts(open, artifact.parts) })),
+      history: history.map(message)
+    }
+  })

@@ -36,6 +36,8 @@ import type { ChatEvent, Message, Task as A2aTask, TaskArtifactUpdateEvent, Task
 import type { Started } from "../platform/Relay.ts"
 import { FINAL_STATES } from "./Protocol.ts"
 import { taskView } from "./Queries.ts"
+import { sealedParts } from "./Parts.ts"
+import { type PersonSealer, personSealer } from "../audit/PersonalData.ts"
 
 /** A new task the checkpoint let through: its turn, the ids it will be known by, and the caller's message as its history keeps it. */
 export interface NewTask {
@@ -67,6 +69,9 @@ export interface TaskListener {
 /** The agent's messages are text. */
 type AgentMessage = Message & { readonly parts: ReadonlyArray<TextPart> }
 
+/** A message as the task's events keep it: the person's words sealed (actors/personal.ts). */
+const sealedMessage = (sealer: PersonSealer, message: AgentMessage): AgentMessage => ({ ...message, parts: sealedParts(sealer, message.parts) })
+
 const agentMessage = (taskId: string, contextId: string, text: string, messageId: string = newPublicId("msg")): AgentMessage => ({
   kind: "message",
   role: "agent",
@@ -86,7 +91,7 @@ export const contextOfConversation = (publicId: string): string => `ctx_${public
  * gives the turn's share back (`release`). The task as its submission alone left it: the Task a
  * stream opens with and a non-blocking send answers, `submitted` as a new task begins on the wire.
  */
-const submit = (task: NewTask, release: () => void) =>
+const submit = (task: NewTask, sealer: PersonSealer, release: () => void) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
     const { taskId, contextId } = task
@@ -104,7 +109,7 @@ const submit = (task: NewTask, release: () => void) =>
         conversationId: conversationOfContext(contextId)!,
         turnId: task.turn.turnId!,
         runId: task.turn.runId,
-        message: task.message
+        message: { ...task.message, parts: sealedParts(sealer, task.message.parts) }
       }),
       { ...invocation.meta, commandId: `${invocation.meta.commandId}:submit` }
     ).pipe(Effect.onError(() => Effect.sync(release)))
@@ -200,6 +205,7 @@ const artifactChunks = (chunk: ReturnType<typeof updatesOf>["chunk"], send: (upd
  * listener hears once they are recorded. */
 const turnSink = (
   { taskId, contextId }: NewTask,
+  sealer: PersonSealer,
   listener: TaskListener,
   report: Reporter,
   { status, artifactId, chunk }: ReturnType<typeof updatesOf>,
@@ -233,7 +239,7 @@ const turnSink = (
         case "question": {
           const options = event.options.length === 0 ? "" : ` (${event.options.join(" / ")})`
           const asked = agentMessage(taskId, contextId, `${event.question}${options}`)
-          report(new RequireInput({ taskId, questionId: event.id, agentMessage: asked }), (recorded, position) => {
+          report(new RequireInput({ taskId, questionId: event.id, agentMessage: sealedMessage(sealer, asked) }), (recorded, position) => {
             // cancelled meanwhile: the turn is being stopped, and its end reports the cancel
             if (recorded?.state === "canceled") return
             listener.event(status("input-required", true, asked))
@@ -256,7 +262,11 @@ const turnSink = (
         chunks.end()
         const reply = agentMessage(taskId, contextId, outcome.result.reply)
         report(
-          new CompleteTask({ taskId, agentMessage: reply, artifact: { artifactId, name: "response", parts: [{ kind: "text", text: outcome.result.reply }] } }),
+          new CompleteTask({
+            taskId,
+            agentMessage: sealedMessage(sealer, reply),
+            artifact: { artifactId, name: "response", parts: sealedParts(sealer, [{ kind: "text", text: outcome.result.reply }]) }
+          }),
           (recorded, position) => {
             // a cancel recorded first wins: the task stays canceled, and the stream says so
             if (recorded?.state === "canceled") return endCanceled(recorded)
@@ -315,10 +325,12 @@ export const startTask = (task: NewTask, listener: TaskListener) =>
       share()
       place.ended()
     }
-    const submittedTask = yield* submit(task, release)
-    listener.submitted?.(taskView(submittedTask))
+    // the person's words go to the task's events sealed under their key (docs/audit.md)
+    const sealer = yield* personSealer(task.turn.userId).pipe(Effect.onError(() => Effect.sync(release)))
+    const submittedTask = yield* submit(task, sealer, release)
+    listener.submitted?.(yield* taskView(submittedTask))
     const report = yield* reportInOrder(taskId, meta)
-    const sink = turnSink(task, listener, report, updatesOf(taskId, contextId, now), registry, () => canceled)
+    const sink = turnSink(task, sealer, listener, report, updatesOf(taskId, contextId, now), registry, () => canceled)
     yield* startInBackground(executeTurn(task.turn, sink).pipe(Effect.ensuring(Effect.sync(release))))
     return submittedTask
   })
@@ -397,7 +409,7 @@ const followTaskStream = (workspaceId: string, taskId: string, send: TaskListene
           // an answer whose turn completed before this follow began: the caller's message made the
           // response, so its stream carries it, whole
           if (first && answered && task.state === "completed") {
-            const text = task.artifacts.flatMap((a) => a.parts.map((part) => part.text)).join("")
+            const text = (yield* taskView(task)).artifacts.flatMap((a) => a.parts.map((part) => (part.kind === "text" ? part.text : ""))).join("")
             if (text !== "") send(updatesOf(taskId, task.contextId, now).chunk(text, false, true))
           }
           first = false
@@ -464,5 +476,5 @@ export const sendAndSettle = (workspaceId: string, accepted: { readonly task: Ne
       task = yield* followTask(workspaceId, taskId)
     }
     if (task === undefined) return yield* Effect.dieMessage(`task ${taskId} is not readable after it was recorded`)
-    return taskView(task, options.historyLength)
+    return yield* taskView(task, options.historyLength)
   })

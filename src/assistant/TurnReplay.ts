@@ -23,6 +23,7 @@ import { conversationOfTurn } from "./Queries.ts"
 import { playModelRounds } from "./Turn.ts"
 import { encodeChatEvent } from "./TurnStreamLog.ts"
 import { personalOpener } from "../audit/PersonalData.ts"
+import { Capabilities } from "../checkpoint/Capability.ts"
 import { firstDifference, fromTape, OffTape, tapePlayer, type TurnTape, valueAt } from "./TurnTape.ts"
 
 /** A run as the log recorded it: its tape, its stream, and how it ended. */
@@ -49,11 +50,6 @@ export type ReplayVerdict =
   | { readonly identical: true; readonly events: number; readonly toolCalls: number; readonly modelCalls: number }
   | { readonly identical: false; readonly divergence: Divergence }
 
-/** What a replay may change of the code it runs: a test's deliberate change (a tool called with another input). */
-export interface ReplayChange {
-  readonly alterInput?: (toolName: string, input: unknown) => unknown
-}
-
 /** The events the model rounds emit (the tools' own events and the run's frame are the tools' and the turn's, taped as results). */
 const ROUND_EVENTS: ReadonlySet<string> = new Set([
   "step-start",
@@ -68,12 +64,17 @@ const ROUND_EVENTS: ReadonlySet<string> = new Set([
 
 const stepsBefore = (events: ReadonlyArray<ChatEvent>): number => Math.max(0, events.filter((e) => e.type === "step-start").length - 1)
 
-/** The recorded turn re-run against its tape; never fails: what broke the replay is its divergence. */
-export const replayTurn = (recorded: RecordedTurn, change: ReplayChange = {}): Effect.Effect<ReplayVerdict> =>
+/**
+ * The recorded turn re-run against its tape under the capabilities registered (`Capabilities`: this
+ * build's; what a tool's capability decides of a call, such as parking it for approval, is this
+ * build's decision); never fails: what broke the replay is its divergence.
+ */
+export const replayTurn = (recorded: RecordedTurn): Effect.Effect<ReplayVerdict, never, Capabilities> =>
   Effect.gen(function* () {
     const { tape } = recorded
-    const player = tapePlayer(tape, change.alterInput)
     const capabilities = new Map(tape.settings.tools.map((tool) => [tool.toolName, tool.capability]))
+    const registered = (yield* Capabilities).byName
+    const player = tapePlayer(tape, (toolName) => registered.get(capabilities.get(toolName) ?? toolName)?.needsApproval === true)
     const emitted: Array<ChatEvent> = []
     const stream = new TurnStream({
       emit: (event) => {

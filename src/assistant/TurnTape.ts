@@ -192,9 +192,10 @@ export const firstDifference = (recorded: unknown, replayed: unknown, at = ""): 
  * The tape played back: a model that answers each call with the next taped one, tools that answer
  * each call with its taped result, and a clock that gives the taped readings. Nothing here reaches
  * a model or a tool; asking for what the tape lacks throws `OffTape`, which ends the replay.
- * `alterInput` stands for changed code that calls a tool with another input (a test's change).
+ * What the turn's own code decides of a call is decided again: whether it parks the call for
+ * approval (`parks`, from the capabilities this build registers), against the taped outcome.
  */
-export const tapePlayer = (tape: TurnTape, alterInput: (toolName: string, input: unknown) => unknown = (_, input) => input) => {
+export const tapePlayer = (tape: TurnTape, parks: (toolName: string) => boolean) => {
   let nextCall = 0
   let nextReading = 0
   const takeCall = (kind: TapedModelCall["kind"]): TapedModelCall => {
@@ -232,7 +233,7 @@ export const tapePlayer = (tape: TurnTape, alterInput: (toolName: string, input:
       description: toolName,
       inputSchema: jsonSchema({ type: "object" }),
       execute: async (input, options) => {
-        const asked = toTape(alterInput(toolName, input))
+        const asked = toTape(input)
         const taped = tape.toolCalls.find((call) => call.toolCallId === options.toolCallId)
         if (taped === undefined) throw new OffTape("tool call not on the tape", undefined, { toolName, input: asked }, options.toolCallId)
         if (taped.toolName !== toolName) throw new OffTape("tool", taped.toolName, toolName, options.toolCallId)
@@ -240,8 +241,10 @@ export const tapePlayer = (tape: TurnTape, alterInput: (toolName: string, input:
         if (differs !== undefined) {
           throw new OffTape(differs === "" ? "input" : `input.${differs}`, valueAt(taped.input, differs), valueAt(asked, differs), options.toolCallId)
         }
-        played.add(taped.toolCallId)
         const outcome = taped.outcome
+        const parked = "output" in outcome && isParked(outcome.output)
+        if (parks(toolName) !== parked) throw new OffTape("outcome.parked", parked, parks(toolName), options.toolCallId)
+        played.add(taped.toolCallId)
         if ("output" in outcome) return fromTape(outcome.output)
         if ("turnFailed" in outcome) throw new TurnFailed(outcome.turnFailed)
         if ("aborted" in outcome) throw new TurnAborted()
@@ -259,6 +262,9 @@ export const tapePlayer = (tape: TurnTape, alterInput: (toolName: string, input:
   const unplayed = () => ({ modelCalls: tape.modelCalls.length - nextCall, toolCalls: tape.toolCalls.filter((call) => !played.has(call.toolCallId)) })
   return { model, tools, now, unplayed }
 }
+
+/** Whether a taped output is a call parked for approval (src/assistant/AgentTools.ts answers the model so). */
+const isParked = (output: Json): boolean => output !== null && typeof output === "object" && !Array.isArray(output) && (output as { readonly parked?: Json }).parked === true
 
 /** The value at a member path `firstDifference` names ("" is the whole value). */
 export const valueAt = (value: unknown, path: string): unknown =>

@@ -4,6 +4,7 @@
  */
 import { Schema } from "effect"
 import { ApiTrigger, EventTrigger, Step, Trigger } from "../../actors/automation/definition.ts"
+import { ApprovalReceipt } from "../../actors/conversation/events.ts"
 import { Json } from "../../actors/kernel.ts"
 import { defineContract, type Role } from "../checkpoint/Capability.ts"
 import { AsOf } from "../platform/AsOf.ts"
@@ -199,5 +200,6 @@ export const resolveRunApproval = defineContract({
     decision: Schema.Literal("approved", "denied"),
     note: Schema.optional(Schema.String.pipe(Schema.maxLength(2000)))
   }),
-  output: respondToRun.output
+  // the decision's signed receipt, as a turn's approval answers it (docs/audit.md)
+  output: Schema.Struct({ runId: Schema.String, status: Schema.Literal("running", "waiting", "succeeded", "failed"), receipt: ApprovalReceipt })
 })

@@ -16,7 +16,9 @@ import {
 } from "../../actors/automation/protocol.ts"
 import { type AutomationState, enablerOf } from "../../actors/automation/state.ts"
 import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
+import { RunNotWaiting } from "../../actors/automationrun/errors.ts"
 import { ProvideInput, ResolveStepApproval } from "../../actors/automationrun/protocol.ts"
+import { currentAttempt, stepApprovalId } from "../../actors/automationrun/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { stateAsOf } from "../../streams/AsOf.ts"
 import { runIdOf, startRun } from "./Runs.ts"
@@ -33,7 +35,10 @@ import { definitionOf } from "../nodes/Nodes.ts"
 import { personOf } from "../checkpoint/Person.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
-import { automationsAfter, findAutomation, findRun, otherEnabledSchedules, recentRunIds, recentRuns, runOfState } from "./Queries.ts"
+import { inputSha256, signReceipt } from "../audit/ApprovalReceipts.ts"
+import { personSealer } from "../audit/PersonalData.ts"
+import { runView } from "./RunWords.ts"
+import { automationsAfter, findAutomation, findRun, otherEnabledSchedules, recentRunIds, recentRuns, runOfState, runState } from "./Queries.ts"
 
 /** A direct human origin (spec 3.4): a person's own sign-in on the API; the agent, MCP and keys are not. */
 const originOf = (invocation: Invocation): Origin =>
@@ -204,7 +209,7 @@ export const getAutomation = implement(Api.getAutomation, (invocation, { automat
       ? { automation: yield* readAutomation(workspaceOf(invocation), automationId), runs: yield* recentRuns(automationId, RECENT_RUNS) }
       : yield* automationAsOf(invocation, automationId, asOf)
     const keeper = invocation.roles.some((role) => Api.secretKeepers.includes(role))
-    return { ...automation, ...(keeper ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: runs }
+    return { ...automation, ...(keeper ? { webhookSecret: yield* webhookSecretOf(automationId) } : {}), recentRuns: yield* Effect.forEach(runs, runView) }
   })
 )
 
@@ -223,7 +228,7 @@ export const getRun = implement(Api.getRun, (invocation, { runId }) =>
   Effect.gen(function* () {
     const run = yield* findRun(workspaceOf(invocation), runId)
     if (run === undefined) return yield* new NotFound({ reason: "run_not_found", message: `no run ${runId} in this workspace` })
-    return run
+    return yield* runView(run)
   })
 )
 
@@ -231,7 +236,9 @@ export const respondToRun = implement(Api.respondToRun, (invocation, { runId, re
   Effect.gen(function* () {
     const host = yield* ActorHost
     const respondent = invocation.principal.attributedTo
-    const { state } = yield* host.send(AutomationRunActor, runId, new ProvideInput({ runId, workspaceId: workspaceOf(invocation), response, respondent }), invocation.meta)
+    // the answer is the respondent's words: sealed under their key (docs/audit.md)
+    const sealed = (yield* personSealer(respondent)).sealJson(response)
+    const { state } = yield* host.send(AutomationRunActor, runId, new ProvideInput({ runId, workspaceId: workspaceOf(invocation), response: sealed, respondent }), invocation.meta)
     return { runId, status: state._tag === "Run" ? state.status : "running" }
   })
 )
@@ -240,9 +247,27 @@ export const resolveRunApproval = implement(Api.resolveRunApproval, (invocation,
   Effect.gen(function* () {
     const host = yield* ActorHost
     const userId = yield* personOf(invocation)
-    const command = new ResolveStepApproval({ runId, workspaceId: workspaceOf(invocation), decision, note: note ?? null, userId })
+    const workspaceId = workspaceOf(invocation)
+    // the call the run waits on, as its actor last stored it: what the receipt is signed over (the
+    // decider refuses a receipt that does not describe the waiting call, so a stale read is refused, never recorded)
+    const run = yield* runState(runId)
+    const waiting = run?._tag === "Run" && run.workspaceId === workspaceId && run.cursor !== null ? currentAttempt(run, run.cursor) : undefined
+    if (run?._tag !== "Run" || waiting?.approval === undefined || waiting.status !== "waiting") return yield* new RunNotWaiting({ runId })
+    // signed here, where the key is, as a turn's approval is (src/assistant/Assistant.ts)
+    const receipt = yield* signReceipt({
+      approvalId: stepApprovalId(runId, waiting.index, waiting.attempt),
+      orgId: run.orgId,
+      workspaceId,
+      capability: waiting.approval.capability,
+      inputSha256: inputSha256(waiting.approval.input),
+      askedBy: waiting.approval.approver,
+      decidedBy: userId,
+      decision,
+      decidedAt: invocation.meta.at
+    })
+    const command = new ResolveStepApproval({ runId, workspaceId, decision, note: note ?? null, userId, receipt })
     const { state } = yield* host.send(AutomationRunActor, runId, command, invocation.meta)
-    return { runId, status: state._tag === "Run" ? state.status : "running" }
+    return { runId, status: state._tag === "Run" ? state.status : "running", receipt }
   })
 )
 

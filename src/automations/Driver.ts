@@ -13,6 +13,7 @@ import type { AutomationRunEvent } from "../../actors/automationrun/events.ts"
 import { AwaitApproval, AwaitInput, BeginStep, type AutomationRunCommand, CompleteStep, FailStep } from "../../actors/automationrun/protocol.ts"
 import { type AutomationRunState, currentAttempt, isActive, type Run } from "../../actors/automationrun/state.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
+import { personSealer } from "../audit/PersonalData.ts"
 import { follow, type Followed, LogSignals } from "../../streams/LogSignals.ts"
 import { policyOf } from "./Playbooks.ts"
 import { playbookActor } from "./Runs.ts"
@@ -129,7 +130,9 @@ export const drive = (runId: string, options: DriveOptions) =>
           const { capability, input, approver, expiresAt } = result
           return yield* send(new AwaitApproval({ runId, index, attempt, capability, input, approver, expiresAt }), `${index}:${attempt}:approval`)
         }
-        yield* send(new CompleteStep({ runId, index, attempt, output: result.output, next: result.next }), `${index}:${attempt}:complete`)
+        // the output goes to the log sealed under the key of the person the run acts for (docs/audit.md)
+        const output = (yield* personSealer(started.runAs.userId)).sealJson(result.output)
+        yield* send(new CompleteStep({ runId, index, attempt, output, next: result.next }), `${index}:${attempt}:complete`)
       })
 
       // a run past its last step ends in the same append (its end may not be applied here yet)

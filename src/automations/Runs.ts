@@ -15,6 +15,8 @@ import { AutomationRunActor } from "../../actors/automationrun/actor.ts"
 import { CreateRun } from "../../actors/automationrun/protocol.ts"
 import type { CommandMeta } from "../../actors/kernel.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
+import { personSealer } from "../audit/PersonalData.ts"
+import { sealedTrigger } from "./RunWords.ts"
 
 /** The run fired by `source` (a node event's `key#seq`, a schedule tick, an API call's id). */
 export const runIdOf = (automationId: string, source: string) =>
@@ -48,7 +50,7 @@ export const startRun = (automation: { readonly automationId: string; readonly w
     const created = yield* host.send(
       AutomationRunActor,
       runId,
-      new CreateRun({ runId, automationId, orgId: state.orgId, workspaceId, trigger, steps: state.steps, runAs: { userId: enabler, apiKeyId: null } }),
+      new CreateRun({ runId, automationId, orgId: state.orgId, workspaceId, trigger: sealedTrigger(yield* personSealer(enabler), trigger), steps: state.steps, runAs: { userId: enabler, apiKeyId: null } }),
       { ...meta, commandId: `create_${runId}` }
     )
     return { runId, status: created.state._tag === "Run" && created.state.status === "succeeded" ? "succeeded" : "running" } satisfies Started

@@ -19,6 +19,7 @@ import { askAgent } from "../assistant/Agents.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { PlatformSecrets } from "../platform/Secrets.ts"
 import { sendWebhook, type WebhookError } from "./Webhooks.ts"
+import { openedRun } from "./RunWords.ts"
 import { configOf, render, type TemplateContext } from "./Playbooks.ts"
 
 /** A step attempt that failed; `retryable` when another attempt may succeed (timeouts, 5xx, 429). */
@@ -95,7 +96,8 @@ const exitToStep = <A>(exit: Exit.Exit<A, unknown>) => (Exit.isSuccess(exit) ? E
 export const executeStep = (run: Run, index: number, now: number) =>
   Effect.gen(function* () {
     const step: Step = run.steps[index]
-    const context = contextOf(run)
+    // earlier outputs and the trigger's payload are sealed in the run: opened to fill placeholders
+    const context = contextOf(yield* openedRun(run))
     const next = nextAfter(run, index)
     const done = (output: Json, to: number | null = next): StepOutcome => ({ _tag: "done", output, next: to })
     switch (step.stepType) {

@@ -152,7 +152,12 @@ export type TurnResult = typeof TurnResult.Type
 export const TaskState = Schema.Literal("submitted", "working", "input-required", "auth-required", "completed", "canceled", "failed", "rejected", "unknown")
 export type TaskState = typeof TaskState.Type
 
-export const TextPart = Schema.Struct({ kind: Schema.Literal("text"), text: Schema.String })
+export const TextPart = Schema.Struct({
+  kind: Schema.Literal("text"),
+  text: Schema.String,
+  /** `{ erased: true }` on a text whose person was erased (docs/audit.md): its text is "". */
+  metadata: Schema.optional(Schema.Struct({ erased: Schema.Literal(true) }))
+})
 export type TextPart = typeof TextPart.Type
 
 export const DataPart = Schema.Struct({ kind: Schema.Literal("data"), data: Schema.Record({ key: Schema.String, value: Schema.Unknown }) })

@@ -25,8 +25,8 @@ import {
   ProvideInput,
   ResolveStepApproval
 } from "../../actors/automationrun/protocol.ts"
-import { approvedCall, type Run } from "../../actors/automationrun/state.ts"
-import { ApprovalExpired } from "../../actors/conversation/errors.ts"
+import { approvedCall, type Run, stepApprovalId } from "../../actors/automationrun/state.ts"
+import { ApprovalExpired, ReceiptMismatch } from "../../actors/conversation/errors.ts"
 import type { Json } from "../../actors/kernel.ts"
 import { meta, projectedRows, spec } from "../support/decider.ts"
 
@@ -249,10 +249,25 @@ const deleteStarted = (attempt = 1, at = T1) => new StepStarted({ runId, index: 
 const parkedCall = { capability: "node.delete", input: { nodeId: "n1" }, approver: "u1", expiresAt: EXPIRES }
 const awaitApproval = (attempt = 1) => new AwaitApproval({ runId, index: 1, attempt, ...parkedCall })
 const approvalRequested = (attempt = 1, at = T1) => new ApprovalRequested({ runId, index: 1, attempt, ...parkedCall, at })
-const resolveApproval = (decision: "approved" | "denied", userId = "u1", workspaceId = "w1", note: string | null = null) =>
-  new ResolveStepApproval({ runId, workspaceId, decision, note, userId })
+/** The receipt the shell signs for a decision on the parked call (the decider checks its claims, not its signature). */
+const stepReceipt = (decision: "approved" | "denied", decidedBy = "u1", decidedAt = T2) => ({
+  version: "svc-approval-receipt-v1" as const,
+  approvalId: stepApprovalId(runId, 1, 1),
+  orgId: "o1",
+  workspaceId: "w1",
+  capability: "node.delete",
+  inputSha256: "0".repeat(64),
+  askedBy: "u1",
+  decidedBy,
+  decision,
+  decidedAt,
+  keyId: "k1",
+  signature: "sig"
+})
+const resolveApproval = (decision: "approved" | "denied", userId = "u1", workspaceId = "w1", note: string | null = null, receipt = stepReceipt(decision, userId)) =>
+  new ResolveStepApproval({ runId, workspaceId, decision, note, userId, receipt })
 const approvalResolved = (decision: "approved" | "denied", at = T2, note: string | null = null) =>
-  new ApprovalResolved({ runId, index: 1, attempt: 1, decision, note, at })
+  new ApprovalResolved({ runId, index: 1, attempt: 1, decision, note, at, orgId: "o1", receipt: stepReceipt(decision, "u1", at) })
 const denial = { code: "approval_denied", message: "node.delete was denied by the person the run acts for: not this one" }
 const deleted = { nodeId: "n1", deleted: true }
 
@@ -293,8 +308,21 @@ describe("a call that needs approval", () => {
       requestedAt: T1,
       decision: "approved",
       note: null,
-      resolvedAt: T2
+      resolvedAt: T2,
+      receipt: stepReceipt("approved")
     }))
+
+  it.each([
+    ["another decision", { decision: "denied" as const }],
+    ["another time", { decidedAt: T3 }],
+    ["another attempt", { approvalId: stepApprovalId(runId, 1, 2) }],
+    ["another capability", { capability: "node.update" }],
+    ["another approver", { decidedBy: "u2" }]
+  ])("refuses a receipt that names %s than the decision it comes with: nothing recorded", (_, claim) =>
+    spec(AutomationRunActor)
+      .given(parked)
+      .when(resolveApproval("approved", "u1", "w1", null, { ...stepReceipt("approved"), ...claim }), meta({ at: T2 }))
+      .thenThrows(new ReceiptMismatch({ approvalId: stepApprovalId(runId, 1, 1) })))
 
   it("nothing is approved before the person answers, nor by a denial", () => {
     expect(approvedCall(fold(parked), 1)).toBeUndefined()
@@ -479,7 +507,7 @@ describe("projections", () => {
       expect(rows.notifications).toEqual([{ ...approvalNotice, resolved_at: T2 }])
       expect(rows.automation_runs[0].steps).toEqual([
         classify,
-        { ...deleteRecord, status: "failed", endedAt: T3, error: boom, approval: { ...approval, decision: "approved", resolvedAt: T2 } }
+        { ...deleteRecord, status: "failed", endedAt: T3, error: boom, approval: { ...approval, decision: "approved", resolvedAt: T2, receipt: stepReceipt("approved") } }
       ])
     })
 

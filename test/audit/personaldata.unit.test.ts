@@ -1,6 +1,7 @@
 /** Sealing a person's words and opening them (src/audit/PersonalData.ts), and the declared places (actors/personal.ts). */
 import { randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
+import type { Json } from "../../actors/kernel.ts"
 import { personalValues, valuesAt } from "../../actors/personal.ts"
 import { openerFor, sealedKeyRef, sealerFor } from "../../src/audit/PersonalData.ts"
 
@@ -40,5 +41,8 @@ describe("the declared places", () => {
     expect(valuesAt({ result: null }, "result.reply")).toEqual([])
     expect(personalValues("run.finished", { reply: "r", result: { reply: "x" } })).toEqual(["r", "x"])
     expect(personalValues("run.started", { userId: "u" })).toEqual([])
+    // `*`: each member of an object (an A2A data part's members)
+    const submitted: Json = { message: { parts: [{ kind: "text", text: "t" }, { kind: "data", data: { a: 1, b: "x" } }, { kind: "file", file: { uri: "u" } }] } }
+    expect(personalValues("a2a.task.submitted", submitted)).toEqual(["t", 1, "x"])
   })
 })

@@ -6,6 +6,7 @@
  * person or workspace still gets -32001; and a read that must see a position the owner's memory
  * does not hold is not answered from it.
  */
+import * as Envelope from "../../src/marketplace/Envelope.ts"
 import { Effect } from "effect"
 import { randomUUID } from "node:crypto"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -67,7 +68,7 @@ const send = async (text: string, extra: Record<string, unknown> = {}, key?: str
 const fromReadModel = async (taskId: string, historyLength?: number) => {
   const { workspaceId } = await bootstrapPlace(node)
   const record = await Effect.runPromise(Effect.provideService(findTask(workspaceId, taskId), Db, node.db))
-  return record === undefined ? undefined : taskView(record, historyLength)
+  return record === undefined ? undefined : Effect.runPromise(taskView(record, historyLength).pipe(Effect.provide(Envelope.layer(node.config.authTokenEncryptionKey)), Effect.provideService(Db, node.db)))
 }
 
 describe("tasks/get on the owning node", () => {

@@ -12,21 +12,24 @@ import { tmpdir } from "node:os"
 import * as path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { postJson, streamChat } from "../support/chat.ts"
-import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { type SignedInPerson, signedInPlace } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
-import { createNote, eventually, send } from "./client.ts"
+import { createNote, eventually, type Reply, send } from "./client.ts"
 
 let node: TestNode
-let alice: Person
+let alice: SignedInPerson
 let aliceCookie: string
 let ownerCookie: string
+let as: (cookie: string, capability: string, input?: unknown) => Promise<Reply>
 let dir: string
 
 beforeAll(async () => {
   node = await startTestNode({ audit: { signingKey: undefined, checkpointEvents: 5, checkpointSeconds: 1 } })
-  alice = await addPerson(node, "alice", { org: "member", workspace: "member" })
-  aliceCookie = (await signIn(node.baseUrl, alice)).cookie
-  ownerCookie = (await signIn(node.baseUrl, { email: node.bootstrap.ownerEmail!, password: node.bootstrap.ownerPassword! })).cookie
+  const place = await signedInPlace(node, ["alice"])
+  alice = place.people.alice
+  aliceCookie = alice.cookie
+  ownerCookie = place.ownerCookie
+  as = place.as
   dir = await mkdtemp(path.join(tmpdir(), "svc-receipts-"))
 }, 60_000)
 
@@ -39,8 +42,6 @@ const verifyReceipts = (receiptsFile: string, keyFile: string) =>
     execFile(process.execPath, ["scripts/verify-receipt.mjs", receiptsFile, keyFile], (error, stdout, stderr) =>
       resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, stdout, stderr }))
   })
-
-const placePath = (capability: string) => `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/${capability}`
 
 /** Alice's turn that parks `node.delete` of a new note: the approval card, and the turn's result. */
 const parkDelete = async () => {
@@ -82,7 +83,7 @@ describe("approval receipts", () => {
 
     // read back: the thread's approvals carry the very receipts, with the decision's recorded time
     for (const [parked, answer] of [[approving, approved], [denying, denied]] as const) {
-      const thread = await callWithCookie(node.baseUrl, aliceCookie, placePath("conversation/get"), { conversationId: parked.result.conversationPublicId })
+      const thread = await as(aliceCookie, "conversation.get", { conversationId: parked.result.conversationPublicId })
       const entry = thread.body.runs.find((r: any) => r.runId === parked.result.runId).approvals[0]
       expect(entry.receipt).toEqual(answer.body.receipt)
       expect(entry.receipt.decidedAt).toBe(entry.resolvedAt)
@@ -115,7 +116,7 @@ describe("approval receipts", () => {
     const to = new Date(Date.now() + 60_000).toISOString()
     const resolvedIn = (jsonl: string) => jsonl.trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.type === "event" && l.event.type === "approval.resolved")
     const exported = await eventually(
-      () => callWithCookie(node.baseUrl, ownerCookie, placePath("audit/export"), { from, to }),
+      () => as(ownerCookie, "audit.export", { from, to }),
       (r) => r.status === 200 && r.body.uncovered === 0 && resolvedIn(r.body.jsonl).length === 2,
       10_000
     )
@@ -143,5 +144,71 @@ describe("approval receipts", () => {
     const refused = await verifyReceipts(swappedFile, keyFile)
     expect(refused.code).toBe(1)
     expect(refused.stderr).toMatch(/line \d+: its inputSha256 "[0-9a-f]{64}" is not the recorded "[0-9a-f]{64}"/)
+  })
+
+  it("a resolved approval of an automation step carries the same receipt: answered, read back with the run, exported, and verified offline", async () => {
+    const from = new Date(Date.now() - 60_000).toISOString()
+    const key = await send<{ keyId: string; publicKey: string }>(node, "/.well-known/svc-audit-key")
+    const keyFile = path.join(dir, "svc-audit-key-steps.json")
+    await writeFile(keyFile, JSON.stringify(key.body))
+    // Alice's automation deletes the node its API payload names: a call that parks for her approval
+    const automation = await as(aliceCookie, "automation.create", {
+      name: "scrap the named node",
+      trigger: { type: "api" },
+      steps: [{ name: "scrap", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.payload.nodeId}}" } } }],
+      enabled: true
+    })
+    expect(automation.status, JSON.stringify(automation.body)).toBe(200)
+    const nodeId = await createNote(node)
+    const fired = await as(aliceCookie, "automation.trigger", { automationId: automation.body.automationId, payload: { nodeId } })
+    expect(fired.status, JSON.stringify(fired.body)).toBe(200)
+    const { runId } = fired.body
+    await eventually(() => as(aliceCookie, "automation.get_run", { runId }), (r) => r.status === 200 && r.body.status === "waiting", 15_000)
+
+    const resolved = await as(aliceCookie, "automation.resolve_approval", { runId, decision: "approved" })
+    expect(resolved.status, JSON.stringify(resolved.body)).toBe(200)
+    const sha256 = (text: string) => createHash("sha256").update(text).digest("hex")
+    expect(resolved.body.receipt).toEqual({
+      version: "svc-approval-receipt-v1",
+      approvalId: `${runId}:0:1`,
+      orgId: expect.any(String),
+      workspaceId: expect.any(String),
+      capability: "node.delete",
+      inputSha256: sha256(`{"nodeId":"${nodeId}"}`),
+      askedBy: alice.userId,
+      decidedBy: alice.userId,
+      decision: "approved",
+      decidedAt: expect.any(String),
+      keyId: key.body.keyId,
+      signature: expect.stringMatching(/^[A-Za-z0-9_-]{86}$/)
+    })
+    // read back with the run's step, the call made once approved
+    const run = await eventually(() => as(aliceCookie, "automation.get_run", { runId }), (r) => r.status === 200 && r.body.status === "succeeded", 15_000)
+    expect(run.body.steps[0].approval).toMatchObject({ decision: "approved", receipt: resolved.body.receipt })
+    expect(run.body.steps[0].approval.receipt.decidedAt).toBe(run.body.steps[0].approval.resolvedAt)
+
+    const receiptFile = path.join(dir, "step-receipt.json")
+    await writeFile(receiptFile, JSON.stringify(resolved.body.receipt))
+    const verified = await verifyReceipts(receiptFile, keyFile)
+    expect(verified.stderr).toBe("")
+    expect(verified.stdout).toContain(`verified: ${runId}:0:1 approved by ${alice.userId}`)
+    const moved = path.join(dir, "step-receipt-moved.json")
+    await writeFile(moved, JSON.stringify({ ...resolved.body.receipt, approvalId: `${runId}:0:2` }))
+    expect((await verifyReceipts(moved, keyFile)).code).toBe(1)
+
+    // the export carries the decision with its receipt, which the script checks against the recorded step and time
+    const to = new Date(Date.now() + 60_000).toISOString()
+    const stepDecisions = (jsonl: string) => jsonl.trim().split("\n").map((l) => JSON.parse(l)).filter((l) => l.type === "event" && l.event.type === "automation_run.approval_resolved")
+    const exported = await eventually(
+      () => as(ownerCookie, "audit.export", { from, to }),
+      (r) => r.status === 200 && r.body.uncovered === 0 && stepDecisions(r.body.jsonl).length === 1,
+      10_000
+    )
+    expect(stepDecisions(exported.body.jsonl)[0].event.payload.receipt).toEqual(resolved.body.receipt)
+    const exportFile = path.join(dir, "steps-export.jsonl")
+    await writeFile(exportFile, exported.body.jsonl)
+    const fromExport = await verifyReceipts(exportFile, keyFile)
+    expect(fromExport.stderr).toBe("")
+    expect(fromExport.stdout).toContain(`verified: ${runId}:0:1 approved by ${alice.userId}`)
   })
 })

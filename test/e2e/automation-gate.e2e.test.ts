@@ -193,7 +193,7 @@ describe("the enable gate covers changes (issue 22)", () => {
       expectError(await asMember("automation.resolve_approval", { runId, decision: "approved" }), 409, "conflict", "approval_expired")
       expect((await asKey("node.get", { nodeId })).status).toBe(200)
 
-      expect(ok(await asOwner("automation.resolve_approval", { runId, decision: "approved" }))).toEqual({ runId, status: "running" })
+      expect(ok(await asOwner("automation.resolve_approval", { runId, decision: "approved" }))).toMatchObject({ runId, status: "running", receipt: { decision: expect.any(String) } })
       const run = await endedRun(runId)
       expect(run.status).toBe("succeeded")
       expect(run.steps[1]).toMatchObject({ name: "scrap", attempt: 1, status: "succeeded", output: { nodeId, deleted: true }, approval: { decision: "approved" } })
@@ -207,7 +207,7 @@ describe("the enable gate covers changes (issue 22)", () => {
       const { runId } = ok(await asOwner("automation.trigger", { automationId, payload: { nodeId } }))
       await waitingRun(runId)
 
-      expect(ok(await asOwner("automation.resolve_approval", { runId, decision: "denied", note: "keep it" }))).toEqual({ runId, status: "failed" })
+      expect(ok(await asOwner("automation.resolve_approval", { runId, decision: "denied", note: "keep it" }))).toMatchObject({ runId, status: "failed", receipt: { decision: expect.any(String) } })
       const run = await endedRun(runId)
       expect(run).toMatchObject({ status: "failed", error: { code: "approval_denied", step: "scrap" } })
       expect(run.error.message).toContain("keep it")

@@ -1,10 +1,13 @@
 /**
- * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns go to
- * the log sealed under their own data key; `person.erase` destroys the key and records the erasure.
- * Afterwards their words read as erased, no table, log event or log line holds them in clear, the
- * log still verifies and a replay rebuilds every read model the same, and another person's
- * conversation reads as before.
+ * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, their
+ * A2A task's messages and response, and their automation run's payload and step outputs go to the
+ * log sealed under their own data key; `person.erase` destroys the key and records the erasure.
+ * Afterwards their words read as erased, no table, log event, log line or export holds them in
+ * clear, the log still verifies and a replay rebuilds every read model the same, and another
+ * person's conversation reads as before.
  */
+import type { Message, Task } from "@a2a-js/sdk"
+import { A2AClient } from "@a2a-js/sdk/client"
 import { randomBytes, randomUUID } from "node:crypto"
 import { writeFile } from "node:fs/promises"
 import path from "node:path"
@@ -13,36 +16,31 @@ import { personalValues } from "../../actors/personal.ts"
 import { sealedKeyRef } from "../../src/audit/PersonalData.ts"
 import { resumeChat, streamChat } from "../support/chat.ts"
 import { comparedTables, runCli } from "../support/cli.ts"
-import { addPerson, callWithCookie, type Person, signIn } from "../support/people.ts"
+import { addPerson, callWithCookie, cliLogin, type SignedInPerson, signedInPlace, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
 import { findPlaintext } from "../support/secretScan.ts"
-import { expectError, type Reply, send } from "./client.ts"
+import { eventually, expectError, type Reply, send } from "./client.ts"
 
 let node: TestNode
 const lines: Array<string> = []
-let alice: Person
-let aliceCookie: string
-let bobCookie: string
-let carol: Person
-let carolCookie: string
+let alice: SignedInPerson
+let bob: SignedInPerson
+let carol: SignedInPerson
 let ownerCookie: string
+let as: (cookie: string, capability: string, input?: unknown) => Promise<Reply>
 
 beforeAll(async () => {
   node = await startTestNode(
     { authTokenEncryptionKey: randomBytes(32), logging: { level: "debug", format: "json" } },
     { logSink: (line) => lines.push(line) }
   )
-  alice = await addPerson(node, "alice", { org: "member", workspace: "member" })
-  aliceCookie = (await signIn(node.baseUrl, alice)).cookie
-  bobCookie = (await signIn(node.baseUrl, await addPerson(node, "bob", { org: "member", workspace: "member" }))).cookie
-  carol = await addPerson(node, "carol", { org: "member", workspace: "member" })
-  carolCookie = (await signIn(node.baseUrl, carol)).cookie
-  ownerCookie = (await signIn(node.baseUrl, { email: node.bootstrap.ownerEmail!, password: node.bootstrap.ownerPassword! })).cookie
+  const place = await signedInPlace(node, ["alice", "bob", "carol"])
+  ;({ alice, bob, carol } = place.people)
+  ownerCookie = place.ownerCookie
+  as = place.as
 }, 60_000)
 afterAll(async () => node?.stop())
 
-const placePath = (capability: string) => `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/${capability.replaceAll(".", "/")}`
-const as = (cookie: string, capability: string, input: unknown = {}): Promise<Reply> => callWithCookie(node.baseUrl, cookie, placePath(capability), input)
 const ok = (reply: Reply) => {
   expect(reply.status, JSON.stringify(reply.body)).toBe(200)
   return reply.body
@@ -58,17 +56,62 @@ const chat = async (cookie: string, content: string, conversationId?: string) =>
 const logEvents = async () =>
   node.db.sql`select key, type, payload from ${node.db.sql(`${node.config.dbSchema}_log`)}.log_events order by partition, "offset"`
 
+/** An A2A client of the person's own key: the official SDK, speaking JSON-RPC to the card's URL. */
+const a2aClientOf = async (key: string) =>
+  A2AClient.fromCardUrl(`${node.baseUrl}/.well-known/agent-card.json`, {
+    fetchImpl: (input, init) => {
+      const headers = new Headers(init?.headers)
+      headers.set("authorization", `Bearer ${key}`)
+      return fetch(input, { ...init, headers })
+    }
+  })
+
+const textOf = (message: { readonly parts: ReadonlyArray<unknown> } | undefined) =>
+  (message?.parts ?? []).map((part: any) => (part.kind === "text" ? part.text : "")).join("")
+
+/** The person's automation, fired over the API with `text`: a prompt step asks the assistant it. */
+const automationRun = async (person: SignedInPerson, text: string) => {
+  const automation = ok(await as(person.cookie, "automation.create", {
+    name: `ask for ${person.email}`,
+    trigger: { type: "api" },
+    steps: [{ name: "ask", stepType: "prompt", config: { prompt: "{{trigger.payload.text}}" } }],
+    enabled: true
+  }))
+  const { runId } = ok(await as(person.cookie, "automation.trigger", { automationId: automation.automationId, payload: { text } }))
+  const run = await eventually(() => as(person.cookie, "automation.get_run", { runId }), (r) => r.status === 200 && (r.body.status === "succeeded" || r.body.status === "failed"), 30_000)
+  expect(run.body.status, JSON.stringify(run.body)).toBe("succeeded")
+  return { automationId: automation.automationId as string, runId: runId as string }
+}
+
 describe("person.erase", () => {
   it("leaves the person's words sealed and then unreadable, the log verifiable and replayable, and others' words as they were", async () => {
     const aliceWords = `alice-private-${randomUUID()}`
     const bobWords = `bob-private-${randomUUID()}`
-    const first = await chat(aliceCookie, `first ${aliceWords}`)
+    const first = await chat(alice.cookie, `first ${aliceWords}`)
     expect(first.reply).toContain(aliceWords)
-    const second = await chat(aliceCookie, `again ${aliceWords}`, first.conversationPublicId)
-    const bobs = await chat(bobCookie, `hello ${bobWords}`)
+    const second = await chat(alice.cookie, `again ${aliceWords}`, first.conversationPublicId)
+    const bobs = await chat(bob.cookie, `hello ${bobWords}`)
+    // an A2A task of hers, through the official client with her own key
+    const a2a = await a2aClientOf(await cliLogin(node, alice))
+    const sent = await a2a.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: `task ${aliceWords}` }] } })
+    expect("error" in sent ? sent.error : undefined).toBeUndefined()
+    const task = (sent as { result: Task }).result
+    expect(task.status.state).toBe("completed")
+    expect(textOf(task.artifacts?.[0])).toBe(`You said: task ${aliceWords}`)
+    const taskRead = async () => {
+      const got = await a2a.getTask({ id: task.id })
+      expect("error" in got ? got.error : undefined).toBeUndefined()
+      return (got as { result: Task }).result
+    }
+    expect((await taskRead()).history?.map((m: Message) => [m.role, textOf(m)])).toEqual([["user", `task ${aliceWords}`], ["agent", `You said: task ${aliceWords}`]])
+    // and an automation run of hers: its payload, and the reply its prompt step got
+    const automated = await automationRun(alice, `automated ${aliceWords}`)
+    const runBefore = ok(await as(alice.cookie, "automation.get_run", { runId: automated.runId }))
+    expect(runBefore.trigger.payload).toEqual({ text: `automated ${aliceWords}` })
+    expect(runBefore.steps[0].output.reply).toBe(`You said: automated ${aliceWords}`)
 
     // before the erasure: sealed in the log, opened on reading
-    const before = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId }))
+    const before = ok(await as(alice.cookie, "conversation.get", { conversationId: first.conversationPublicId }))
     expect(before.messages.map((m: any) => [m.role, m.content, m.erased])).toEqual([
       ["user", `first ${aliceWords}`, false],
       ["assistant", `You said: first ${aliceWords}`, false],
@@ -76,9 +119,9 @@ describe("person.erase", () => {
       ["assistant", `You said: again ${aliceWords}`, false]
     ])
     expect(before.title).toBe(`first ${aliceWords}`)
-    expect(ok(await as(aliceCookie, "assistant.reply", { runId: second.runId })).reply.text).toBe(`You said: again ${aliceWords}`)
+    expect(ok(await as(alice.cookie, "assistant.reply", { runId: second.runId })).reply.text).toBe(`You said: again ${aliceWords}`)
     // the recorded stream, replayed from its start, opens too
-    const replayedStream = await resumeChat(node, second.runId, undefined, { cookie: aliceCookie })
+    const replayedStream = await resumeChat(node, second.runId, undefined, { cookie: alice.cookie })
     expect(replayedStream.status).toBe(200)
     expect(JSON.stringify(replayedStream.events)).toContain(aliceWords)
     expect(replayedStream.done.reply).toBe(`You said: again ${aliceWords}`)
@@ -88,15 +131,20 @@ describe("person.erase", () => {
     expect(declared.filter((value) => sealedKeyRef(value) === undefined)).toEqual([])
     expect(await findPlaintext(node, [aliceWords, bobWords], lines)).toEqual([])
 
+    // sealed as it left the log: the export carries the ciphertext
+    const from = new Date(Date.now() - 10 * 60_000).toISOString()
+    const exportNow = async () => ok(await as(ownerCookie, "audit.export", { from, to: new Date(Date.now() + 60_000).toISOString() })).jsonl as string
+    expect(await exportNow()).toContain(`"pd1.`)
+
     // only an Owner erases someone else; a person erases themself
-    expectError(await as(bobCookie, "person.erase", { userId: alice.userId }), 403, "forbidden", "not_owner")
-    expect(ok(await as(carolCookie, "person.erase", { userId: carol.userId }))).toMatchObject({ userId: carol.userId, keysDestroyed: 0 })
+    expectError(await as(bob.cookie, "person.erase", { userId: alice.userId }), 403, "forbidden", "not_owner")
+    expect(ok(await as(carol.cookie, "person.erase", { userId: carol.userId }))).toMatchObject({ userId: carol.userId, keysDestroyed: 0 })
     const erase = async (cookie: string, userId: string) => ok(await as(cookie, "person.erase", { userId }))
     const erased = await erase(ownerCookie, alice.userId)
     expect(erased).toMatchObject({ erasureId: expect.stringMatching(/^era_/), userId: alice.userId, keysDestroyed: 1 })
 
     // her words read as erased, on every read of them
-    const after = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId }))
+    const after = ok(await as(alice.cookie, "conversation.get", { conversationId: first.conversationPublicId }))
     expect(after.messages.map((m: any) => [m.role, m.content, m.erased])).toEqual([
       ["user", "", true],
       ["assistant", "", true],
@@ -104,37 +152,53 @@ describe("person.erase", () => {
       ["assistant", "", true]
     ])
     expect(after.title).toBe("")
-    const transcript = ok(await as(aliceCookie, "run.get", { runId: second.runId }))
+    const transcript = ok(await as(alice.cookie, "run.get", { runId: second.runId }))
     expect(transcript.userMessage).toMatchObject({ content: "", erased: true })
     expect(transcript.reply).toBe("")
-    const reply = ok(await as(aliceCookie, "assistant.reply", { runId: second.runId }))
+    const reply = ok(await as(alice.cookie, "assistant.reply", { runId: second.runId }))
     expect(reply.reply.text).toBe("")
-    const erasedStream = await resumeChat(node, second.runId, undefined, { cookie: aliceCookie })
+    const erasedStream = await resumeChat(node, second.runId, undefined, { cookie: alice.cookie })
     expect(erasedStream.status).toBe(200)
     expect(JSON.stringify(erasedStream.events)).not.toContain(aliceWords)
     expect(erasedStream.events.filter((e) => e.type === "text")).toEqual([])
     expect(erasedStream.done.reply).toBe("")
     // as of a moment before the erasure, too: the key is gone for every moment
-    const asOf = ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId, asOf: new Date().toISOString() }))
+    const asOf = ok(await as(alice.cookie, "conversation.get", { conversationId: first.conversationPublicId, asOf: new Date().toISOString() }))
     expect(asOf.messages.every((m: any) => m.erased && m.content === "")).toBe(true)
 
+    // her task's messages and response, and her run's payload and output, read as erased
+    const erasedTask = await taskRead()
+    expect(erasedTask.status.state).toBe("completed")
+    expect(erasedTask.history?.flatMap((m: Message) => m.parts)).toEqual([
+      { kind: "text", text: "", metadata: { erased: true } },
+      { kind: "text", text: "", metadata: { erased: true } }
+    ])
+    expect(erasedTask.artifacts?.[0].parts).toEqual([{ kind: "text", text: "", metadata: { erased: true } }])
+    const runAfter = ok(await as(alice.cookie, "automation.get_run", { runId: automated.runId }))
+    expect(runAfter).toMatchObject({ status: "succeeded", trigger: { type: "api", payload: null, erased: true } })
+    expect(runAfter.steps[0]).toMatchObject({ name: "ask", status: "succeeded", output: null, erased: true })
+    const listed = ok(await as(alice.cookie, "automation.get", { automationId: automated.automationId })).recentRuns
+    expect(listed[0].steps[0]).toMatchObject({ output: null, erased: true })
+
     // she may go on: a new key for what she writes next, the old words stay erased
-    const later = await chat(aliceCookie, `later ${aliceWords}`)
-    expect(ok(await as(aliceCookie, "conversation.get", { conversationId: later.conversationPublicId })).messages[0]).toMatchObject({ content: `later ${aliceWords}`, erased: false })
-    expect(ok(await as(aliceCookie, "conversation.get", { conversationId: first.conversationPublicId })).messages[0]).toMatchObject({ content: "", erased: true })
+    const later = await chat(alice.cookie, `later ${aliceWords}`)
+    expect(ok(await as(alice.cookie, "conversation.get", { conversationId: later.conversationPublicId })).messages[0]).toMatchObject({ content: `later ${aliceWords}`, erased: false })
+    expect(ok(await as(alice.cookie, "conversation.get", { conversationId: first.conversationPublicId })).messages[0]).toMatchObject({ content: "", erased: true })
     expectError(await as(ownerCookie, "person.erase", { userId: "usr_nobody" }), 404, "not_found", "person_not_found")
     await erase(ownerCookie, alice.userId)
 
     // Bob's conversation reads as before
-    const bobThread = ok(await as(bobCookie, "conversation.get", { conversationId: bobs.conversationPublicId }))
+    const bobThread = ok(await as(bob.cookie, "conversation.get", { conversationId: bobs.conversationPublicId }))
     expect(bobThread.messages.map((m: any) => [m.content, m.erased])).toEqual([[`hello ${bobWords}`, false], [`You said: hello ${bobWords}`, false]])
 
     // the erasure is on the log and in the organization's audit log
     const entries = ok(await as(ownerCookie, "audit.list", { event: "person.erased" })).entries
     expect(entries.map((e: any) => [e.userId, e.detail])).toContainEqual([alice.userId, { erasureId: erased.erasureId, keysDestroyed: 1 }])
 
-    // no table, log event or log line holds her words (nor Bob's, sealed too)
-    expect(await findPlaintext(node, [aliceWords, bobWords], lines)).toEqual([])
+    // no table, log event, log line or export holds her words (nor Bob's, sealed too); the export carries the erasure
+    const exported = await exportNow()
+    expect(exported).toContain(`"type":"person.erased"`)
+    expect(await findPlaintext(node, [aliceWords, bobWords], lines, { export: exported })).toEqual([])
 
     // the chain covers the ciphertext: it still verifies
     const served = await send(node, "/.well-known/svc-audit-key")

@@ -2,7 +2,8 @@
  * A recorded turn replayed against its tape (docs/audit.md, "Replaying a turn"): turns with
  * reasoning, a tool call, a question answered and a call parked for approval, run against the local
  * chat-completions server, replay "identical" under the same code without a request to that
- * server; a deliberate change (a tool called with another input) is reported as the first
+ * server; a deliberate change to a tool's decision (a capability that now parks its calls for
+ * approval, or no longer does, registered for the test's replay alone) is reported as the first
  * divergence, at the step, tool call and field it lies in;
  * and `svc turn replay` prints the verdict and exits non-zero on a divergence.
  */
@@ -12,7 +13,9 @@ import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { loadConfig } from "../../src/platform/Config.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
-import { loadRecordedTurn, type RecordedTurn, replayTurn, type ReplayChange } from "../../src/assistant/TurnReplay.ts"
+import { registry } from "../../bin/App.ts"
+import { loadRecordedTurn, type RecordedTurn, replayTurn } from "../../src/assistant/TurnReplay.ts"
+import { Capabilities, makeRegistry, type Registry } from "../../src/checkpoint/Capability.ts"
 import { Db } from "../../streams/Db.ts"
 import { EventLog } from "../../streams/EventLog.ts"
 import { postJson, streamChat, waitForEvent } from "../support/chat.ts"
@@ -71,10 +74,15 @@ const askAndParkTurn = async (): Promise<RecordedTurn> => {
   return recorded
 }
 
-const replay = (recorded: RecordedTurn, change?: ReplayChange) => {
+/** Replays under the node's capabilities, or under `capabilities`: the code as a test changed it. */
+const replay = (recorded: RecordedTurn, capabilities: Registry = registry) => {
   const before = server.requests.length
-  return Effect.runPromise(replayTurn(recorded, change)).then((verdict) => ({ verdict, requests: server.requests.length - before }))
+  return Effect.runPromise(replayTurn(recorded).pipe(Effect.provideService(Capabilities, capabilities))).then((verdict) => ({ verdict, requests: server.requests.length - before }))
 }
+
+/** This build's capabilities with one capability's approval decision changed: a changed decider, in the test alone. */
+const withApproval = (capability: string, needsApproval: boolean): Registry =>
+  makeRegistry(registry.all.map((c) => (c.name === capability ? { ...c, needsApproval } : c)))
 
 describe("the turn's tape", () => {
   it("holds the settings, the model's two calls, the tool's result and the clock's readings", async () => {
@@ -133,22 +141,30 @@ describe("replaying a turn", () => {
     expect(requests).toBe(0)
   })
 
-  it("after a change to the second step's call (another node to delete): the divergence at step 1, that call, input.nodeId", async () => {
+  it("after node.delete's decider stops parking its calls for approval: the divergence at step 1, that call, outcome.parked", async () => {
     const recorded = await askAndParkTurn()
     const deletion = recorded.tape.toolCalls[1]
-    const { verdict, requests } = await replay(recorded, { alterInput: (toolName, input) => (toolName === "node__delete" ? { nodeId: "nod_00000000000000000000000000000002" } : input) })
-    expect(verdict).toEqual({
-      identical: false,
-      divergence: { step: 1, toolCallId: deletion.toolCallId, field: "input.nodeId", recorded: "nod_00000000000000000000000000000001", replayed: "nod_00000000000000000000000000000002" }
-    })
+    const { verdict, requests } = await replay(recorded, withApproval("node.delete", false))
+    expect(verdict).toEqual({ identical: false, divergence: { step: 1, toolCallId: deletion.toolCallId, field: "outcome.parked", recorded: true, replayed: false } })
     expect(requests).toBe(0)
   })
 
-  it("after a change that calls the tool with another input: the first divergence, at step 0, that call, that field", async () => {
+  it("after system.ping's decider starts parking its calls for approval: the first divergence, at step 0, that call, outcome.parked", async () => {
     const recorded = await pingTurn()
     const [call] = recorded.tape.toolCalls
-    const { verdict, requests } = await replay(recorded, { alterInput: (toolName, input) => (toolName === "system__ping" ? { ...(input as object), loud: true } : input) })
-    expect(verdict).toEqual({ identical: false, divergence: { step: 0, toolCallId: call.toolCallId, field: "input.loud", recorded: undefined, replayed: true } })
+    const { verdict, requests } = await replay(recorded, withApproval("system.ping", true))
+    expect(verdict).toEqual({ identical: false, divergence: { step: 0, toolCallId: call.toolCallId, field: "outcome.parked", recorded: false, replayed: true } })
+    expect(requests).toBe(0)
+  })
+
+  it("a call whose input the SDK refused live (never run, so not on the tape) replays identical: the refusal is made again", async () => {
+    server.script({ kind: "tool", name: "system__ping", arguments: "{not json" }, { kind: "text", text: "The ping could not be made." })
+    const turn = await streamChat(node, { content: "ping it" })
+    const recorded = await recordedTurn(turn.done.runId)
+    if ("_tag" in recorded) throw new Error(recorded._tag)
+    expect(recorded.tape.toolCalls).toEqual([])
+    const { verdict, requests } = await replay(recorded)
+    expect(verdict).toMatchObject({ identical: true, modelCalls: 2, toolCalls: 0 })
     expect(requests).toBe(0)
   })
 

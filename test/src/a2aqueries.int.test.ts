@@ -19,7 +19,8 @@ import {
   RequireInput,
   SubmitTask
 } from "../../actors/a2atask/protocol.ts"
-import { findTask, taskView } from "../../src/a2a/Queries.ts"
+import { findTask, type TaskRecord, taskView } from "../../src/a2a/Queries.ts"
+import { KeyManagement, noKeyManagement } from "../../src/marketplace/Envelope.ts"
 import * as Db from "../../streams/Db.ts"
 import { messagesOf, text } from "../support/a2aFixtures.ts"
 import { hex } from "../support/env.ts"
@@ -37,6 +38,9 @@ const send = (taskId: string, command: A2aTaskCommand, at: string) =>
   Effect.runPromise(actors.host.send(A2aTaskActor, taskId, command, { commandId: randomUUID(), at, actor: `user:${carol}` }).pipe(Effect.either))
 
 const read: TestActorHost["read"] = (effect) => actors.read(effect)
+/** The task's wire view; these tasks were written in clear, so no key is needed to open them. */
+const view = (record: TaskRecord, historyLength?: number) =>
+  read(taskView(record, historyLength).pipe(Effect.provideService(KeyManagement, noKeyManagement), Effect.orDie))
 
 /** Who and where a task of this file is: what it is submitted with, and its record then carries. */
 const header = (taskId: string) => ({
@@ -90,7 +94,7 @@ describe("a task through its life", () => {
       createdAt: "2024-05-01T12:00:00.000Z",
       updatedAt: "2024-05-01T12:00:00.000Z"
     })
-    expect(taskView(record!)).toEqual({
+    expect(await view(record!)).toEqual({
       kind: "task",
       id: taskId,
       contextId,
@@ -106,7 +110,7 @@ describe("a task through its life", () => {
     await send(taskId, new RequireInput({ taskId, questionId: "qst_1", agentMessage: { messageId: "msg_q", parts: question.parts } }), "2024-05-01T12:00:02.000Z")
     const record = (await read(findTask(workspaceId, taskId)))!
     expect(record).toMatchObject({ state: "input-required", pendingQuestionId: "qst_1", statusMessage: question, history: [ask, question] })
-    expect(taskView(record).status).toEqual({ state: "input-required", timestamp: "2024-05-01T12:00:02.000Z", message: question })
+    expect((await view(record)).status).toEqual({ state: "input-required", timestamp: "2024-05-01T12:00:02.000Z", message: question })
   })
 
   it("the caller's answer by another person is refused; by the task's person it resumes the task", async () => {
@@ -119,7 +123,7 @@ describe("a task through its life", () => {
   it("completed: the reply and its artifact; historyLength keeps the last messages", async () => {
     await send(taskId, new CompleteTask({ taskId, agentMessage: { messageId: "msg_r", parts: reply.parts }, artifact }), "2024-05-01T12:00:04.000Z")
     const record = (await read(findTask(workspaceId, taskId)))!
-    expect(taskView(record)).toEqual({
+    expect(await view(record)).toEqual({
       kind: "task",
       id: taskId,
       contextId,
@@ -127,10 +131,10 @@ describe("a task through its life", () => {
       artifacts: [artifact],
       history: [ask, question, answer, reply]
     })
-    expect(taskView(record, 2).history).toEqual([answer, reply])
-    expect(taskView(record, 4).history).toEqual([ask, question, answer, reply])
-    expect(taskView(record, 10).history).toEqual([ask, question, answer, reply])
-    expect(taskView(record, 0).history).toEqual([])
+    expect((await view(record, 2)).history).toEqual([answer, reply])
+    expect((await view(record, 4)).history).toEqual([ask, question, answer, reply])
+    expect((await view(record, 10)).history).toEqual([ask, question, answer, reply])
+    expect((await view(record, 0)).history).toEqual([])
   })
 
   it("terminal: a cancel is refused, and the turn's late report changes nothing", async () => {
@@ -175,7 +179,7 @@ describe("states, for pollers", () => {
       taskId: failed,
       contextId
     })
-    expect(taskView((await read(findTask(workspaceId, canceled)))!).status).toEqual({ state: "canceled", timestamp: "2024-05-01T13:00:01.000Z" })
+    expect((await view((await read(findTask(workspaceId, canceled)))!)).status).toEqual({ state: "canceled", timestamp: "2024-05-01T13:00:01.000Z" })
   })
 
   it("a cancel from another workspace does not reach the task", async () => {

@@ -108,3 +108,24 @@ export const cliLogin = async (node: TestNode, person: Pick<Person, "userId">): 
   )
   return token.raw
 }
+
+/** A person of the bootstrap workspace (a member of it and of its organization), signed in. */
+export interface SignedInPerson extends Person {
+  readonly cookie: string
+}
+
+/**
+ * The bootstrap place as the audit suites use it: `names` added as members and signed in, the
+ * bootstrap Owner's session, and `as`, which calls a capability in the workspace with a session.
+ */
+export const signedInPlace = async <N extends string>(node: TestNode, names: ReadonlyArray<N>) => {
+  const people = {} as Record<N, SignedInPerson>
+  for (const name of names) {
+    const person = await addPerson(node, name, { org: "member", workspace: "member" })
+    people[name] = { ...person, cookie: (await signIn(node.baseUrl, person)).cookie }
+  }
+  const ownerCookie = (await signIn(node.baseUrl, { email: node.bootstrap.ownerEmail!, password: node.bootstrap.ownerPassword! })).cookie
+  const as = (cookie: string, capability: string, input: unknown = {}) =>
+    callWithCookie(node.baseUrl, cookie, `/v1/${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug}/${capability.replaceAll(".", "/")}`, input)
+  return { people, ownerCookie, as }
+}

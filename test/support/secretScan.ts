@@ -1,19 +1,25 @@
 /**
  * Where a secret shows in clear: every read-model table of a node's schema (each row as text), every
- * record of its embedded log (key, type and payload), and the log lines it wrote. A secret is looked
+ * record of its embedded log (key, type and payload), the log lines it wrote, and any other text
+ * the caller got from it (an export, by name). A secret is looked
  * for as is and in base64 and base64url, the encodings a careless store would use.
  */
 import type { TestNode } from "./platform.ts"
 
 export interface Sighting {
   readonly secret: string
-  /** `table <name>`, `log event <key> <type>` or `log line <n>`. */
+  /** `table <name>`, `log event <key> <type>`, `log line <n>`, or the name of another text. */
   readonly where: string
 }
 
 const formsOf = (secret: string) => [secret, Buffer.from(secret).toString("base64"), Buffer.from(secret).toString("base64url")]
 
-export const findPlaintext = async (node: TestNode, secrets: ReadonlyArray<string>, logLines: ReadonlyArray<string>): Promise<ReadonlyArray<Sighting>> => {
+export const findPlaintext = async (
+  node: TestNode,
+  secrets: ReadonlyArray<string>,
+  logLines: ReadonlyArray<string>,
+  texts: Readonly<Record<string, string>> = {}
+): Promise<ReadonlyArray<Sighting>> => {
   const sightings: Array<Sighting> = []
   const look = (text: string, where: string) => {
     for (const secret of secrets) if (formsOf(secret).some((form) => text.includes(form))) sightings.push({ secret, where })
@@ -27,5 +33,6 @@ export const findPlaintext = async (node: TestNode, secrets: ReadonlyArray<strin
   const records = await sql`select key, type, payload::text as payload from ${sql(`${node.config.dbSchema}_log`)}.log_events`
   for (const { key, type, payload } of records) look(`${key} ${type} ${payload}`, `log event ${key} ${type}`)
   logLines.forEach((line, index) => look(line, `log line ${index + 1}`))
+  for (const [where, text] of Object.entries(texts)) look(text, where)
   return sightings
 }

@@ -1,0 +1,61 @@
+/**
+ * A run's personal words (actors/personal.ts, docs/audit.md "Erasure by crypto-shredding"): an API
+ * trigger's payload and each step's output go to the log sealed under the key of the person the run
+ * acts for, a person's answer to a `human_input` step under the answerer's. The driver opens them to
+ * fill the next steps' placeholders; the reads open them to answer, an erased one as `null` with
+ * `erased: true` beside it.
+ */
+import { Effect } from "effect"
+import type { RunTrigger } from "../../actors/automation/definition.ts"
+import type { StepRecord } from "../../actors/automationrun/state.ts"
+import type { Json } from "../../actors/kernel.ts"
+import { type PersonSealer, personalOpener } from "../audit/PersonalData.ts"
+import type { Run as RunView } from "./Api.ts"
+
+/** The trigger as the run's start records it: an API call's payload sealed. */
+export const sealedTrigger = (sealer: PersonSealer, trigger: RunTrigger): RunTrigger =>
+  trigger.type === "api" ? { ...trigger, payload: sealer.sealJson(trigger.payload) } : trigger
+
+/** The strings in a JSON value, at any depth: a `human_input` step's output holds its sealed answer as a member. */
+const stringsIn = (value: Json): ReadonlyArray<string> =>
+  typeof value === "string" ? [value] : value === null || typeof value !== "object" ? [] : Object.values(value).flatMap(stringsIn)
+
+/** A run's trigger and timeline with their sealed words opened; `erased` says which were erased. */
+const openWords = (trigger: RunTrigger, timeline: ReadonlyArray<StepRecord>) =>
+  Effect.map(personalOpener([trigger.type === "api" ? trigger.payload : null, ...timeline.map((record) => record.output)].flatMap(stringsIn)), (open) => {
+    let erased = false
+    const openIn = (value: Json): Json => {
+      if (typeof value === "string") {
+        const plain = open.json(value) as Json
+        if (plain === null) erased = true
+        return plain
+      }
+      if (value === null || typeof value !== "object") return value
+      return Array.isArray(value) ? value.map(openIn) : Object.fromEntries(Object.entries(value).map(([name, member]) => [name, openIn(member)]))
+    }
+    const opened = (value: Json) => {
+      erased = false
+      const plain = openIn(value)
+      return { value: plain, erased }
+    }
+    const payload = trigger.type === "api" ? opened(trigger.payload) : undefined
+    return {
+      trigger: payload === undefined ? { trigger, erased: false } : { trigger: { ...trigger, payload: payload.value } as RunTrigger, erased: payload.erased },
+      timeline: timeline.map((record) => {
+        const output = opened(record.output)
+        return { record: { ...record, output: output.value }, erased: output.erased }
+      })
+    }
+  })
+
+/** The run with its words opened, as the driver fills placeholders from it (an erased word is null). */
+export const openedRun = <R extends { readonly trigger: RunTrigger; readonly timeline: ReadonlyArray<StepRecord> }>(run: R) =>
+  Effect.map(openWords(run.trigger, run.timeline), (words): R => ({ ...run, trigger: words.trigger.trigger, timeline: words.timeline.map((t) => t.record) }))
+
+/** A run as a read answers it: its words opened, each erased one `null` with `erased: true` beside it. */
+export const runView = <R extends RunView>(run: R) =>
+  Effect.map(openWords(run.trigger as unknown as RunTrigger, run.steps as unknown as ReadonlyArray<StepRecord>), (words): R => ({
+    ...run,
+    trigger: { ...words.trigger.trigger, ...(words.trigger.erased ? { erased: true } : {}) } as unknown as Json,
+    steps: words.timeline.map(({ record, erased }) => ({ ...record, ...(erased ? { erased: true } : {}) })) as unknown as Json
+  }))
