@@ -115,8 +115,8 @@ export const makeOwnership = ({ log, projectPartitions, runtime, options, onProj
         const end = (yield* log.endOffsets([ownership.partition])).get(ownership.partition) ?? 0
         // the previous owner has usually projected the partition to its end already (a leaving
         // node does before it leaves): then it is caught up without waiting for this node's
-        // projection runner, which a gain restarts, to start reading the log
-        const projected = end === 0 ? 0 : yield* readProjected(ownership.partition)
+        // projection runner, which a gain restarts, to start reading the log (unread: it waits for it)
+        const projected = end === 0 ? 0 : yield* Effect.orElseSucceed(readProjected(ownership.partition), () => 0)
         if (projected > ownership.projection.next) ownership.projection.advance(projected)
         const caughtUp = end === 0 || (yield* Effect.promise(() => ownership.projection.wait(end - 1)))
         if (caughtUp && isOwned(ownership)) {

@@ -75,7 +75,17 @@ export const makeRouter = (env: RouterEnv) => {
       ) ??
         cluster
           .send(partition, { key, commandId: meta.commandId, at: meta.at, actor: meta.actor, body: Schema.encodeSync(kind.commands)(command) }, Math.max(1, until - Date.now()))
-          .pipe(Effect.map((reply) => fromReply(kind, reply as Reply)), Effect.mapError(remoteFailure))
+          .pipe(
+            Effect.map((reply) => fromReply(kind, reply as Reply)),
+            Effect.mapError(remoteFailure),
+            // the owner it reached was fenced by the partition's next one (nothing written, a known
+            // outcome): the next owner decides it. Decided here, the caller hears it, as before.
+            Effect.flatMap((outcome) =>
+              !outcome.ok && "unavailable" in outcome && outcome.unavailable === "ownership_lost"
+                ? Effect.fail(new HostUnavailable({ reason: "ownership_lost", message: outcome.message }))
+                : Effect.succeed(outcome)
+            )
+          )
     // ownership moves during rebalances: retry until the deadline, then give up retryably; each
     // attempt asks afresh who owns the partition (a retry bound to the first attempt's owner would
     // knock on a lost partition's door until the deadline)
@@ -85,10 +95,8 @@ export const makeRouter = (env: RouterEnv) => {
         onSuccess: (outcome) => Effect.sync(() => heard(partition, unavailableOf(outcome)))
       }),
       Effect.flatMap((outcome) =>
-        // refused by a node that does not own the partition, or fenced by its next owner (nothing
-        // written, a known outcome): the next owner decides it
-        !outcome.ok && "unavailable" in outcome && (outcome.unavailable === "not_owner" || outcome.unavailable === "ownership_lost")
-          ? Effect.fail(new HostUnavailable({ reason: outcome.unavailable, message: outcome.message }))
+        !outcome.ok && "unavailable" in outcome && outcome.unavailable === "not_owner"
+          ? Effect.fail(new HostUnavailable({ reason: "not_owner", message: outcome.message }))
           : Effect.succeed(outcome)
       ),
       Effect.catchTag("HostUnavailable", (e) =>
