@@ -35,6 +35,7 @@ import { EventLog, type EventRecord, type LogError } from "./EventLog.ts"
 import { NodeMetrics } from "./Metrics.ts"
 import { CurrentReadFence, type Positions } from "./ReadFence.ts"
 import { partitionFor } from "./partitioner.ts"
+import { readCheckpoints } from "./Projector.ts"
 import { inThread, ProjectionRunner } from "./ProjectionWorker.ts"
 import { makeAppendHere } from "./host/Appender.ts"
 import { makeAuditCheckpoints } from "./host/AuditCheckpoints.ts"
@@ -74,6 +75,13 @@ export interface ActorHostService {
   readonly caughtUp: () => Promise<boolean>
   /** Resolves true once the read models have passed every position, false if `timeoutMs` passes first. */
   readonly awaitProjected: (positions: Positions, timeoutMs: number) => Promise<boolean>
+  /**
+   * What a read that named no position may have: resolves once the read models have passed the
+   * positions of partitions that are not moving, or `timeoutMs` has passed. A partition this node
+   * gained and is catching up, or whose owner elsewhere last refused or did not answer this
+   * node's command, is moving: its projection waits for a rebalance to end, and is not waited for.
+   */
+  readonly awaitSettled: (positions: Positions, timeoutMs: number) => Promise<void>
   /**
    * Appends records no actor decides to `partition` through its single writer (this node's when
    * it owns the partition, else its owner's, reached through the cluster), so that they join the
@@ -128,7 +136,15 @@ export const make = (options: ActorHostOptions) =>
 
     // in a worker when the node runs one (`ProjectionWorker.ts`), else in this thread on the projection's pool
     const projectPartitions = Option.getOrElse(yield* Effect.serviceOption(ProjectionRunner), () => inThread(db.projection, kinds))
-    const partitions = makeOwnership({ log, projectPartitions, runtime, options, onProjected: remote.notice, pauses: metrics.rebalancePauseSeconds })
+    const partitions = makeOwnership({
+      log,
+      projectPartitions,
+      runtime,
+      options,
+      onProjected: remote.notice,
+      pauses: metrics.rebalancePauseSeconds,
+      readProjected: (partition) => Effect.map(readCheckpoints(db, [partition]), (next) => next.get(partition) ?? 0)
+    })
     const { owned } = partitions
     const audit = makeAuditCheckpoints(signer, partitions, runtime)
     if (signer !== undefined) yield* Effect.forkScoped(audit.ticker)
@@ -182,6 +198,15 @@ export const make = (options: ActorHostOptions) =>
       return (await Promise.all(waits)).every(Boolean)
     }
 
+    const awaitSettled: ActorHostService["awaitSettled"] = async (positions, timeoutMs) => {
+      const settled = new Map<number, number>()
+      for (const [partition, offset] of positions) {
+        const local = owned.get(partition)
+        if (local === undefined ? !router.moving(partition) : local.caughtUp) settled.set(partition, offset)
+      }
+      await awaitProjected(settled, timeoutMs)
+    }
+
     const peek: ActorHostService["peek"] = <S>(kind: Pick<ActorKind<S, never, never, never>, "kind" | "initialState">, id: string, mustSee?: Positions) => {
       const key = keyOf(kind, id)
       const partition = partitionFor(key, log.partitions)
@@ -204,6 +229,7 @@ export const make = (options: ActorHostOptions) =>
       readyChanges: partitions.readyChanges,
       unprojected,
       awaitProjected,
+      awaitSettled,
       caughtUp: () => Promise.all([...owned.values()].map((o) => o.ready)).then((ready) => ready.every(Boolean)),
       append: router.append,
       handOver: async (timeoutMs) => {

@@ -4,9 +4,10 @@
  * a write waits until the projection of that partition has passed that offset.
  *
  * An invocation carries one fence (a fiber ref, inherited by what it forks): the positions it
- * must see (those the caller sent back, those this node acknowledged before it began) plus those
- * of its own writes as they happen. Every read-model query awaits the fence first, lazily: an
- * invocation that reads nothing waits for nothing, and a position already passed costs a lookup.
+ * must see (those the caller sent back) plus those of its own writes as they happen, and, as far as
+ * they can be had, those this node acknowledged before it began. Every read-model query awaits the
+ * fence first, lazily: an invocation that reads nothing waits for nothing, and a position already
+ * passed costs a lookup.
  */
 import { Effect, FiberRef } from "effect"
 
@@ -47,12 +48,20 @@ export const parsePositions = (header: string, partitions: number): Positions | 
 export interface ReadFence {
   /** The positions to see; this invocation's own writes add theirs. */
   readonly positions: Map<number, number>
+  /**
+   * What this node acknowledged before the invocation that its caller did not name: awaited
+   * (`awaitAcknowledged`) where its partition is not moving, within the bound, and then read as the
+   * read models stand, never refused for it.
+   */
+  readonly acknowledged: Positions
   /** Where this invocation's own writes landed. */
   readonly written: Map<number, number>
   /** The positions already awaited, so each is waited for once. */
   readonly passed: Map<number, number>
   /** Resolves true once the read models have passed every given position, false past the bound. */
   readonly await: (positions: Positions) => Promise<boolean>
+  /** Resolves once the read models have passed the given positions of partitions that are not moving, or the bound has passed. */
+  readonly awaitAcknowledged: (positions: Positions) => Promise<void>
 }
 
 export const CurrentReadFence = FiberRef.unsafeMake<ReadFence | undefined>(undefined)
@@ -71,24 +80,39 @@ export const mustSee = (positions: Positions) =>
     if (fence !== undefined) for (const [partition, offset] of positions) addPosition(fence.positions, { partition, offset })
   })
 
+/** The positions of `from` not passed yet, beyond what `beside` already asks for. */
+const notPassed = (fence: ReadFence, from: Positions, beside?: Positions): Map<number, number> | undefined => {
+  let wanted: Map<number, number> | undefined
+  for (const [partition, offset] of from) {
+    const passed = fence.passed.get(partition)
+    if (passed !== undefined && passed >= offset) continue
+    if ((beside?.get(partition) ?? -1) >= offset) continue
+    ;(wanted ??= new Map()).set(partition, offset)
+  }
+  return wanted
+}
+
 /**
  * Waits until the read models have passed what the current fence holds (nothing to do outside an
- * invocation). Succeeds false when the bound passed first.
+ * invocation). Succeeds false when the bound passed first on a position the invocation must see;
+ * what the node acknowledged besides is waited for once, as far as it can be had.
  */
 export const awaitFence: Effect.Effect<boolean> = Effect.flatMap(FiberRef.get(CurrentReadFence), (fence) => {
   if (fence === undefined) return Effect.succeed(true)
-  let wanted: Map<number, number> | undefined
-  for (const [partition, offset] of fence.positions) {
-    const passed = fence.passed.get(partition)
-    if (passed !== undefined && passed >= offset) continue
-    ;(wanted ??= new Map()).set(partition, offset)
-  }
-  if (wanted === undefined) return Effect.succeed(true)
-  const waiting = wanted
+  const required = notPassed(fence, fence.positions)
+  const acknowledged = notPassed(fence, fence.acknowledged, required)
+  if (required === undefined && acknowledged === undefined) return Effect.succeed(true)
   return Effect.map(
-    Effect.promise(() => fence.await(waiting)),
-    (caughtUp) => {
-      if (caughtUp) for (const [partition, offset] of waiting) addPosition(fence.passed, { partition, offset })
+    Effect.promise(() =>
+      Promise.all([
+        required === undefined ? true : fence.await(required),
+        acknowledged === undefined ? undefined : fence.awaitAcknowledged(acknowledged)
+      ])
+    ),
+    ([caughtUp]) => {
+      if (caughtUp && required !== undefined) for (const [partition, offset] of required) addPosition(fence.passed, { partition, offset })
+      // waited for once: a later read of the invocation reads as the read models stand
+      if (acknowledged !== undefined) for (const [partition, offset] of acknowledged) addPosition(fence.passed, { partition, offset })
       return caughtUp
     }
   )

@@ -17,9 +17,12 @@ export const nodeFence = (host: ActorHostService): ReadFence => ({
   get positions() {
     return new Map(host.unprojected())
   },
+  // the node's own work must see all it acknowledged: none of it is left to chance
+  acknowledged: new Map(),
   passed: new Map(),
   written: new Map(),
-  await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS)
+  await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS),
+  awaitAcknowledged: () => Promise.resolve()
 })
 
 /**

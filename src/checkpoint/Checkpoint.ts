@@ -11,7 +11,7 @@ import { AuditActor } from "../../actors/audit/actor.ts"
 import { keyOf } from "../../actors/kernel.ts"
 import { ActorHost, type ActorHostService } from "../../streams/ActorHost.ts"
 import { EventLog } from "../../streams/EventLog.ts"
-import { addPosition, CurrentReadFence, parsePositions, type ReadFence } from "../../streams/ReadFence.ts"
+import { addPosition, CurrentReadFence, parsePositions, type Positions, type ReadFence } from "../../streams/ReadFence.ts"
 
 export { formatPositions } from "../../streams/ReadFence.ts"
 import { AccessCache, type AccessCacheService, decide, decideNow, type Facts, notAtHand } from "./AccessCache.ts"
@@ -31,8 +31,9 @@ import { orOwnerUnreachable } from "../platform/Failures.ts"
 export const invoke = <E>(request: InvokeRequest<E>) =>
   Effect.flatMap(Effect.context<ActorHost | Capabilities | AccessCache>(), (context) => {
     const host = Context.get(context, ActorHost)
-    // every read of the call, authentication's included, sees what this node acknowledged before it
-    const fence = makeFence(host, new Map(host.unprojected()))
+    // every read of the call, authentication's included, sees what this node acknowledged before it,
+    // where the read models can have it: not on a partition that is moving (docs/decisions.md)
+    const fence = makeFence(host, host.unprojected())
     const call = Effect.locally(checkpoint(request, fence, Context.get(context, Capabilities), Context.get(context, AccessCache)), CurrentReadFence, fence)
     // a span only for a node that traces (TRACING, or OTEL_* set): without a tracer it is pure cost
     return Effect.withFiberRuntime<Effect.Effect.Success<typeof call>, Effect.Effect.Error<typeof call>, Effect.Effect.Context<typeof call>>((fiber) =>
@@ -163,7 +164,7 @@ const run = <E>(request: InvokeRequest<E>, fence: ReadFence, accessCache: Access
   })
 
 /**
- * The positions the caller sent back join what the call's reads must see (with every write this
+ * The positions the caller sent back join what the call's reads must see (beside every write this
  * node acknowledged that the read models may not hold yet). Awaited lazily, by the first
  * read-model query.
  */
@@ -180,11 +181,13 @@ const addSentPositions = (request: InvokeRequest<unknown>, fence: ReadFence) => 
   })
 }
 
-export const makeFence = (host: ActorHostService, positions: Map<number, number>): ReadFence => ({
-  positions,
+export const makeFence = (host: ActorHostService, acknowledged: Positions): ReadFence => ({
+  positions: new Map(),
+  acknowledged,
   passed: new Map(),
   written: new Map(),
-  await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS)
+  await: (wanted) => host.awaitProjected(wanted, READ_FENCE_TIMEOUT_MS),
+  awaitAcknowledged: (wanted) => host.awaitSettled(wanted, READ_FENCE_TIMEOUT_MS)
 })
 
 /**

@@ -10,6 +10,7 @@
 import { Effect, ExecutionStrategy, Exit, Fiber, Runtime, Scope, Stream } from "effect"
 import { dependencyRetry } from "../Backoff.ts"
 import type { Histogram } from "prom-client"
+import type { DbError } from "../Db.ts"
 import type { EventLog, EventLogService, PartitionWriter } from "../EventLog.ts"
 import type { StoredActor } from "../Projector.ts"
 import type { ProjectPartitions } from "../ProjectionWorker.ts"
@@ -74,6 +75,8 @@ export interface OwnershipEnv {
   readonly onProjected: (partition: number, next: number) => void
   /** Observes, per partition gained, the seconds from its assignment until it first caught up. */
   readonly pauses: Histogram
+  /** The partition's next offset as the read models hold it (its checkpoint), whoever projected it. */
+  readonly readProjected: (partition: number) => Effect.Effect<number, DbError>
 }
 
 export const stalledOutcome = (ownership: Ownership): Outcome =>
@@ -81,7 +84,7 @@ export const stalledOutcome = (ownership: Ownership): Outcome =>
 
 export type Partitions = ReturnType<typeof makeOwnership>
 
-export const makeOwnership = ({ log, projectPartitions, runtime, options, onProjected, pauses }: OwnershipEnv) => {
+export const makeOwnership = ({ log, projectPartitions, runtime, options, onProjected, pauses, readProjected }: OwnershipEnv) => {
   const run = Runtime.runPromise(runtime)
   const fork = Runtime.runFork(runtime)
   const owned = new Map<number, Ownership>()
@@ -110,6 +113,11 @@ export const makeOwnership = ({ log, projectPartitions, runtime, options, onProj
           ownership.writer = { writer, scope }
         }
         const end = (yield* log.endOffsets([ownership.partition])).get(ownership.partition) ?? 0
+        // the previous owner has usually projected the partition to its end already (a leaving
+        // node does before it leaves): then it is caught up without waiting for this node's
+        // projection runner, which a gain restarts, to start reading the log (unread: it waits for it)
+        const projected = end === 0 ? 0 : yield* Effect.orElseSucceed(readProjected(ownership.partition), () => 0)
+        if (projected > ownership.projection.next) ownership.projection.advance(projected)
         const caughtUp = end === 0 || (yield* Effect.promise(() => ownership.projection.wait(end - 1)))
         if (caughtUp && isOwned(ownership)) {
           // the cache was empty (gained) or cleared (resync): what it loads from now on is projected through end - 1
@@ -271,6 +279,19 @@ const makeProjectionRunner = ({ projectPartitions, fork, owned, onProjected, evi
   /** A partition was gained since the runner started: a new runner tells its waiters where it stands. */
   let projectorStale = false
   /**
+   * Runners replaced by a newer one, still projecting until it reads the log: a new runner first
+   * joins the log's reader group, which takes a second or more on a busy machine, and stopping the
+   * old one at once left every partition that stays unprojected meanwhile (reads waiting on it).
+   */
+  const retiring = new Set<Fiber.RuntimeFiber<unknown, unknown>>()
+  const retire = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
+    retiring.add(fiber)
+    setTimeout(() => stop(fiber), RUNNER_OVERLAP_MS).unref()
+  }
+  const stop = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
+    if (retiring.delete(fiber)) fork(Fiber.interrupt(fiber))
+  }
+  /**
    * Partitions lost within the last LOST_PROJECTION_GRACE_MS, still projected here. A partition
    * that moves is projected by its new owner only once that owner has opened its writer and
    * caught up; what this node acknowledged just before must still reach the read models
@@ -295,12 +316,19 @@ const makeProjectionRunner = ({ projectPartitions, fork, owned, onProjected, evi
     const partitions = [...new Set([...owned.keys(), ...lingering.keys()])].sort((a, b) => a - b)
     if (projector?.partitions === partitions.join(",") && !projectorStale) return
     projectorStale = false
-    if (projector !== undefined) fork(Fiber.interrupt(projector.fiber))
+    if (projector !== undefined) retire(projector.fiber)
+    // nothing left to project (the node stops): no runner goes on
+    if (partitions.length === 0) [...retiring].forEach(stop)
+    // a runner's first word on a partition is where it starts; any later one follows a batch it read
+    const started = new Set<number>()
     projector = partitions.length === 0 ? undefined : {
       partitions: partitions.join(","),
       fiber: fork(projectPartitions(partitions, (partition, next) => {
+        if (started.has(partition)) [...retiring].forEach(stop)
+        started.add(partition)
         const ownership = owned.get(partition)
-        if (ownership !== undefined) {
+        // two runners overlap while one retires: the projection only moves forward
+        if (ownership !== undefined && next > ownership.projection.next) {
           ownership.projection.advance(next)
           evict(ownership)
         }
@@ -315,6 +343,8 @@ const makeProjectionRunner = ({ projectPartitions, fork, owned, onProjected, evi
   return { reproject, linger, stopLingering, forgetLost, gained: () => { projectorStale = true } }
 }
 
+/** How long a replaced projection runner goes on at most, if its successor has read nothing from the log by then. */
+const RUNNER_OVERLAP_MS = 10_000
 /** How long a lost partition is still projected here (its new owner catches up within it). */
 const LOST_PROJECTION_GRACE_MS = 10_000
 /** How long a lost partition's work under way may take before its writer closes anyway. */

@@ -44,6 +44,18 @@ export const makeRouter = (env: RouterEnv) => {
   const { cluster, decideHere, appendHere, commandTimeoutMs } = env
   const run = Runtime.runPromise(env.runtime)
 
+  /**
+   * Partitions whose last command or append from this node found no owner to decide it (refused
+   * as not owned, fenced, or unanswered): moving, as far as this node can tell, until one is
+   * decided there again. A read need not wait for their projection (`ActorHost.awaitSettled`).
+   */
+  const moving = new Set<number>()
+  const heard = (partition: number, unavailable: HostUnavailable["reason"] | undefined) => {
+    if (unavailable === "not_owner" || unavailable === "timeout" || unavailable === "ownership_lost") moving.add(partition)
+    else moving.delete(partition)
+  }
+  const unavailableOf = (outcome: Outcome) => (!outcome.ok && "unavailable" in outcome ? outcome.unavailable : undefined)
+
   const send = <S, C extends { readonly _tag: string }, E extends { readonly _tag: string }, Err>(
     kind: ActorKind<S, C, E, Err>,
     id: string,
@@ -63,11 +75,25 @@ export const makeRouter = (env: RouterEnv) => {
       ) ??
         cluster
           .send(partition, { key, commandId: meta.commandId, at: meta.at, actor: meta.actor, body: Schema.encodeSync(kind.commands)(command) }, Math.max(1, until - Date.now()))
-          .pipe(Effect.map((reply) => fromReply(kind, reply as Reply)), Effect.mapError(remoteFailure))
+          .pipe(
+            Effect.map((reply) => fromReply(kind, reply as Reply)),
+            Effect.mapError(remoteFailure),
+            // the owner it reached was fenced by the partition's next one (nothing written, a known
+            // outcome): the next owner decides it. Decided here, the caller hears it, as before.
+            Effect.flatMap((outcome) =>
+              !outcome.ok && "unavailable" in outcome && outcome.unavailable === "ownership_lost"
+                ? Effect.fail(new HostUnavailable({ reason: "ownership_lost", message: outcome.message }))
+                : Effect.succeed(outcome)
+            )
+          )
     // ownership moves during rebalances: retry until the deadline, then give up retryably; each
     // attempt asks afresh who owns the partition (a retry bound to the first attempt's owner would
     // knock on a lost partition's door until the deadline)
     const routed: Effect.Effect<Outcome, HostUnavailable> = Effect.suspend(attempt).pipe(
+      Effect.tapBoth({
+        onFailure: (e) => Effect.sync(() => heard(partition, e.reason)),
+        onSuccess: (outcome) => Effect.sync(() => heard(partition, unavailableOf(outcome)))
+      }),
       Effect.flatMap((outcome) =>
         !outcome.ok && "unavailable" in outcome && outcome.unavailable === "not_owner"
           ? Effect.fail(new HostUnavailable({ reason: "not_owner", message: outcome.message }))
@@ -112,6 +138,10 @@ export const makeRouter = (env: RouterEnv) => {
     }
     // the same retries as a command's: ownership moves during rebalances
     const routed: Effect.Effect<ReadonlyArray<number>, HostUnavailable> = Effect.suspend(attempt).pipe(
+      Effect.tapBoth({
+        onFailure: (e) => Effect.sync(() => heard(partition, e.reason)),
+        onSuccess: (reply) => Effect.sync(() => heard(partition, reply.ok ? undefined : reply.unavailable))
+      }),
       Effect.flatMap((reply) =>
         reply.ok ? Effect.succeed(reply.offsets) : Effect.fail(new HostUnavailable({ reason: reply.unavailable, message: reply.message }))
       ),
@@ -138,5 +168,5 @@ export const makeRouter = (env: RouterEnv) => {
     return decided === undefined ? notOwner() as Reply : toReply(kind, await run(decided))
   }
 
-  return { send, append, onCommand }
+  return { send, append, onCommand, moving: (partition: number) => moving.has(partition) }
 }

@@ -28,6 +28,8 @@ export interface ClusterProcessOptions {
   readonly partitions: number
   /** More environment, over the cluster's. */
   readonly env?: Record<string, string>
+  /** How long it may take to serve (default 60 s). */
+  readonly startTimeoutMs?: number
 }
 
 /** The cluster's processes' Kafka session timeout: how long a killed process keeps its partitions. */
@@ -81,7 +83,7 @@ export const startClusterProcess = async (options: ClusterProcessOptions): Promi
   child.once("exit", () => setTimeout(() => logFile.end(), 100))
   const proc = { name, child, baseUrl: `http://127.0.0.1:${port}` }
   try {
-    await until(`${name} to serve`, async () => ((await health(proc)).partitions ? true : undefined))
+    await until(`${name} to serve`, async () => ((await health(proc)).partitions ? true : undefined), options.startTimeoutMs)
   } catch (error) {
     proc.child.kill("SIGKILL")
     throw error
@@ -142,6 +144,8 @@ export const startTwoProcessCluster = async (options: {
   readonly dirPrefix: string
   /** More environment for every process (restarted ones too). */
   readonly env?: Record<string, string>
+  /** How long each process may take to serve (default 60 s). */
+  readonly startTimeoutMs?: number
 }): Promise<TwoProcessCluster> => {
   const { partitions } = options
   const schema = uniqueName("t")
@@ -150,7 +154,7 @@ export const startTwoProcessCluster = async (options: {
   const procs: ClusterProcess[] = []
   try {
     const start = async (name: string) => {
-      const proc = await startClusterProcess({ name, dataDir, schema, prefix, partitions, env: options.env })
+      const proc = await startClusterProcess({ name, dataDir, schema, prefix, partitions, env: options.env, startTimeoutMs: options.startTimeoutMs })
       procs.push(proc)
       return proc
     }
