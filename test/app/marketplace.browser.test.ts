@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { eventually } from "../e2e/client.ts"
-import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
+import { authorizeAtProvider, launchBrowser, openAs as openAsIn } from "../support/browser.ts"
 import { introspectingAdmit, type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
 import { type OidcServer, startOidcServer } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
@@ -90,43 +90,10 @@ afterAll(async () => {
   await Promise.all([keyed?.close(), oauthMcp?.close(), authServer?.close(), upstream?.close(), sink?.close()])
 })
 
-const openAs = async (person: Person, next: string, options: { phone?: boolean } = {}) => {
-  const context = await newContext(browser, node.baseUrl, options)
-  // the authorization server's pages have no icon: the browser's request for one is not the app's failure
-  await context.route(`${authServer.issuer}/favicon.ico`, (route) => route.fulfill({ status: 204 }))
-  const page = await context.newPage()
-  // before signing in, the app asks who is signed in and is answered 401
-  const errors = watchForPageErrors(page, [/status of 401/])
-  await signInThroughPage(page, person, { next })
-  return { page, errors }
-}
+const openAs = (person: Person, next: string, options: { phone?: boolean } = {}) =>
+  openAsIn(browser, node.baseUrl, person, next, { ...options, authorizationServer: authServer.issuer })
 
 const listingCard = (page: Page, name: string) => page.getByRole("article", { name })
-
-/**
- * Signs in at the authorization server's own pages as `email` and consents, as the person would (a
- * session the provider remembers may skip both), until the browser is back in the app with the
- * outcome (`connected` or `oauth_error`).
- */
-const authorizeAtProvider = async (page: Page, email = ALICE.email) => {
-  const provider = new URL(authServer.issuer).host
-  const signIn = page.getByRole("button", { name: "Sign in" })
-  const consent = page.getByRole("button", { name: "Continue" })
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const url = new URL(page.url())
-    if (url.host !== provider && (url.searchParams.has("connected") || url.searchParams.has("oauth_error"))) return url
-    if (url.host === provider && (await signIn.isVisible())) {
-      await page.getByRole("textbox").fill(email)
-      await signIn.click()
-    } else if (url.host === provider && (await consent.isVisible())) {
-      await consent.click()
-    } else {
-      await page.waitForTimeout(100)
-    }
-  }
-  throw new Error(`the browser did not come back from the authorization server (at ${page.url()})`)
-}
 
 const listingOf = async (listingId: string) => (ok(await asAdmin("plugin.org.list", { limit: 200 })).listings as Array<any>).find((l) => l.listingId === listingId)
 
@@ -224,7 +191,7 @@ describe("marketplace and integrations", () => {
     await listing.getByText("Enabled for the organization").waitFor()
     expect(await listing.textContent()).toContain("Not connected")
     await listing.getByRole("button", { name: "Connect OAuth Notes" }).click()
-    await authorizeAtProvider(page)
+    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
     await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations` && url.searchParams.get("connected") === oauthListingId)
     await page.getByRole("status").filter({ hasText: "Connected OAuth Notes: its credential is active." }).waitFor()
     const connected = listingCard(page, "OAuth Notes")
@@ -257,7 +224,7 @@ describe("marketplace and integrations", () => {
     await page.getByRole("link", { name: "Notifications, none unread" }).waitFor()
 
     await panel.getByRole("button", { name: "Reconnect OAuth Notes" }).click()
-    await authorizeAtProvider(page)
+    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
     await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations/reauth/${oauthListingId}` && url.searchParams.get("connected") === oauthListingId)
     await page.getByRole("status").filter({ hasText: "Connected OAuth Notes: its credential is active." }).waitFor()
     const again = page.getByRole("region", { name: "OAuth Notes" })
@@ -271,7 +238,7 @@ describe("marketplace and integrations", () => {
     // a browser the authorization server does not know yet: its sign-in page is shown
     const fresh = await openAs(admin, `${WS}/settings/integrations/reauth/${oauthListingId}`)
     await fresh.page.getByRole("button", { name: "Reconnect OAuth Notes" }).click()
-    const back = await authorizeAtProvider(fresh.page, "nobody@as.test")
+    const back = await authorizeAtProvider(fresh.page, authServer.issuer, "nobody@as.test")
     expect(back.pathname).toBe(`${WS}/settings/integrations/reauth/${oauthListingId}`)
     await fresh.page.getByRole("alert").filter({ hasText: "The connection was not made: the authorization server did not grant access" }).waitFor()
     await fresh.page.getByRole("region", { name: "OAuth Notes" }).getByText("Active", { exact: true }).waitFor()
@@ -306,7 +273,7 @@ describe("marketplace and integrations", () => {
     expect(found.authKind).toBe("oauth")
 
     await listing.getByRole("button", { name: "Connect Found Notes" }).click()
-    await authorizeAtProvider(page)
+    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
     await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations` && url.searchParams.get("connected") === found.listingId)
     await page.getByRole("status").filter({ hasText: "Connected Found Notes: its credential is active." }).waitFor()
     const connected = listingCard(page, "Found Notes")

@@ -13,7 +13,7 @@ import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { eventually } from "../e2e/client.ts"
-import { launchBrowser, newContext, signInThroughPage, watchForPageErrors } from "../support/browser.ts"
+import { authorizeAtProvider, launchBrowser, openAs as openAsIn } from "../support/browser.ts"
 import { introspectingAdmit, type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
 import { type OidcServer, startOidcServer } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
@@ -85,40 +85,10 @@ afterAll(async () => {
   await Promise.all([keyed?.close(), oauthMcp?.close(), authServer?.close(), sink?.close()])
 })
 
-const openAs = async (person: Person, next: string) => {
-  const context = await newContext(browser, node.baseUrl)
-  // the authorization server's pages have no icon: the browser's request for one is not the app's failure
-  await context.route(`${authServer.issuer}/favicon.ico`, (route) => route.fulfill({ status: 204 }))
-  const page = await context.newPage()
-  // before signing in, the app asks who is signed in and is answered 401
-  const errors = watchForPageErrors(page, [/status of 401/])
-  await signInThroughPage(page, person, { next })
-  return { page, errors }
-}
+const openAs = (person: Person, next: string) => openAsIn(browser, node.baseUrl, person, next, { authorizationServer: authServer.issuer })
 
 const listingCard = (page: Page, name: string) => page.getByRole("article", { name })
 const sharedGroup = (page: Page, name: string) => page.getByRole("group", { name: `The organization's shared credential for ${name}` })
-
-/** Signs in and consents at the authorization server's own pages until the browser is back in the app. */
-const authorizeAtProvider = async (page: Page) => {
-  const provider = new URL(authServer.issuer).host
-  const signIn = page.getByRole("button", { name: "Sign in" })
-  const consent = page.getByRole("button", { name: "Continue" })
-  const deadline = Date.now() + 20_000
-  while (Date.now() < deadline) {
-    const url = new URL(page.url())
-    if (url.host !== provider && (url.searchParams.has("connected") || url.searchParams.has("oauth_error"))) return url
-    if (url.host === provider && (await signIn.isVisible())) {
-      await page.getByRole("textbox").fill(ALICE.email)
-      await signIn.click()
-    } else if (url.host === provider && (await consent.isVisible())) {
-      await consent.click()
-    } else {
-      await page.waitForTimeout(100)
-    }
-  }
-  throw new Error(`the browser did not come back from the authorization server (at ${page.url()})`)
-}
 
 const listingOf = async (listingId: string) => (ok(await asAdmin("plugin.org.list", { limit: 200 })).listings as Array<any>).find((l) => l.listingId === listingId)
 
@@ -173,7 +143,7 @@ describe("an organization's shared OAuth connection", () => {
     const shared = sharedGroup(page, "OAuth Shared")
     await shared.getByText("Not connected").waitFor()
     await shared.getByRole("button", { name: "Connect the whole organization to OAuth Shared" }).click()
-    await authorizeAtProvider(page)
+    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
     await page.waitForURL((url) => url.pathname === `${MAIN}/settings/integrations` && url.searchParams.get("connected") === oauthListingId)
     await page.getByRole("status").filter({ hasText: "Connected OAuth Shared: its credential is active." }).waitFor()
     const again = sharedGroup(page, "OAuth Shared")
@@ -207,7 +177,7 @@ describe("an organization's shared OAuth connection", () => {
     expect(await page.getByText("Page not found").count()).toBe(0)
 
     await sharedGroup(page, "OAuth Shared").getByRole("button", { name: "Reconnect the whole organization to OAuth Shared" }).click()
-    await authorizeAtProvider(page)
+    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
     await page.waitForURL((url) => url.pathname === `${MAIN}/settings/integrations/reauth/${oauthListingId}` && url.searchParams.get("connected") === oauthListingId)
     await sharedGroup(page, "OAuth Shared").getByText("Active", { exact: true }).waitFor()
     await page.getByRole("region", { name: "OAuth Shared" }).getByText("The connection works").waitFor()

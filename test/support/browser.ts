@@ -73,11 +73,43 @@ export const watchForPageErrors = (page: Page, allow: ReadonlyArray<RegExp> = []
 }
 
 /** A fresh context signed in as `person` through the sign-in page, landing on `next`; the page's unexpected errors. */
-export const openAs = async (browser: Browser, baseUrl: string, person: Pick<Person, "email" | "password">, next: string): Promise<{ page: Page; errors: Array<string> }> => {
-  const context = await newContext(browser, baseUrl)
+export const openAs = async (
+  browser: Browser,
+  baseUrl: string,
+  person: Pick<Person, "email" | "password">,
+  next: string,
+  /** `authorizationServer`: the issuer whose pages the browser will visit (their missing icon is not the app's failure). */
+  options: { readonly phone?: boolean; readonly authorizationServer?: string } = {}
+): Promise<{ page: Page; errors: Array<string> }> => {
+  const context = await newContext(browser, baseUrl, { phone: options.phone })
+  if (options.authorizationServer !== undefined) await context.route(`${options.authorizationServer}/favicon.ico`, (route) => route.fulfill({ status: 204 }))
   const page = await context.newPage()
   // the app asks who is signed in before signing in: a 401 the browser logs
   const errors = watchForPageErrors(page, [/status of 401/])
   await signInThroughPage(page, person, { next })
   return { page, errors }
+}
+
+/**
+ * Signs in as `email` and consents at an authorization server's own pages (oidc-provider's, at
+ * `issuer`) until the browser is back in the app; the URL it came back to.
+ */
+export const authorizeAtProvider = async (page: Page, issuer: string, email: string) => {
+  const provider = new URL(issuer).host
+  const signIn = page.getByRole("button", { name: "Sign in" })
+  const consent = page.getByRole("button", { name: "Continue" })
+  const deadline = Date.now() + 20_000
+  while (Date.now() < deadline) {
+    const url = new URL(page.url())
+    if (url.host !== provider && (url.searchParams.has("connected") || url.searchParams.has("oauth_error"))) return url
+    if (url.host === provider && (await signIn.isVisible())) {
+      await page.getByRole("textbox").fill(email)
+      await signIn.click()
+    } else if (url.host === provider && (await consent.isVisible())) {
+      await consent.click()
+    } else {
+      await page.waitForTimeout(100)
+    }
+  }
+  throw new Error(`the browser did not come back from the authorization server (at ${page.url()})`)
 }
