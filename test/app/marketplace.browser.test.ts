@@ -17,8 +17,8 @@ import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { eventually } from "../e2e/client.ts"
 import { authorizeAtProvider, launchBrowser, openAs as openAsIn } from "../support/browser.ts"
-import { introspectingAdmit, type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
-import { type OidcServer, startOidcServer } from "../support/oidcServer.ts"
+import { type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
+import { ALICE_AT_PROVIDER, type OidcServer, startOAuthProtectedMcp } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
 import { asPerson, type Caller, localSeedMarketplace, ok } from "../support/plugins.ts"
@@ -26,8 +26,6 @@ import { type RegistryServer, startRegistryServer } from "../support/registrySer
 import { type SmtpSink, startSmtpSink } from "../support/smtpSink.ts"
 
 const API_KEY = `sk-browser-${randomBytes(12).toString("hex")}`
-const RESOURCE_SERVER = { id: "mcp-resource-server", secret: randomBytes(16).toString("hex") }
-const ALICE = { sub: "alice", email: "alice@as.test" }
 /** The seed server given a remote on the keyed MCP server. */
 const KEYED = "io.github.azure/azure-mcp"
 
@@ -47,16 +45,7 @@ const WS = "/acme/main"
 
 beforeAll(async () => {
   keyed = await startMcpTestServer({ admit: (headers) => headers["x-api-key"] === API_KEY })
-  authServer = await startOidcServer({
-    accounts: [ALICE],
-    clients: [{ client_id: RESOURCE_SERVER.id, client_secret: RESOURCE_SERVER.secret, redirect_uris: ["http://127.0.0.1/unused"] }],
-    oauth: { scopes: ["mcp:tools"], accessTokenTtlSeconds: 4 }
-  })
-  oauthMcp = await startMcpTestServer({
-    authorizationServer: authServer.issuer,
-    scopes: ["mcp:tools"],
-    admit: introspectingAdmit(authServer.issuer, RESOURCE_SERVER.id, RESOURCE_SERVER.secret)
-  })
+  ;({ authServer, mcp: oauthMcp } = await startOAuthProtectedMcp())
   upstream = await startRegistryServer()
   upstream.change(KEYED, {
     title: "Keyed Notes",
@@ -191,7 +180,7 @@ describe("marketplace and integrations", () => {
     await listing.getByText("Enabled for the organization").waitFor()
     expect(await listing.textContent()).toContain("Not connected")
     await listing.getByRole("button", { name: "Connect OAuth Notes" }).click()
-    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
+    await authorizeAtProvider(page, authServer.issuer, ALICE_AT_PROVIDER.email)
     await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations` && url.searchParams.get("connected") === oauthListingId)
     await page.getByRole("status").filter({ hasText: "Connected OAuth Notes: its credential is active." }).waitFor()
     const connected = listingCard(page, "OAuth Notes")
@@ -224,7 +213,7 @@ describe("marketplace and integrations", () => {
     await page.getByRole("link", { name: "Notifications, none unread" }).waitFor()
 
     await panel.getByRole("button", { name: "Reconnect OAuth Notes" }).click()
-    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
+    await authorizeAtProvider(page, authServer.issuer, ALICE_AT_PROVIDER.email)
     await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations/reauth/${oauthListingId}` && url.searchParams.get("connected") === oauthListingId)
     await page.getByRole("status").filter({ hasText: "Connected OAuth Notes: its credential is active." }).waitFor()
     const again = page.getByRole("region", { name: "OAuth Notes" })
@@ -273,7 +262,7 @@ describe("marketplace and integrations", () => {
     expect(found.authKind).toBe("oauth")
 
     await listing.getByRole("button", { name: "Connect Found Notes" }).click()
-    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
+    await authorizeAtProvider(page, authServer.issuer, ALICE_AT_PROVIDER.email)
     await page.waitForURL((url) => url.pathname === `${WS}/settings/integrations` && url.searchParams.get("connected") === found.listingId)
     await page.getByRole("status").filter({ hasText: "Connected Found Notes: its credential is active." }).waitFor()
     const connected = listingCard(page, "Found Notes")

@@ -14,8 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { eventually } from "../e2e/client.ts"
 import { authorizeAtProvider, launchBrowser, openAs as openAsIn } from "../support/browser.ts"
-import { introspectingAdmit, type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
-import { type OidcServer, startOidcServer } from "../support/oidcServer.ts"
+import { type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
+import { ALICE_AT_PROVIDER, type OidcServer, startOAuthProtectedMcp } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
 import { freePort, startTestNode, type TestNode } from "../support/platform.ts"
 import { asPerson, type Caller, ok } from "../support/plugins.ts"
@@ -23,8 +23,6 @@ import { type SmtpSink, startSmtpSink } from "../support/smtpSink.ts"
 
 const SHARED_KEY = `sk-shared-${randomBytes(12).toString("hex")}`
 const OWN_KEY = `sk-own-${randomBytes(12).toString("hex")}`
-const RESOURCE_SERVER = { id: "mcp-resource-server", secret: randomBytes(16).toString("hex") }
-const ALICE = { sub: "alice", email: "alice@as.test" }
 
 let node: TestNode
 let browser: Browser
@@ -43,16 +41,7 @@ const SECOND = "/acme/second"
 
 beforeAll(async () => {
   keyed = await startMcpTestServer({ admit: (headers) => headers["x-api-key"] === SHARED_KEY || headers["x-api-key"] === OWN_KEY })
-  authServer = await startOidcServer({
-    accounts: [ALICE],
-    clients: [{ client_id: RESOURCE_SERVER.id, client_secret: RESOURCE_SERVER.secret, redirect_uris: ["http://127.0.0.1/unused"] }],
-    oauth: { scopes: ["mcp:tools"], accessTokenTtlSeconds: 4 }
-  })
-  oauthMcp = await startMcpTestServer({
-    authorizationServer: authServer.issuer,
-    scopes: ["mcp:tools"],
-    admit: introspectingAdmit(authServer.issuer, RESOURCE_SERVER.id, RESOURCE_SERVER.secret)
-  })
+  ;({ authServer, mcp: oauthMcp } = await startOAuthProtectedMcp())
   sink = await startSmtpSink()
   // the authorization server sends the browser back to the node's own URL: known before it starts
   const port = await freePort()
@@ -143,7 +132,7 @@ describe("an organization's shared OAuth connection", () => {
     const shared = sharedGroup(page, "OAuth Shared")
     await shared.getByText("Not connected").waitFor()
     await shared.getByRole("button", { name: "Connect the whole organization to OAuth Shared" }).click()
-    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
+    await authorizeAtProvider(page, authServer.issuer, ALICE_AT_PROVIDER.email)
     await page.waitForURL((url) => url.pathname === `${MAIN}/settings/integrations` && url.searchParams.get("connected") === oauthListingId)
     await page.getByRole("status").filter({ hasText: "Connected OAuth Shared: its credential is active." }).waitFor()
     const again = sharedGroup(page, "OAuth Shared")
@@ -177,7 +166,7 @@ describe("an organization's shared OAuth connection", () => {
     expect(await page.getByText("Page not found").count()).toBe(0)
 
     await sharedGroup(page, "OAuth Shared").getByRole("button", { name: "Reconnect the whole organization to OAuth Shared" }).click()
-    await authorizeAtProvider(page, authServer.issuer, ALICE.email)
+    await authorizeAtProvider(page, authServer.issuer, ALICE_AT_PROVIDER.email)
     await page.waitForURL((url) => url.pathname === `${MAIN}/settings/integrations/reauth/${oauthListingId}` && url.searchParams.get("connected") === oauthListingId)
     await sharedGroup(page, "OAuth Shared").getByText("Active", { exact: true }).waitFor()
     await page.getByRole("region", { name: "OAuth Shared" }).getByText("The connection works").waitFor()

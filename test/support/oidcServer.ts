@@ -10,6 +10,7 @@
 import { generateKeyPairSync, randomBytes } from "node:crypto"
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http"
 import type { AddressInfo } from "node:net"
+import { introspectingAdmit, type McpTestServer, startMcpTestServer } from "./mcpServer.ts"
 
 export interface OidcTestAccount {
   readonly sub: string
@@ -413,4 +414,27 @@ export const startOidcServer = async (options: StartOidcServerOptions): Promise<
   }
 
   return { issuer, close, login, revokeAllTokens, issuedSecrets: () => [...secrets] }
+}
+
+/** The person who signs in at the authorization server's pages in the browser suites. */
+export const ALICE_AT_PROVIDER = { sub: "alice", email: "alice@as.test" }
+
+/**
+ * An authorization server holding ALICE_AT_PROVIDER, and an MCP server it protects (scope
+ * `mcp:tools`, tokens introspected): what a workspace connects by OAuth. Access tokens live 4 s,
+ * so a test sees them refreshed.
+ */
+export const startOAuthProtectedMcp = async (): Promise<{ readonly authServer: OidcServer; readonly mcp: McpTestServer }> => {
+  const resourceServer = { id: "mcp-resource-server", secret: randomBytes(16).toString("hex") }
+  const authServer = await startOidcServer({
+    accounts: [ALICE_AT_PROVIDER],
+    clients: [{ client_id: resourceServer.id, client_secret: resourceServer.secret, redirect_uris: ["http://127.0.0.1/unused"] }],
+    oauth: { scopes: ["mcp:tools"], accessTokenTtlSeconds: 4 }
+  })
+  const mcp = await startMcpTestServer({
+    authorizationServer: authServer.issuer,
+    scopes: ["mcp:tools"],
+    admit: introspectingAdmit(authServer.issuer, resourceServer.id, resourceServer.secret)
+  })
+  return { authServer, mcp }
 }
