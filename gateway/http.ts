@@ -165,10 +165,17 @@ const writeResponse = (
   return Buffer.byteLength(body)
 }
 
-// The 413 closes the connection: reading (and discarding) the rest of an oversized body is wasted work.
-const writeTooLarge = (res: uWS.HttpResponse, requestId: string, routeHeaders: ResponseHeaders | undefined, limit: number): number => {
+/**
+ * A 413 answered on the declared length leaves the connection open, and uWS reads and discards the
+ * rest of the body, as Node's and nginx's servers do: a connection closed while the client is still
+ * writing is reset, and a busy client can see the broken pipe before it reads the 413. A body
+ * declared beyond this much more than the limit is not worth reading, and its connection closes.
+ */
+const DRAINED_BODY_MAX = 64 * 1024 * 1024
+
+const writeTooLarge = (res: uWS.HttpResponse, requestId: string, routeHeaders: ResponseHeaders | undefined, limit: number, closeConnection: boolean): number => {
   const body = JSON.stringify(jsonError(413, "payload_too_large", `Request body exceeds ${limit} bytes`).json)
-  return writeResponse(res, 413, requestId, routeHeaders, undefined, JSON_TYPE, body, true)
+  return writeResponse(res, 413, requestId, routeHeaders, undefined, JSON_TYPE, body, closeConnection)
 }
 
 /** A draining node's refusal; the connection closes, so that the client's next request goes elsewhere. */
@@ -376,7 +383,8 @@ class Exchange implements HttpRequest {
           this.committed = true
           let bytes = 0
           this.res.cork(() => {
-            bytes = writeTooLarge(this.res, this.requestId, this.routeHeaders, this.maxBodyBytes)
+            // the length was not declared: the rest could be endless, so the connection closes
+            bytes = writeTooLarge(this.res, this.requestId, this.routeHeaders, this.maxBodyBytes, true)
           })
           this.#answered(413, bytes)
         }
@@ -531,7 +539,7 @@ export const route = (
     }
     const declared = headers["content-length"]
     if (declared !== undefined && Number(declared) > limit) {
-      answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 413, started, writeTooLarge(res, requestId, routeHeaders, limit))
+      answeredEarly(observers, requestId, req.getMethod().toUpperCase(), pattern, 413, started, writeTooLarge(res, requestId, routeHeaders, limit, Number(declared) - limit > DRAINED_BODY_MAX))
       return
     }
     let params = NO_PARAMS

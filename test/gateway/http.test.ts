@@ -172,12 +172,26 @@ describe("route", () => {
     const before = handlerCalls
     const response = await fetch(`${base}/small`, { method: "POST", body: Buffer.alloc(5000, 97) })
     expect([response.status, response.statusText]).toEqual([413, "Payload Too Large"])
-    // The rest of the body is not worth reading: the connection closes.
-    expect(response.headers.get("connection")).toBe("close")
     expect(await response.json()).toEqual({
       error: { code: "payload_too_large", message: "Request body exceeds 1024 bytes" }
     })
     expect(handlerCalls).toBe(before)
+  })
+
+  it("after a 413, reads the rest of the body the client is still writing, and the connection serves its next request", async () => {
+    const [tooLarge, next] = await rawSequence([
+      ["POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n", /\}\}$/],
+      [`${"a".repeat(5000)}GET /text HTTP/1.1\r\nHost: x\r\n\r\n`, /plain$/]
+    ])
+    expect(tooLarge.startsWith("HTTP/1.1 413 Payload Too Large\r\n")).toBe(true)
+    expect(tooLarge.toLowerCase()).not.toContain("connection: close")
+    expect(next.startsWith("HTTP/1.1 201 Created\r\n")).toBe(true)
+  })
+
+  it("closes the connection after a 413 for a body declared far beyond the limit: its rest is not worth reading", async () => {
+    const [tooLarge] = await rawSequence([["POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 100000000\r\n\r\n", /\}\}$/]])
+    expect(tooLarge.startsWith("HTTP/1.1 413 Payload Too Large\r\n")).toBe(true)
+    expect(tooLarge.toLowerCase()).toContain("connection: close")
   })
 
   it("answers 413 when a chunked body grows over the limit", async () => {
