@@ -19,9 +19,17 @@ const growing = Schedule.exponential(`${FIRST_MS} millis`).pipe(
  * server may well be there, and a reconnect is tried at once (the driver backs off only connects
  * that fail). A server that is really gone fails that connect, and the backoff grows from there.
  */
+const driverCode = (error: unknown): unknown => (error as { cause?: { code?: unknown } } | undefined)?.cause?.code
+
 const connectionLost = (error: unknown): boolean => {
-  const code = (error as { cause?: { code?: unknown } } | undefined)?.cause?.code
+  const code = driverCode(error)
   return code === "CONNECTION_CLOSED" || code === "ECONNRESET" || code === "57P01"
+}
+
+/** The database did not answer at all: its connection was lost, or a connect was refused or timed out, or it is starting. */
+export const databaseUnreachable = (error: unknown): boolean => {
+  const code = driverCode(error)
+  return connectionLost(error) || code === "ECONNREFUSED" || code === "CONNECT_TIMEOUT" || code === "57P03"
 }
 
 /**

@@ -20,6 +20,7 @@ import { type MessagePort, Worker } from "node:worker_threads"
 import type { KindRegistry } from "../actors/kernel.ts"
 import type { DbService } from "./Db.ts"
 import type { EventLog } from "./EventLog.ts"
+import { databaseUnreachable } from "./Backoff.ts"
 import { project } from "./Projector.ts"
 
 /**
@@ -30,14 +31,23 @@ import { project } from "./Projector.ts"
 export type ProjectPartitions = (
   partitions: ReadonlyArray<number>,
   onProjected: (partition: number, next: number) => void,
-  onFailed: (error: { readonly message: string }) => void
+  onFailed: (failure: ProjectionFailure) => void
 ) => Effect.Effect<unknown, unknown, EventLog>
+
+/** A failed try of the projection, as told across the worker's boundary. */
+export interface ProjectionFailure {
+  readonly message: string
+  /** The database did not answer: the projection cannot move until it is back. */
+  readonly databaseUnreachable: boolean
+}
+
+const failureOf = (error: { readonly message: string }): ProjectionFailure => ({ message: error.message, databaseUnreachable: databaseUnreachable(error) })
 
 /** Present when the node projects in a worker; absent: the actor host projects in its own thread. */
 export class ProjectionRunner extends Context.Tag("svc/streams/ProjectionRunner")<ProjectionRunner, ProjectPartitions>() {}
 
 export const inThread = (db: DbService, kinds: KindRegistry): ProjectPartitions => (partitions, onProjected, onFailed) =>
-  project(db, kinds, partitions, onProjected, onFailed)
+  project(db, kinds, partitions, onProjected, (error) => onFailed(failureOf(error)))
 
 type ToWorker =
   | { readonly type: "project"; readonly run: number; readonly partitions: ReadonlyArray<number> }
@@ -46,12 +56,12 @@ type ToWorker =
 
 type FromWorker =
   | { readonly type: "projected"; readonly run: number; readonly partition: number; readonly next: number }
-  | { readonly type: "failed"; readonly run: number; readonly message: string }
+  | { readonly type: "failed"; readonly run: number; readonly failure: ProjectionFailure }
 
 interface Run {
   readonly partitions: ReadonlyArray<number>
   readonly onProjected: (partition: number, next: number) => void
-  readonly onFailed: (error: { readonly message: string }) => void
+  readonly onFailed: (failure: ProjectionFailure) => void
 }
 
 /** How long after a worker died the next one starts. */
@@ -85,10 +95,10 @@ export const spawn = (entry: URL, workerData: unknown, appends: EventEmitter): E
         const run = runs.get(message.run)
         if (run === undefined) return
         if (message.type === "projected") run.onProjected(message.partition, message.next)
-        else run.onFailed({ message: message.message })
+        else run.onFailed(message.failure)
       })
       worker.on("error", (error) => {
-        for (const run of runs.values()) run.onFailed(error)
+        for (const run of runs.values()) run.onFailed(failureOf(error))
       })
       worker.on("exit", () => {
         if (closing) return
@@ -163,7 +173,7 @@ export const serve = (
         runs.set(
           message.run,
           fork(project(db, kinds, message.partitions, (partition, next) => reply({ type: "projected", run: message.run, partition, next }), (error) =>
-            reply({ type: "failed", run: message.run, message: error.message })))
+            reply({ type: "failed", run: message.run, failure: failureOf(error) })))
         )
         return
       case "stop": {

@@ -333,9 +333,10 @@ const makeProjectionRunner = ({ projectPartitions, fork, owned, onProjected, evi
           evict(ownership)
         }
         onProjected(partition, next)
-      }, (error) => {
+      }, (failure) => {
         // a partition catching up waits on the projection: it is stalled too
-        for (const ownership of owned.values()) if (!ownership.caughtUp) stall(ownership, error.message)
+        for (const ownership of owned.values()) if (!ownership.caughtUp) stall(ownership, failure.message)
+        if (failure.databaseUnreachable) for (const ownership of owned.values()) ownership.projection.letReadsGo()
       }))
     }
   }

@@ -6,14 +6,16 @@
 export class OffsetWaiters {
   /** The next offset the projection will apply, as last told. */
   next = 0
-  private readonly waiting = new Set<{ readonly offset: number; readonly resolve: (passed: boolean) => void }>()
+  /** `bounded`: a read's wait, which has a time limit; a partition catching up waits without one. */
+  private readonly waiting = new Set<{ readonly offset: number; readonly bounded: boolean; readonly resolve: (passed: boolean) => void }>()
 
-  /** Resolves true once `offset` is projected, false when `settleAll(false)` comes or the time is up first. */
+  /** Resolves true once `offset` is projected, false when `settleAll(false)` or `letReadsGo` comes or the time is up first. */
   wait(offset: number, timeoutMs?: number): Promise<boolean> {
     if (offset < this.next) return Promise.resolve(true)
     return new Promise<boolean>((resolve) => {
       const waiter = {
         offset,
+        bounded: timeoutMs !== undefined,
         resolve: (passed: boolean) => {
           if (timer !== undefined) clearTimeout(timer)
           resolve(passed)
@@ -35,6 +37,19 @@ export class OffsetWaiters {
         this.waiting.delete(waiter)
         waiter.resolve(true)
       }
+    }
+  }
+
+  /**
+   * The projection failed to reach its database and cannot move until it is back: the reads
+   * waiting resolve false now, and their own queries answer for the outage (503) rather than wait
+   * it out. A partition catching up waits on.
+   */
+  letReadsGo() {
+    for (const waiter of this.waiting) {
+      if (!waiter.bounded) continue
+      this.waiting.delete(waiter)
+      waiter.resolve(false)
     }
   }
 
