@@ -10,11 +10,12 @@
  * Also: the node carries on when its pool's backends are terminated under it, and a node stopped
  * with SIGINT mid-load leaves read models that `replay --compare` finds the same as the log's.
  */
-import { execFile, execFileSync } from "node:child_process"
+import { execFile } from "node:child_process"
 import { mkdtemp } from "node:fs/promises"
 import { createServer } from "node:net"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
+import { promisify } from "node:util"
 import postgres from "postgres"
 import { afterAll, describe, expect, it } from "vitest"
 import { freePort } from "../../src/platform/ports.ts"
@@ -53,6 +54,7 @@ const portFree = (port: number) =>
     probe.listen(port, "127.0.0.1", () => probe.close(() => resolve(true)))
   })
 
+const execFileAsync = promisify(execFile)
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 const root = path.resolve(import.meta.dirname, "../..")
 
@@ -168,18 +170,18 @@ const expectOnlyUnavailable = (answers: ReadonlyArray<Answer>, down: number, bac
  * A node under load while a dependency stops, stays away `DOWN_MS` and starts again: the load's
  * answers, when the dependency went and when it was back; the node was never restarted.
  */
-const loadThroughOutage = async (proc: ClusterProcess, key: string, org: string, ws: string, dependency: { readonly stop: () => void; readonly start: () => void }) => {
+const loadThroughOutage = async (proc: ClusterProcess, key: string, org: string, ws: string, dependency: { readonly stop: () => void | Promise<void>; readonly start: () => void | Promise<void> }) => {
   const pid = proc.child.pid
   await defineItem(proc, key, org, ws)
   const load = createLoad(() => proc.baseUrl, key, org, ws)
   await sleep(BEFORE_FAULT_MS)
-  // stopping blocks this process (and its clients) until the dependency is down, which under load
-  // can take most of DOWN_MS: the outage counts from then, so the probes always meet it
-  dependency.stop()
+  // stopping takes until the dependency is down, which under load can take most of DOWN_MS: the
+  // outage counts from then, so the probes always meet it
+  await dependency.stop()
   const down = Date.now()
   const probes = load.probe(PROBE_EVERY_MS, () => Date.now() - down > DOWN_MS - PROBE_EVERY_MS)
   await sleep(DOWN_MS)
-  dependency.start()
+  await dependency.start()
   const back = Date.now()
   await sleep(AFTER_RETURN_MS)
   await Promise.all([probes, load.stop()])
@@ -228,14 +230,16 @@ describe("a Postgres restart under load", () => {
 
 describe.skipIf(kafkaBrokers.length === 0)("a Kafka broker restart under load", () => {
   const broker = { port: 0, dir: "" }
-  const kafka = (action: "start" | "stop") =>
-    execFileSync("bash", [path.join(root, "scripts/kafka.sh"), action], {
+  // not blocking this process: the clients go on while the broker stops and starts (10 to 20 s on
+  // a loaded machine), as real ones would, and the connections they keep stay in use
+  const kafka = async (action: "start" | "stop") => {
+    await execFileAsync("bash", [path.join(root, "scripts/kafka.sh"), action], {
       env: { ...process.env, SVC_KAFKA_PORT: String(broker.port), SVC_KAFKA_DIR: broker.dir },
-      stdio: ["ignore", "pipe", "pipe"],
       timeout: 120_000
     })
-  afterAll(() => {
-    if (broker.dir !== "") kafka("stop")
+  }
+  afterAll(async () => {
+    if (broker.dir !== "") await kafka("stop")
   })
 
   it("the node survives, owns its partitions again and answers within 10 s of the broker's return; acknowledged writes exactly once", { timeout: 180_000 }, async () => {
@@ -243,7 +247,7 @@ describe.skipIf(kafkaBrokers.length === 0)("a Kafka broker restart under load", 
     do broker.port = await freePort()
     while (!(await portFree(broker.port + 1)))
     broker.dir = await mkdtemp(path.join(tmpdir(), "svc-kafka-restart-"))
-    kafka("start")
+    await kafka("start")
     const { proc, orgSlug: org, workspaceSlug: ws, workspaceKey: key } = await startProcess({ KAFKA_BROKERS: `127.0.0.1:${broker.port}`, DATABASE_URL: databaseUrl }, "svc-kafka-restart-")
     const load = await loadThroughOutage(proc, key, org, ws, { stop: () => kafka("stop"), start: () => kafka("start") })
     const { down, back } = load
