@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { DEFAULT_SEED_REGISTRY_ID } from "../../src/marketplace/RegistrySettings.ts"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { eventually } from "../e2e/client.ts"
-import { authorizeAtProvider, launchBrowser, openAs as openAsIn } from "../support/browser.ts"
+import { authorizeAtProvider, launchBrowser, noticeFromBell, openAs as openAsIn } from "../support/browser.ts"
 import { type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
 import { ALICE_AT_PROVIDER, type OidcServer, startOAuthProtectedMcp } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
@@ -199,9 +199,7 @@ describe("marketplace and integrations", () => {
     expect(await bell.getAttribute("aria-label")).toBe("Notifications, 1 unread")
     await listingCard(page, "OAuth Notes").getByText("Needs re-authentication").waitFor()
 
-    await bell.click()
-    await page.getByRole("heading", { name: "Notifications", level: 1 }).waitFor()
-    const notice = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: "OAuth Notes needs you to sign in again" }) })
+    const notice = await noticeFromBell(page, "OAuth Notes needs you to sign in again")
     expect(await notice.textContent()).toContain("Unread")
     await notice.getByRole("link", { name: "OAuth Notes needs you to sign in again" }).click()
 

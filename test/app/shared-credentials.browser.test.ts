@@ -13,7 +13,7 @@ import type { Browser, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { parseOutboundAllow } from "../../src/platform/Outbound.ts"
 import { eventually } from "../e2e/client.ts"
-import { authorizeAtProvider, launchBrowser, openAs as openAsIn } from "../support/browser.ts"
+import { authorizeAtProvider, launchBrowser, noticeFromBell, openAs as openAsIn } from "../support/browser.ts"
 import { type McpTestServer, startMcpTestServer } from "../support/mcpServer.ts"
 import { ALICE_AT_PROVIDER, type OidcServer, startOAuthProtectedMcp } from "../support/oidcServer.ts"
 import { addPerson, type Person } from "../support/people.ts"
@@ -150,10 +150,7 @@ describe("an organization's shared OAuth connection", () => {
     expect(await authServer.revokeAllTokens()).toBeGreaterThan(0)
     await eventually(() => listingOf(oauthListingId), (l) => l.sharedCredential?.status === "needs_reauth", 20_000)
     await page.reload()
-    const bell = page.getByRole("link", { name: /^Notifications, \d+ unread$/ })
-    await bell.click()
-    await page.getByRole("heading", { name: "Notifications", level: 1 }).waitFor()
-    const notice = page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: "OAuth Shared needs you to sign in again" }) })
+    const notice = await noticeFromBell(page, "OAuth Shared needs you to sign in again")
     expect(await notice.textContent()).toContain("shared connection to OAuth Shared stopped working")
     await notice.getByRole("link", { name: "OAuth Shared needs you to sign in again" }).click()
 

@@ -113,3 +113,10 @@ export const authorizeAtProvider = async (page: Page, issuer: string, email: str
   }
   throw new Error(`the browser did not come back from the authorization server (at ${page.url()})`)
 }
+
+/** Through the bell to the Notifications page; the notice whose heading is `title` there. */
+export const noticeFromBell = async (page: Page, title: string) => {
+  await page.getByRole("link", { name: /^Notifications, \d+ unread$/ }).click()
+  await page.getByRole("heading", { name: "Notifications", level: 1 }).waitFor()
+  return page.getByRole("listitem").filter({ has: page.getByRole("heading", { name: title }) })
+}
