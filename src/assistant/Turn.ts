@@ -6,10 +6,11 @@
  * cancel (any node) or the process shutting down does.
  */
 import { InvalidToolInputError, type ModelMessage, NoSuchToolError, stepCountIs, streamText, type ToolCallRepairFunction, type ToolSet } from "ai"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Option, Schedule } from "effect"
 import type { RunFinished } from "../../actors/conversation/events.ts"
 import { FinishRun, StartTurn } from "../../actors/conversation/protocol.ts"
 import type { CommandMeta, Json } from "../../actors/kernel.ts"
+import { dependencyRetry } from "../../streams/Backoff.ts"
 import type { Signal } from "../../streams/LogSignals.ts"
 import { startInBackground } from "../checkpoint/Background.ts"
 import type { Overloaded, RateLimited } from "../platform/Errors.ts"
@@ -490,8 +491,19 @@ const reactToFinishedRun = (turn: PreparedTurn, finished: Signal<RunFinished>, p
     const { event } = finished
     const meta: CommandMeta = { commandId: `after_${event.runId}`, at: event.endedAt, actor: place.actor }
     if (event.usage.totalTokens > 0) {
-      yield* chargeTurn({ orgId: place.orgId, workspaceId: place.workspaceId, runId: event.runId, usage: event.usage, paidBy: turn.model.paidBy, meta })
+      yield* untilDone(chargeTurn({ orgId: place.orgId, workspaceId: place.workspaceId, runId: event.runId, usage: event.usage, paidBy: turn.model.paidBy, meta }))
     }
-    if (event.status !== "failed") yield* rewriteSummaryIfDue(turn.model, finished, meta)
+    if (event.status !== "failed") yield* untilDone(rewriteSummaryIfDue(turn.model, finished, meta))
   })
+
+/** How long a reaction to a run's end tries again while the database, the log or an owner is out of reach. */
+const REACTION_RETRY = Duration.seconds(60)
+
+/**
+ * A reaction's step tried again while what failed was infrastructure (an owner moving, the read
+ * models behind under load): given up once, it lost the run's charge for good. Another try does
+ * each once: the charge is keyed by the run, the rewrite by its command id.
+ */
+const untilDone = <A, E, R>(step: Effect.Effect<A, E, R>) =>
+  step.pipe(Effect.retry({ schedule: dependencyRetry.pipe(Schedule.upTo(REACTION_RETRY)), while: isRetryable }))
 
