@@ -81,12 +81,20 @@ export const streamEventToV1 = (event: TaskStreamEvent) => {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
+ * A 1.0 message's fields under their JSON names: ProtoJSON parsers accept a field's proto name
+ * (`context_id`) as well as its lowerCamel JSON name (`contextId`), and so does this endpoint. Only
+ * the fields of 1.0's messages are renamed, never the keys of a `metadata` or `data` object.
+ */
+const jsonNames = (fields: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(fields).map(([name, value]) => [name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()), value]))
+
+/**
  * A 1.0 part as 0.3 spells it; the 0.3 params' schema then checks it. A part with none of 1.0's
  * four contents is passed on as it is, so that check refuses it.
  */
 const partFromV1 = (part: unknown): unknown => {
   if (!isObject(part)) return part
-  const { text, raw, url, data, filename, mediaType, metadata } = part
+  const { text, raw, url, data, filename, mediaType, metadata } = jsonNames(part)
   const file = { ...(filename === undefined ? {} : { name: filename }), ...(mediaType === undefined ? {} : { mimeType: mediaType }) }
   const kept = metadata === undefined ? {} : { metadata }
   if (text !== undefined) return { kind: "text", text, ...kept }
@@ -101,7 +109,7 @@ const roleFromV1 = (role: unknown) => (role === ROLE_NAMES.user ? "user" : role 
 
 const messageFromV1 = (message: unknown): unknown => {
   if (!isObject(message)) return message
-  const { role, parts, ...rest } = message
+  const { role, parts, ...rest } = jsonNames(message)
   return { ...rest, kind: "message", role: roleFromV1(role), parts: Array.isArray(parts) ? parts.map(partFromV1) : parts }
 }
 
@@ -110,8 +118,8 @@ const messageFromV1 = (message: unknown): unknown => {
  * `taskPushNotificationConfig` its `pushNotificationConfig`; a tenant names nothing here.
  */
 const sendParamsFromV1 = (params: Record<string, unknown>) => {
-  const { message, configuration, metadata } = params
-  const config = isObject(configuration) ? configuration : undefined
+  const { message, configuration, metadata } = jsonNames(params)
+  const config = isObject(configuration) ? jsonNames(configuration) : undefined
   return {
     message: messageFromV1(message),
     ...(config === undefined
@@ -128,8 +136,11 @@ const sendParamsFromV1 = (params: Record<string, unknown>) => {
   }
 }
 
-/** The params of a method naming one task, without 1.0's tenant. */
-const taskParamsFromV1 = ({ tenant: _tenant, ...params }: Record<string, unknown>) => params
+/** The params of a method naming one task (or ListTasks' filters), without 1.0's tenant. */
+const taskParamsFromV1 = (params: Record<string, unknown>) => {
+  const { tenant: _tenant, ...named } = jsonNames(params)
+  return named
+}
 
 /** One 1.0 method: the capability that runs it, its params as that capability takes them, and its answer as 1.0 has it. */
 export interface V1Method {

@@ -303,6 +303,26 @@ describe("ListTasks", () => {
   })
 })
 
+describe("proto field names (ProtoJSON)", () => {
+  it("ListTasks and GetTask take the proto names of their params (context_id, page_size, page_token, include_artifacts, history_length) as the JSON names", async () => {
+    const first = await send("proto names one")
+    const second = await v1.sendMessage(textMessage("proto names two", { contextId: first.contextId })) as Task
+    const v1rpc = (method: string, params: unknown) => rpc(method, params, { "a2a-version": "1.0" })
+    const page = await v1rpc("ListTasks", { context_id: first.contextId, page_size: 1, include_artifacts: true, history_length: 1 })
+    expect(page.result, JSON.stringify(page)).toMatchObject({ pageSize: 1, totalSize: 2 })
+    expect(page.result.tasks.map((task: any) => task.id)).toEqual([second.id])
+    expect(page.result.tasks[0].artifacts).toHaveLength(1)
+    expect(page.result.tasks[0].history).toHaveLength(1)
+    const next = await v1rpc("ListTasks", { context_id: first.contextId, page_size: 1, page_token: page.result.nextPageToken, status: "TASK_STATE_COMPLETED" })
+    expect(next.result.tasks.map((task: any) => task.id)).toEqual([first.id])
+    expect(next.result.nextPageToken).toBe("")
+    const read = await v1rpc("GetTask", { id: first.id, history_length: 1 })
+    expect(read.result.history).toHaveLength(1)
+    // a name that is neither is still refused
+    expect((await v1rpc("ListTasks", { context_identifier: first.contextId })).error.code).toBe(-32602)
+  })
+})
+
 describe("one task, two wires", () => {
   it("a task sent in 0.3 is read in 1.0, and one sent in 1.0 is read (and continued) in 0.3", async () => {
     const sent = await v03.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: "from 0.3" }] } })
