@@ -37,7 +37,8 @@ import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { Overloaded } from "../src/platform/Errors.ts"
 import { errorFields } from "../src/platform/Logging.ts"
 import type { Started } from "../src/platform/Relay.ts"
-import { TaskStreamEvent } from "../src/platform/Wire.ts"
+import { type Task, TaskStreamEvent } from "../src/platform/Wire.ts"
+import { isTerminal, TaskState as RecordedTaskState } from "../actors/a2atask/events.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
@@ -87,6 +88,7 @@ export interface ServedMethod {
   readonly input: (params: Record<string, unknown>) => unknown
   readonly result: (value: unknown) => unknown
   readonly event: (event: TaskStreamEvent) => unknown
+  readonly refusesEndedTask?: boolean
 }
 
 const v03Method = (method: string): ServedMethod | undefined =>
@@ -199,6 +201,21 @@ export const callMethod = async (options: A2aRouteOptions, principal: Principal,
   return exit
 }
 
+/**
+ * A stream a method opens, or its refusal: the method's own, or, for one that follows only a task
+ * that has not ended (1.0's SubscribeToTask), UnsupportedOperationError for an ended task. 0.3's
+ * tasks/resubscribe of an ended task answers it and closes, as 0.3 says nothing against it.
+ */
+export const openMethodStream = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<Exit.Exit<Started<TaskStreamEvent, void>, unknown> | { readonly refused: RpcError }> => {
+  if (served.refusesEndedTask === true) {
+    const read = await callMethod(options, principal, calls, { ...served, capability: "a2a.tasks.get" }, params)
+    if (Exit.isFailure(read)) return read
+    const { id, status } = read.value as Task
+    if (Schema.is(RecordedTaskState)(status.state) && isTerminal(status.state)) return { refused: { code: A2A_UNSUPPORTED_OPERATION, message: `This operation is not supported: task ${id} is ${status.state}; only a task that has not ended can be subscribed to` } }
+  }
+  return (await callMethod(options, principal, calls, served, params)) as Exit.Exit<Started<TaskStreamEvent, void>, unknown>
+}
+
 /** A non-streaming method: its result in its version's shape, or its error. */
 export const answerMethod = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
   const exit = await callMethod(options, principal, calls, served, params)
@@ -261,7 +278,13 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
 
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
   const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, served: ServedMethod, params: unknown): Promise<HttpReply | typeof Streaming> => {
-    const exit = await callMethod(options, principal, calls, served, params)
+    const exit = await openMethodStream(options, principal, calls, served, params)
+    if ("refused" in exit) {
+      const sse = openSse(res)
+      sse.data(failure(id, exit.refused))
+      sse.end()
+      return Streaming
+    }
     // a node full of turns or streams opens no stream: 503 with Retry-After, the JSON-RPC error as the body
     if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded) {
       const refused = failure(id, rpcErrorOf(exit.cause))
@@ -274,8 +297,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       sse.end()
       return Streaming
     }
-    const task = exit.value as Started<TaskStreamEvent, void>
-    task.listen({ event: (result) => sse.data(success(id, served.event(result))), done: () => sse.end() })
+    exit.value.listen({ event: (result) => sse.data(success(id, served.event(result))), done: () => sse.end() })
     return Streaming
   }
 

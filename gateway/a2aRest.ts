@@ -21,9 +21,7 @@ import {
 } from "../src/a2a/Protocol.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { Overloaded } from "../src/platform/Errors.ts"
-import type { Started } from "../src/platform/Relay.ts"
-import type { TaskStreamEvent } from "../src/platform/Wire.ts"
-import { type A2aRouteOptions, answerMethod, callerOf, callMethod, requestCalls, type RpcError, rpcErrorOf, v1Method } from "./a2a.ts"
+import { type A2aRouteOptions, answerMethod, callerOf, openMethodStream, requestCalls, type RpcError, rpcErrorOf, v1Method } from "./a2a.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { withPositions } from "./positions.ts"
 import { openSse } from "./sse.ts"
@@ -76,15 +74,15 @@ const taskFromPath: ParamsOf = (req) => ({ ...queryParams(req), id: decodeURICom
 export const a2aRestRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
   const stream = async (principal: Principal, req: HttpRequest, res: uWS.HttpResponse, method: string, params: Record<string, unknown>): Promise<HttpReply | typeof Streaming> => {
     const served = v1Method(method)!
-    const exit = await callMethod(options, principal, requestCalls(req), served, params)
+    const exit = await openMethodStream(options, principal, requestCalls(req), served, params)
     // a refusal is an HTTP answer: the stream is not opened yet
+    if ("refused" in exit) return restError(exit.refused)
     if (Exit.isFailure(exit)) {
       const refused = restError(rpcErrorOf(exit.cause))
       return Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded ? { ...refused, status: 503 } : refused
     }
     const sse = openSse(res)
-    const task = exit.value as Started<TaskStreamEvent, void>
-    task.listen({ event: (event) => sse.data(served.event(event)), done: () => sse.end() })
+    exit.value.listen({ event: (event) => sse.data(served.event(event)), done: () => sse.end() })
     return Streaming
   }
 

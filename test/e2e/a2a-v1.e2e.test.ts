@@ -258,6 +258,26 @@ describe("SendStreamingMessage and SubscribeToTask", () => {
   })
 })
 
+describe("SubscribeToTask of an ended task", () => {
+  it("is UnsupportedOperationError on JSON-RPC (-32004) and HTTP+JSON (400, UNSUPPORTED_OPERATION); 0.3's tasks/resubscribe still answers the task", async () => {
+    const ended = await send("ended before the subscription")
+    const refused = await rpc("SubscribeToTask", { id: ended.id }, { "a2a-version": "1.0", accept: "text/event-stream" })
+    expect(refused).toEqual([{ jsonrpc: "2.0", id: 1, error: expect.objectContaining({ code: -32004 }) }])
+    const rest = await fetch(`${node.baseUrl}/a2a/v1/tasks/${ended.id}:subscribe`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "a2a-version": "1.0", accept: "text/event-stream" }
+    })
+    expect(rest.status).toBe(400)
+    expect(((await rest.json()) as any).error.details).toEqual([expect.objectContaining({ reason: "UNSUPPORTED_OPERATION", domain: "a2a-protocol.org" })])
+    // another person's ended task is still not found, never revealed as ended
+    const colleagueKey = await cliLogin(node, await addPerson(node, "a2a-v1-subscriber", { org: "member", workspace: "member" }))
+    const theirs = await fetch(`${node.baseUrl}/a2a/v1/tasks/${ended.id}:subscribe`, { method: "POST", headers: { authorization: `Bearer ${colleagueKey}`, "a2a-version": "1.0" } })
+    expect(theirs.status).toBe(404)
+    const v03 = await rpc("tasks/resubscribe", { id: ended.id }, { accept: "text/event-stream" })
+    expect(v03.at(-1).result).toMatchObject({ kind: "status-update", taskId: ended.id, status: { state: "completed" } })
+  })
+})
+
 describe("ListTasks", () => {
   it("pages through the caller's own tasks, newest first, with a cursor; another person's tasks are never listed", async () => {
     const colleagueKey = await cliLogin(node, await addPerson(node, "a2a-v1-colleague", { org: "member", workspace: "member" }))
@@ -374,7 +394,11 @@ describe("the HTTP+JSON binding (/a2a/v1)", () => {
     await readStream(rest.sendMessageStream(textMessage("/slow 150\n/long 60")), async (event) => {
       if (event.payload?.$case === "task") runningId = event.payload.value.id
       if (event.payload?.$case === "artifactUpdate" && followed === undefined) {
-        followed = readStream(rest.resubscribeTask(subscribe(runningId)))
+        // canceled once the subscription follows it: an ended task is not subscribed to
+        let following!: () => void
+        const opened = new Promise<void>((resolve) => (following = resolve))
+        followed = readStream(rest.resubscribeTask(subscribe(runningId)), () => following())
+        await opened
         canceled = await rest.cancelTask(cancel(runningId))
       }
     })
