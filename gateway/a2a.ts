@@ -30,7 +30,7 @@ import {
   versionOf
 } from "../src/a2a/Protocol.ts"
 import { CardSigner, JWKS_PATH } from "../src/a2a/CardSignature.ts"
-import { cardToV1, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
+import { cardToV1, errorInfoOf, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
@@ -63,6 +63,19 @@ export interface RpcError {
 }
 
 const failure = (id: Id, error: RpcError) => ({ jsonrpc: "2.0" as const, id, error })
+
+/** The domain of the platform's own ErrorInfo reasons: the host the node is reached at. */
+export const platformDomain = (options: A2aRouteOptions) => new URL(options.baseUrl()).host
+
+/**
+ * An answer as the request's version states its error: 1.0's `data` is a list of details, the
+ * error's google.rpc.ErrorInfo (spec 9.5); 0.3's is the platform's object, or none, as before.
+ */
+const inVersionOf = (options: A2aRouteOptions, req: HttpRequest) => <T extends object | undefined>(answer: T): T => {
+  if (versionOf(req.headers[VERSION_HEADER]) !== "1.0" || answer === undefined || !("error" in answer)) return answer
+  const error = answer.error as RpcError
+  return { ...answer, error: { code: error.code, message: error.message, data: [errorInfoOf(error, platformDomain(options))] } }
+}
 const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, result })
 
 /** What a streaming method's updates carry, as A2A has them. */
@@ -278,22 +291,23 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
 
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
   const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, served: ServedMethod, params: unknown): Promise<HttpReply | typeof Streaming> => {
+    const inVersion = inVersionOf(options, calls.req)
     const exit = await openMethodStream(options, principal, calls, served, params)
     if ("refused" in exit) {
       const sse = openSse(res)
-      sse.data(failure(id, exit.refused))
+      sse.data(inVersion(failure(id, exit.refused)))
       sse.end()
       return Streaming
     }
     // a node full of turns or streams opens no stream: 503 with Retry-After, the JSON-RPC error as the body
     if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded) {
       const refused = failure(id, rpcErrorOf(exit.cause))
-      return { status: 503, headers: retryAfterOf(refused), json: refused }
+      return { status: 503, headers: retryAfterOf(refused), json: inVersion(refused) }
     }
     const sse = openSse(res)
     // a refusal is the stream's one event: streaming clients read every answer as SSE
     if (Exit.isFailure(exit)) {
-      sse.data(failure(id, rpcErrorOf(exit.cause)))
+      sse.data(inVersion(failure(id, rpcErrorOf(exit.cause))))
       sse.end()
       return Streaming
     }
@@ -307,6 +321,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     const { principal } = caller
     // a stream's headers are sent before its task writes: only plain answers name their writes
     const calls = requestCalls(req)
+    const inVersion = inVersionOf(options, req)
     let body: unknown
     try {
       body = parseJsonBody(await req.body())
@@ -314,12 +329,12 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       if (error instanceof PayloadTooLarge) return Streaming
       // JSON nested past the bound is a request refused as a request (with its HTTP meaning), not unreadable JSON
       if (error instanceof MalformedJson && error.reason === "json_too_deep") {
-        return { status: 200, json: failure(null, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${error.message}`, data: { status: 400, code: "bad_request", reason: error.reason } }) }
+        return { status: 200, json: inVersion(failure(null, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${error.message}`, data: { status: 400, code: "bad_request", reason: error.reason } })) }
       }
-      return { status: 200, json: failure(null, { code: JSONRPC_PARSE_ERROR, message: "Parse error" }) }
+      return { status: 200, json: inVersion(failure(null, { code: JSONRPC_PARSE_ERROR, message: "Parse error" })) }
     }
     if (Array.isArray(body)) {
-      if (body.length === 0) return { status: 200, json: failure(null, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: an empty batch" }) }
+      if (body.length === 0) return { status: 200, json: inVersion(failure(null, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: an empty batch" })) }
       const seen = new Set<unknown>()
       const answers: Array<object> = []
       for (const entry of body) {
@@ -328,12 +343,12 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
         const id = isObject(entry) ? entry.id : undefined
         const answerable = typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
         if (answerable && seen.has(id)) {
-          answers.push(failure(id, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: this id is used earlier in the batch" }))
+          answers.push(inVersion(failure(id, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: this id is used earlier in the batch" })))
           continue
         }
         if (answerable) seen.add(id)
         const answered = await dispatch(principal, calls, entry, true)
-        if (answered !== undefined) answers.push(answered)
+        if (answered !== undefined) answers.push(inVersion(answered))
       }
       return withPositions(answers.length === 0 ? { status: 204 } : { status: 200, json: answers }, calls.written)
     }
@@ -346,7 +361,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     }
     const answered = await dispatch(principal, calls, body, false)
     const retryAfter = retryAfterOf(answered)
-    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: answered, ...(retryAfter === undefined ? {} : { headers: retryAfter }) }, calls.written)
+    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: inVersion(answered), ...(retryAfter === undefined ? {} : { headers: retryAfter }) }, calls.written)
   }
   route(app, "post", "/a2a", handler, options.limits)
   // the same endpoint with a trailing slash: a client that joins "/" to the card's URL (the 1.0 TCK's) posts there

@@ -9,6 +9,19 @@
 import { Schema } from "effect"
 import type { Artifact, Message, Part, Task, TaskState, TaskStreamEvent } from "../platform/Wire.ts"
 import { TaskState as TaskStateSchema } from "../platform/Wire.ts"
+import {
+  A2A_CONTENT_TYPE_NOT_SUPPORTED,
+  A2A_PUSH_NOT_SUPPORTED,
+  A2A_TASK_NOT_CANCELABLE,
+  A2A_TASK_NOT_FOUND,
+  A2A_UNSUPPORTED_OPERATION,
+  A2A_VERSION_NOT_SUPPORTED,
+  JSONRPC_INTERNAL_ERROR,
+  JSONRPC_INVALID_PARAMS,
+  JSONRPC_INVALID_REQUEST,
+  JSONRPC_METHOD_NOT_FOUND,
+  JSONRPC_PARSE_ERROR
+} from "./Protocol.ts"
 
 /** The 1.0 task states, as 0.3 names them; `unknown` has no 1.0 name but UNSPECIFIED. */
 const STATE_NAMES: Readonly<Record<TaskState, string>> = {
@@ -232,3 +245,44 @@ export const cardToV1 = (card: V03Card) => ({
   defaultOutputModes: card.defaultOutputModes,
   skills: card.skills
 })
+
+export const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+const A2A_ERROR_DOMAIN = "a2a-protocol.org"
+
+/** 1.0's ErrorInfo reasons (UPPER_SNAKE_CASE, no "Error"), by JSON-RPC code, as the a2a-js SDK names them. */
+export const A2A_ERROR_REASONS: Readonly<Record<number, string>> = {
+  [A2A_TASK_NOT_FOUND]: "TASK_NOT_FOUND",
+  [A2A_TASK_NOT_CANCELABLE]: "TASK_NOT_CANCELABLE",
+  [A2A_PUSH_NOT_SUPPORTED]: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+  [A2A_UNSUPPORTED_OPERATION]: "UNSUPPORTED_OPERATION",
+  [A2A_CONTENT_TYPE_NOT_SUPPORTED]: "CONTENT_TYPE_NOT_SUPPORTED",
+  [A2A_VERSION_NOT_SUPPORTED]: "VERSION_NOT_SUPPORTED",
+  [JSONRPC_INVALID_PARAMS]: "INVALID_PARAMS",
+  [JSONRPC_METHOD_NOT_FOUND]: "METHOD_NOT_FOUND",
+  [JSONRPC_INVALID_REQUEST]: "INVALID_REQUEST",
+  [JSONRPC_PARSE_ERROR]: "PARSE_ERROR",
+  [JSONRPC_INTERNAL_ERROR]: "INTERNAL_ERROR"
+}
+
+/** An error's facts (0.3's `data` object) as ErrorInfo's metadata, whose values are strings. */
+const metadataOf = (data: unknown): Record<string, string> =>
+  isObject(data)
+    ? Object.fromEntries(Object.entries(data).filter(([, value]) => value !== undefined).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]))
+    : {}
+
+/**
+ * An error's google.rpc.ErrorInfo (1.0's error details, spec 9.5 and 11.6): A2A's reason for one of
+ * A2A's errors; a refusal of the platform's own (-32000, its HTTP meaning in the data) is reasoned by
+ * its code under the platform's domain. The error's facts are its metadata.
+ */
+export const errorInfoOf = (error: { readonly code: number; readonly data?: unknown }, platformDomain: string) => {
+  const a2aReason = A2A_ERROR_REASONS[error.code]
+  const code = isObject(error.data) && typeof error.data.code === "string" ? error.data.code : undefined
+  const metadata = metadataOf(error.data)
+  return {
+    "@type": ERROR_INFO_TYPE,
+    reason: a2aReason ?? code?.toUpperCase() ?? "INTERNAL_ERROR",
+    domain: a2aReason === undefined && code !== undefined ? platformDomain : A2A_ERROR_DOMAIN,
+    ...(Object.keys(metadata).length === 0 ? {} : { metadata })
+  }
+}

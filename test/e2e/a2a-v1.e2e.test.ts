@@ -209,6 +209,21 @@ describe("SendMessage, GetTask, CancelTask", () => {
   })
 })
 
+describe("1.0's JSON-RPC errors", () => {
+  it("carry data as a list holding a google.rpc.ErrorInfo (reason, domain, facts as string metadata); 0.3's are unchanged", async () => {
+    const unknownId = `a2a_${randomUUID().replaceAll("-", "")}`
+    const notFound = await rpc("GetTask", { id: unknownId }, { "a2a-version": "1.0" })
+    expect(notFound.error).toEqual({ code: -32001, message: "Task not found", data: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "TASK_NOT_FOUND", domain: "a2a-protocol.org" }] })
+    const badParams = await rpc("ListTasks", { pageSize: 101 }, { "a2a-version": "1.0" })
+    expect(badParams.error.data).toEqual([{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "INVALID_PARAMS", domain: "a2a-protocol.org", metadata: { reason: "invalid_input" } }])
+    // the official client still tells the error by its code
+    await expect(v1.getTask(getRequest(unknownId))).rejects.toMatchObject({ name: "TaskNotFoundError" })
+    // 0.3: no data on a not-found, the platform's object on bad params
+    expect((await rpc("tasks/get", { id: unknownId })).error).toEqual({ code: -32001, message: "Task not found" })
+    expect((await rpc("tasks/get", { id: unknownId, historyLength: -1 })).error.data).toEqual({ reason: "invalid_input" })
+  })
+})
+
 describe("SendStreamingMessage and SubscribeToTask", () => {
   it("streams the Task, working, the reply in artifact chunks, then completed; the stream's close ends it (no final flag)", async () => {
     const events = await readStream(v1.sendMessageStream(textMessage("/long 12")))
@@ -262,7 +277,7 @@ describe("SubscribeToTask of an ended task", () => {
   it("is UnsupportedOperationError on JSON-RPC (-32004) and HTTP+JSON (400, UNSUPPORTED_OPERATION); 0.3's tasks/resubscribe still answers the task", async () => {
     const ended = await send("ended before the subscription")
     const refused = await rpc("SubscribeToTask", { id: ended.id }, { "a2a-version": "1.0", accept: "text/event-stream" })
-    expect(refused).toEqual([{ jsonrpc: "2.0", id: 1, error: expect.objectContaining({ code: -32004 }) }])
+    expect(refused).toEqual([{ jsonrpc: "2.0", id: 1, error: expect.objectContaining({ code: -32004, data: [expect.objectContaining({ reason: "UNSUPPORTED_OPERATION" })] }) }])
     const rest = await fetch(`${node.baseUrl}/a2a/v1/tasks/${ended.id}:subscribe`, {
       method: "POST",
       headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "a2a-version": "1.0", accept: "text/event-stream" }
