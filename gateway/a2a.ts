@@ -7,6 +7,7 @@
  * in order; a streaming method in a batch, and an id repeated in a batch, get -32600.
  */
 import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { createHash } from "node:crypto"
 import type uWS from "uWebSockets.js"
 import { publicAgentCard } from "../src/a2a/Card.ts"
 import {
@@ -43,6 +44,9 @@ import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { openSse } from "./sse.ts"
+
+/** How long a client may keep the public card before asking again (A2A 1.0, 8.6: the card says Cache-Control). */
+const CARD_MAX_AGE_SECONDS = 300
 
 /** The A2A version the client speaks (A2A 1.0's negotiation; absent means 0.3). */
 const VERSION_HEADER = "a2a-version"
@@ -256,10 +260,21 @@ export const callerOf = async (options: A2aRouteOptions, req: HttpRequest): Prom
 }
 
 export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
+  // what the card was last changed by: the node that serves it, started with this code and settings
+  const cardModified = new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString()
   // the card in the version the client asks for (a 1.0 client says so in A2A-Version); 0.3's lists the 1.0 interfaces too
   route(app, "get", "/.well-known/agent-card.json", async (req) => {
-    const card = publicAgentCard(options.baseUrl())
-    return { status: 200, headers: { vary: "A2A-Version" }, json: versionOf(req.headers[VERSION_HEADER]) === "1.0" ? await signedCard(options, cardToV1(card)) : card }
+    const v1 = versionOf(req.headers[VERSION_HEADER]) === "1.0"
+    const card = v1 ? cardToV1(publicAgentCard(options.baseUrl())) : publicAgentCard(options.baseUrl())
+    // weak: a 1.0 card's signature differs each time it is made (ECDSA), the card it signs does not
+    const etag = `W/"${createHash("sha256").update(JSON.stringify(card)).digest("base64url")}"`
+    const headers = { vary: "A2A-Version", "cache-control": `public, max-age=${CARD_MAX_AGE_SECONDS}`, etag, "last-modified": cardModified }
+    // If-None-Match compares weakly (RFC 9110 13.1.2); without it, If-Modified-Since decides
+    const known = req.headers["if-none-match"]?.split(",").map((tag) => tag.trim().replace(/^W\//, ""))
+    const since = req.headers["if-modified-since"]
+    const unchanged = known !== undefined ? known.includes(etag.replace(/^W\//, "")) || known.includes("*") : since !== undefined && Date.parse(since) >= Date.parse(cardModified)
+    if (unchanged) return { status: 304, headers }
+    return { status: 200, headers, json: v1 ? await signedCard(options, card) : card }
   })
   // the public key of the 1.0 card's signatures, which their `jku` names
   route(app, "get", JWKS_PATH, async () => {

@@ -219,7 +219,7 @@ interface V03Card {
   readonly name: string
   readonly description: string
   readonly version: string
-  readonly capabilities: { readonly streaming: boolean; readonly pushNotifications: boolean; readonly extensions?: ReadonlyArray<unknown> }
+  readonly capabilities: { readonly streaming: boolean; readonly pushNotifications: boolean; readonly extendedAgentCard: boolean; readonly extensions?: ReadonlyArray<unknown> }
   readonly defaultInputModes: ReadonlyArray<string>
   readonly defaultOutputModes: ReadonlyArray<string>
   readonly skills: ReadonlyArray<unknown>
@@ -236,7 +236,7 @@ export const cardToV1 = (card: V03Card) => ({
   capabilities: {
     streaming: card.capabilities.streaming,
     pushNotifications: card.capabilities.pushNotifications,
-    extendedAgentCard: true,
+    extendedAgentCard: card.capabilities.extendedAgentCard,
     ...(card.capabilities.extensions === undefined ? {} : { extensions: card.capabilities.extensions })
   },
   securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: card.securitySchemes.bearer.scheme, description: card.securitySchemes.bearer.description } } },

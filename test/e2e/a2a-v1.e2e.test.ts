@@ -104,6 +104,27 @@ describe("the Agent Card", () => {
     expect(card.supportedInterfaces).toContainEqual({ url: `${node.baseUrl}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" })
   })
 
+  it("is cacheable: Cache-Control with max-age, an ETag per version and Last-Modified; a conditional request for the same card is 304", async () => {
+    const cardUrl = `${node.baseUrl}/.well-known/agent-card.json`
+    const v1Card = await fetch(cardUrl, { headers: { "a2a-version": "1.0" } })
+    expect(v1Card.headers.get("cache-control")).toMatch(/max-age=\d+/)
+    const etag = v1Card.headers.get("etag")!
+    const lastModified = v1Card.headers.get("last-modified")!
+    expect(etag).toMatch(/^W\/".+"$/)
+    expect(Date.parse(lastModified)).toBeLessThanOrEqual(Date.now())
+    const again = await fetch(cardUrl, { headers: { "a2a-version": "1.0", "if-none-match": etag } })
+    expect(again.status).toBe(304)
+    expect(await again.text()).toBe("")
+    expect(again.headers.get("etag")).toBe(etag)
+    expect((await fetch(cardUrl, { headers: { "a2a-version": "1.0", "if-modified-since": lastModified } })).status).toBe(304)
+    // the 0.3 card is another representation: the 1.0 card's tag does not match it
+    const v03Card = await fetch(cardUrl, { headers: { "if-none-match": etag } })
+    expect(v03Card.status).toBe(200)
+    expect(v03Card.headers.get("etag")).not.toBe(etag)
+    // which declares the extended card in 1.0's terms too, for a 1.0 client that reads it
+    expect(((await v03Card.json()) as any).capabilities).toMatchObject({ extendedAgentCard: true })
+  })
+
   it("GetExtendedAgentCard: the client fetches the workspace's card, in 1.0's shape", async () => {
     const card = await v1.getAgentCard()
     expect(card.name).toBe(`${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug} assistant`)
