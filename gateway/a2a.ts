@@ -128,6 +128,12 @@ const isPushConfig = (version: A2aVersion, method: string) => (version === "1.0"
  */
 const REFUSED_AS_REQUEST: ReadonlySet<number> = new Set([JSONRPC_INVALID_REQUEST, JSONRPC_METHOD_NOT_FOUND, JSONRPC_INVALID_PARAMS, A2A_VERSION_NOT_SUPPORTED])
 
+/** A request's declared type is JSON: `application/json` or a `+json` type; none declared is read as JSON. */
+const isJsonContentType = (header: string | undefined) => {
+  const type = header?.split(";")[0]?.trim().toLowerCase() ?? ""
+  return type === "" || type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))
+}
+
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** A failure of a method as JSON-RPC states it (7.4); refusals of the checkpoint keep their HTTP meaning in `data`. */
@@ -337,6 +343,10 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     // a stream's headers are sent before its task writes: only plain answers name their writes
     const calls = requestCalls(req)
     const inVersion = inVersionOf(options, req)
+    // 1.0's JSON-RPC binding is JSON (spec 9.1): a body declared as another type is not read; 0.3 reads it as before
+    if (versionOf(req.headers[VERSION_HEADER]) === "1.0" && !isJsonContentType(req.headers["content-type"])) {
+      return { status: 200, json: inVersion(failure(null, { code: A2A_CONTENT_TYPE_NOT_SUPPORTED, message: `Content type not supported: a JSON-RPC request is application/json, not ${req.headers["content-type"]}` })) }
+    }
     let body: unknown
     try {
       body = parseJsonBody(await req.body())

@@ -245,6 +245,25 @@ describe("1.0's JSON-RPC errors", () => {
   })
 })
 
+describe("a request body that is not declared JSON", () => {
+  it("is ContentTypeNotSupportedError (-32005) in 1.0, unread; JSON with parameters is read; 0.3 reads the body as before", async () => {
+    const post = (contentType: string, body: string, version?: string) =>
+      fetch(`${node.baseUrl}/a2a`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "content-type": contentType, ...(version === undefined ? {} : { "a2a-version": version }) },
+        body
+      }).then(async (response) => ({ status: response.status, answer: (await response.json()) as any }))
+    const unknownTask = (method: string) => JSON.stringify({ jsonrpc: "2.0", id: 7, method, params: { id: `a2a_${"0".repeat(32)}` } })
+    const refused = await post("text/plain", "{'jsonrpc': '2.0', 'id': 1, 'method': 'SendMessage'}", "1.0")
+    expect(refused.status).toBe(200)
+    expect(refused.answer.error).toMatchObject({ code: -32005, data: [expect.objectContaining({ reason: "CONTENT_TYPE_NOT_SUPPORTED" })] })
+    expect((await post("text/plain", unknownTask("GetTask"), "1.0")).answer.error.code).toBe(-32005)
+    expect((await post("application/json; charset=utf-8", unknownTask("GetTask"), "1.0")).answer.error.code).toBe(-32001)
+    expect((await post("application/a2a+json", unknownTask("GetTask"), "1.0")).answer.error.code).toBe(-32001)
+    expect((await post("text/plain", unknownTask("tasks/get"))).answer.error.code).toBe(-32001)
+  })
+})
+
 describe("SendStreamingMessage and SubscribeToTask", () => {
   it("streams the Task, working, the reply in artifact chunks, then completed; the stream's close ends it (no final flag)", async () => {
     const events = await readStream(v1.sendMessageStream(textMessage("/long 12")))
