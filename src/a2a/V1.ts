@@ -71,11 +71,14 @@ const statusToV1 = (status: Task["status"]) => ({
   ...(status.message === undefined ? {} : { message: messageToV1(status.message) })
 })
 
-export const taskToV1 = (task: Task) => ({
+/** A task as ListTasks lists it: its artifacts left out unless asked (1.0: absent, not empty). */
+export type ListedTask = Omit<Task, "artifacts"> & { readonly artifacts?: Task["artifacts"] }
+
+export const taskToV1 = (task: ListedTask) => ({
   id: task.id,
   contextId: task.contextId,
   status: statusToV1(task.status),
-  artifacts: task.artifacts.map(artifactToV1),
+  ...(task.artifacts === undefined ? {} : { artifacts: task.artifacts.map(artifactToV1) }),
   history: task.history.map(messageToV1)
 })
 
@@ -167,7 +170,7 @@ export interface V1Method {
 
 /** ListTasks' answer before its tasks are mapped (src/a2a/Methods.ts). */
 export interface TaskPage {
-  readonly tasks: ReadonlyArray<Task>
+  readonly tasks: ReadonlyArray<ListedTask>
   readonly nextPageToken: string
   readonly pageSize: number
   readonly totalSize: number

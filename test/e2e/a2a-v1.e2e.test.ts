@@ -390,6 +390,8 @@ describe("proto field names (ProtoJSON)", () => {
     expect(page.result.tasks[0].history).toHaveLength(1)
     const next = await v1rpc("ListTasks", { context_id: first.contextId, page_size: 1, page_token: page.result.nextPageToken, status: "TASK_STATE_COMPLETED" })
     expect(next.result.tasks.map((task: any) => task.id)).toEqual([first.id])
+    // without include_artifacts the field is left out, not empty (1.0, ListTasks)
+    expect(next.result.tasks[0]).not.toHaveProperty("artifacts")
     expect(next.result.nextPageToken).toBe("")
     const read = await v1rpc("GetTask", { id: first.id, history_length: 1 })
     expect(read.result.history).toHaveLength(1)
