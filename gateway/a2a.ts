@@ -7,6 +7,7 @@
  * in order; a streaming method in a batch, and an id repeated in a batch, get -32600.
  */
 import { Cause, Effect, Exit, Option, Schema } from "effect"
+import { createHash } from "node:crypto"
 import type uWS from "uWebSockets.js"
 import { publicAgentCard } from "../src/a2a/Card.ts"
 import {
@@ -30,18 +31,22 @@ import {
   versionOf
 } from "../src/a2a/Protocol.ts"
 import { CardSigner, JWKS_PATH } from "../src/a2a/CardSignature.ts"
-import { cardToV1, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
+import { cardToV1, errorInfoOf, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
 import { Overloaded } from "../src/platform/Errors.ts"
 import { errorFields } from "../src/platform/Logging.ts"
 import type { Started } from "../src/platform/Relay.ts"
-import { TaskStreamEvent } from "../src/platform/Wire.ts"
+import { type Task, TaskStreamEvent } from "../src/platform/Wire.ts"
+import { isTerminal, TaskState as RecordedTaskState } from "../actors/a2atask/events.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
 import { openSse } from "./sse.ts"
+
+/** How long a client may keep the public card before asking again (A2A 1.0, 8.6: the card says Cache-Control). */
+const CARD_MAX_AGE_SECONDS = 300
 
 /** The A2A version the client speaks (A2A 1.0's negotiation; absent means 0.3). */
 const VERSION_HEADER = "a2a-version"
@@ -62,6 +67,19 @@ export interface RpcError {
 }
 
 const failure = (id: Id, error: RpcError) => ({ jsonrpc: "2.0" as const, id, error })
+
+/** The domain of the platform's own ErrorInfo reasons: the host the node is reached at. */
+export const platformDomain = (options: A2aRouteOptions) => new URL(options.baseUrl()).host
+
+/**
+ * An answer as the request's version states its error: 1.0's `data` is a list of details, the
+ * error's google.rpc.ErrorInfo (spec 9.5); 0.3's is the platform's object, or none, as before.
+ */
+const inVersionOf = (options: A2aRouteOptions, req: HttpRequest) => <T extends object | undefined>(answer: T): T => {
+  if (versionOf(req.headers[VERSION_HEADER]) !== "1.0" || answer === undefined || !("error" in answer)) return answer
+  const error = answer.error as RpcError
+  return { ...answer, error: { code: error.code, message: error.message, data: [errorInfoOf(error, platformDomain(options))] } }
+}
 const success = (id: Id, result: unknown) => ({ jsonrpc: "2.0" as const, id, result })
 
 /** What a streaming method's updates carry, as A2A has them. */
@@ -87,6 +105,7 @@ export interface ServedMethod {
   readonly input: (params: Record<string, unknown>) => unknown
   readonly result: (value: unknown) => unknown
   readonly event: (event: TaskStreamEvent) => unknown
+  readonly refusesEndedTask?: boolean
 }
 
 const v03Method = (method: string): ServedMethod | undefined =>
@@ -108,6 +127,12 @@ const isPushConfig = (version: A2aVersion, method: string) => (version === "1.0"
  * null), as the A2A reference server and the A2A TCK do, so the sender learns of its mistake.
  */
 const REFUSED_AS_REQUEST: ReadonlySet<number> = new Set([JSONRPC_INVALID_REQUEST, JSONRPC_METHOD_NOT_FOUND, JSONRPC_INVALID_PARAMS, A2A_VERSION_NOT_SUPPORTED])
+
+/** A request's declared type is JSON: `application/json` or a `+json` type; none declared is read as JSON. */
+const isJsonContentType = (header: string | undefined) => {
+  const type = header?.split(";")[0]?.trim().toLowerCase() ?? ""
+  return type === "" || type === "application/json" || (type.startsWith("application/") && type.endsWith("+json"))
+}
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
@@ -199,6 +224,21 @@ export const callMethod = async (options: A2aRouteOptions, principal: Principal,
   return exit
 }
 
+/**
+ * A stream a method opens, or its refusal: the method's own, or, for one that follows only a task
+ * that has not ended (1.0's SubscribeToTask), UnsupportedOperationError for an ended task. 0.3's
+ * tasks/resubscribe of an ended task answers it and closes, as 0.3 says nothing against it.
+ */
+export const openMethodStream = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<Exit.Exit<Started<TaskStreamEvent, void>, unknown> | { readonly refused: RpcError }> => {
+  if (served.refusesEndedTask === true) {
+    const read = await callMethod(options, principal, calls, { ...served, capability: "a2a.tasks.get" }, params)
+    if (Exit.isFailure(read)) return read
+    const { id, status } = read.value as Task
+    if (Schema.is(RecordedTaskState)(status.state) && isTerminal(status.state)) return { refused: { code: A2A_UNSUPPORTED_OPERATION, message: `This operation is not supported: task ${id} is ${status.state}; only a task that has not ended can be subscribed to` } }
+  }
+  return (await callMethod(options, principal, calls, served, params)) as Exit.Exit<Started<TaskStreamEvent, void>, unknown>
+}
+
 /** A non-streaming method: its result in its version's shape, or its error. */
 export const answerMethod = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
   const exit = await callMethod(options, principal, calls, served, params)
@@ -226,10 +266,21 @@ export const callerOf = async (options: A2aRouteOptions, req: HttpRequest): Prom
 }
 
 export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
+  // what the card was last changed by: the node that serves it, started with this code and settings
+  const cardModified = new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString()
   // the card in the version the client asks for (a 1.0 client says so in A2A-Version); 0.3's lists the 1.0 interfaces too
   route(app, "get", "/.well-known/agent-card.json", async (req) => {
-    const card = publicAgentCard(options.baseUrl())
-    return { status: 200, headers: { vary: "A2A-Version" }, json: versionOf(req.headers[VERSION_HEADER]) === "1.0" ? await signedCard(options, cardToV1(card)) : card }
+    const v1 = versionOf(req.headers[VERSION_HEADER]) === "1.0"
+    const card = v1 ? cardToV1(publicAgentCard(options.baseUrl())) : publicAgentCard(options.baseUrl())
+    // weak: a 1.0 card's signature differs each time it is made (ECDSA), the card it signs does not
+    const etag = `W/"${createHash("sha256").update(JSON.stringify(card)).digest("base64url")}"`
+    const headers = { vary: "A2A-Version", "cache-control": `public, max-age=${CARD_MAX_AGE_SECONDS}`, etag, "last-modified": cardModified }
+    // If-None-Match compares weakly (RFC 9110 13.1.2); without it, If-Modified-Since decides
+    const known = req.headers["if-none-match"]?.split(",").map((tag) => tag.trim().replace(/^W\//, ""))
+    const since = req.headers["if-modified-since"]
+    const unchanged = known !== undefined ? known.includes(etag.replace(/^W\//, "")) || known.includes("*") : since !== undefined && Date.parse(since) >= Date.parse(cardModified)
+    if (unchanged) return { status: 304, headers }
+    return { status: 200, headers, json: v1 ? await signedCard(options, card) : card }
   })
   // the public key of the 1.0 card's signatures, which their `jku` names
   route(app, "get", JWKS_PATH, async () => {
@@ -261,21 +312,27 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
 
   /** message/stream and tasks/resubscribe: SSE of response envelopes until the task settles. */
   const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, served: ServedMethod, params: unknown): Promise<HttpReply | typeof Streaming> => {
-    const exit = await callMethod(options, principal, calls, served, params)
+    const inVersion = inVersionOf(options, calls.req)
+    const exit = await openMethodStream(options, principal, calls, served, params)
+    if ("refused" in exit) {
+      const sse = openSse(res)
+      sse.data(inVersion(failure(id, exit.refused)))
+      sse.end()
+      return Streaming
+    }
     // a node full of turns or streams opens no stream: 503 with Retry-After, the JSON-RPC error as the body
     if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded) {
       const refused = failure(id, rpcErrorOf(exit.cause))
-      return { status: 503, headers: retryAfterOf(refused), json: refused }
+      return { status: 503, headers: retryAfterOf(refused), json: inVersion(refused) }
     }
     const sse = openSse(res)
     // a refusal is the stream's one event: streaming clients read every answer as SSE
     if (Exit.isFailure(exit)) {
-      sse.data(failure(id, rpcErrorOf(exit.cause)))
+      sse.data(inVersion(failure(id, rpcErrorOf(exit.cause))))
       sse.end()
       return Streaming
     }
-    const task = exit.value as Started<TaskStreamEvent, void>
-    task.listen({ event: (result) => sse.data(success(id, served.event(result))), done: () => sse.end() })
+    exit.value.listen({ event: (result) => sse.data(success(id, served.event(result))), done: () => sse.end() })
     return Streaming
   }
 
@@ -285,6 +342,11 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     const { principal } = caller
     // a stream's headers are sent before its task writes: only plain answers name their writes
     const calls = requestCalls(req)
+    const inVersion = inVersionOf(options, req)
+    // 1.0's JSON-RPC binding is JSON (spec 9.1): a body declared as another type is not read; 0.3 reads it as before
+    if (versionOf(req.headers[VERSION_HEADER]) === "1.0" && !isJsonContentType(req.headers["content-type"])) {
+      return { status: 200, json: inVersion(failure(null, { code: A2A_CONTENT_TYPE_NOT_SUPPORTED, message: `Content type not supported: a JSON-RPC request is application/json, not ${req.headers["content-type"]}` })) }
+    }
     let body: unknown
     try {
       body = parseJsonBody(await req.body())
@@ -292,12 +354,12 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
       if (error instanceof PayloadTooLarge) return Streaming
       // JSON nested past the bound is a request refused as a request (with its HTTP meaning), not unreadable JSON
       if (error instanceof MalformedJson && error.reason === "json_too_deep") {
-        return { status: 200, json: failure(null, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${error.message}`, data: { status: 400, code: "bad_request", reason: error.reason } }) }
+        return { status: 200, json: inVersion(failure(null, { code: JSONRPC_INVALID_REQUEST, message: `Invalid Request: ${error.message}`, data: { status: 400, code: "bad_request", reason: error.reason } })) }
       }
-      return { status: 200, json: failure(null, { code: JSONRPC_PARSE_ERROR, message: "Parse error" }) }
+      return { status: 200, json: inVersion(failure(null, { code: JSONRPC_PARSE_ERROR, message: "Parse error" })) }
     }
     if (Array.isArray(body)) {
-      if (body.length === 0) return { status: 200, json: failure(null, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: an empty batch" }) }
+      if (body.length === 0) return { status: 200, json: inVersion(failure(null, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: an empty batch" })) }
       const seen = new Set<unknown>()
       const answers: Array<object> = []
       for (const entry of body) {
@@ -306,12 +368,12 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
         const id = isObject(entry) ? entry.id : undefined
         const answerable = typeof id === "string" || (typeof id === "number" && Number.isFinite(id))
         if (answerable && seen.has(id)) {
-          answers.push(failure(id, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: this id is used earlier in the batch" }))
+          answers.push(inVersion(failure(id, { code: JSONRPC_INVALID_REQUEST, message: "Invalid Request: this id is used earlier in the batch" })))
           continue
         }
         if (answerable) seen.add(id)
         const answered = await dispatch(principal, calls, entry, true)
-        if (answered !== undefined) answers.push(answered)
+        if (answered !== undefined) answers.push(inVersion(answered))
       }
       return withPositions(answers.length === 0 ? { status: 204 } : { status: 200, json: answers }, calls.written)
     }
@@ -324,7 +386,7 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
     }
     const answered = await dispatch(principal, calls, body, false)
     const retryAfter = retryAfterOf(answered)
-    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: answered, ...(retryAfter === undefined ? {} : { headers: retryAfter }) }, calls.written)
+    return withPositions(answered === undefined ? { status: 204 } : { status: 200, json: inVersion(answered), ...(retryAfter === undefined ? {} : { headers: retryAfter }) }, calls.written)
   }
   route(app, "post", "/a2a", handler, options.limits)
   // the same endpoint with a trailing slash: a client that joins "/" to the card's URL (the 1.0 TCK's) posts there

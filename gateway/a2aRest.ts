@@ -21,42 +21,37 @@ import {
 } from "../src/a2a/Protocol.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { Overloaded } from "../src/platform/Errors.ts"
-import type { Started } from "../src/platform/Relay.ts"
-import type { TaskStreamEvent } from "../src/platform/Wire.ts"
-import { type A2aRouteOptions, answerMethod, callerOf, callMethod, requestCalls, type RpcError, rpcErrorOf, v1Method } from "./a2a.ts"
+import { type A2aRouteOptions, answerMethod, platformDomain, callerOf, openMethodStream, requestCalls, type RpcError, rpcErrorOf, v1Method } from "./a2a.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { withPositions } from "./positions.ts"
+import { errorInfoOf } from "../src/a2a/V1.ts"
 import { openSse } from "./sse.ts"
 
 const VERSION_HEADER = "a2a-version"
-const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
-
-/** A2A's errors on HTTP+JSON: status, gRPC status name and ErrorInfo reason, by their JSON-RPC code (as the a2a-js SDK maps them). */
-const REST_ERRORS: Readonly<Record<number, readonly [number, string, string]>> = {
-  [A2A_TASK_NOT_FOUND]: [404, "NOT_FOUND", "TASK_NOT_FOUND"],
-  [A2A_TASK_NOT_CANCELABLE]: [400, "FAILED_PRECONDITION", "TASK_NOT_CANCELABLE"],
-  [A2A_PUSH_NOT_SUPPORTED]: [400, "FAILED_PRECONDITION", "PUSH_NOTIFICATION_NOT_SUPPORTED"],
-  [A2A_UNSUPPORTED_OPERATION]: [400, "FAILED_PRECONDITION", "UNSUPPORTED_OPERATION"],
-  [A2A_CONTENT_TYPE_NOT_SUPPORTED]: [400, "INVALID_ARGUMENT", "CONTENT_TYPE_NOT_SUPPORTED"],
-  [A2A_VERSION_NOT_SUPPORTED]: [400, "FAILED_PRECONDITION", "VERSION_NOT_SUPPORTED"],
-  [JSONRPC_INVALID_PARAMS]: [400, "INVALID_ARGUMENT", "INVALID_PARAMS"],
-  [JSONRPC_METHOD_NOT_FOUND]: [404, "NOT_FOUND", "METHOD_NOT_FOUND"]
+/** A2A's errors on HTTP+JSON: status and gRPC status name, by their JSON-RPC code (as the a2a-js SDK maps them); the ErrorInfo reason is src/a2a/V1.ts's. */
+const REST_ERRORS: Readonly<Record<number, readonly [number, string]>> = {
+  [A2A_TASK_NOT_FOUND]: [404, "NOT_FOUND"],
+  [A2A_TASK_NOT_CANCELABLE]: [400, "FAILED_PRECONDITION"],
+  [A2A_PUSH_NOT_SUPPORTED]: [400, "FAILED_PRECONDITION"],
+  [A2A_UNSUPPORTED_OPERATION]: [400, "FAILED_PRECONDITION"],
+  [A2A_CONTENT_TYPE_NOT_SUPPORTED]: [400, "INVALID_ARGUMENT"],
+  [A2A_VERSION_NOT_SUPPORTED]: [400, "FAILED_PRECONDITION"],
+  [JSONRPC_INVALID_PARAMS]: [400, "INVALID_ARGUMENT"],
+  [JSONRPC_METHOD_NOT_FOUND]: [404, "NOT_FOUND"]
 }
 
 /** gRPC status names of the platform's own refusals (its HTTP meaning, kept in the JSON-RPC error's data). */
 const STATUS_NAMES: Readonly<Record<number, string>> = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 402: "FAILED_PRECONDITION", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE" }
 
-/** The HTTP answer of a failed method: its status, and a google.rpc.Status body. */
-const restError = (error: RpcError): HttpReply => {
-  const data = error.data as { status?: number; code?: string; reason?: string; retryAfterSeconds?: number } | undefined
+/** The HTTP answer of a failed method: its status, and a google.rpc.Status body whose details are its ErrorInfo. */
+const restErrorIn = (error: RpcError, platformDomain: string): HttpReply => {
+  const data = error.data as { status?: number; retryAfterSeconds?: number } | undefined
   const known = REST_ERRORS[error.code]
   const status = known?.[0] ?? data?.status ?? 500
-  const metadata = Object.fromEntries(Object.entries({ code: data?.code, reason: data?.reason }).filter(([, value]) => value !== undefined).map(([key, value]) => [key, String(value)]))
-  const details = known === undefined ? [] : [{ "@type": ERROR_INFO_TYPE, reason: known[2], domain: "a2a-protocol.org", ...(Object.keys(metadata).length === 0 ? {} : { metadata }) }]
   return {
     status,
     ...(data?.retryAfterSeconds === undefined ? {} : { headers: { "retry-after": String(data.retryAfterSeconds) } }),
-    json: { error: { code: status, status: known?.[1] ?? STATUS_NAMES[status] ?? "INTERNAL", message: error.message, details } }
+    json: { error: { code: status, status: known?.[1] ?? STATUS_NAMES[status] ?? "INTERNAL", message: error.message, details: [errorInfoOf(error, platformDomain)] } }
   }
 }
 
@@ -74,17 +69,18 @@ const fromQuery: ParamsOf = (req) => queryParams(req)
 const taskFromPath: ParamsOf = (req) => ({ ...queryParams(req), id: decodeURIComponent(req.params[0] ?? "").split(":")[0] })
 
 export const a2aRestRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void => {
+  const restError = (error: RpcError) => restErrorIn(error, platformDomain(options))
   const stream = async (principal: Principal, req: HttpRequest, res: uWS.HttpResponse, method: string, params: Record<string, unknown>): Promise<HttpReply | typeof Streaming> => {
     const served = v1Method(method)!
-    const exit = await callMethod(options, principal, requestCalls(req), served, params)
+    const exit = await openMethodStream(options, principal, requestCalls(req), served, params)
     // a refusal is an HTTP answer: the stream is not opened yet
+    if ("refused" in exit) return restError(exit.refused)
     if (Exit.isFailure(exit)) {
       const refused = restError(rpcErrorOf(exit.cause))
       return Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded ? { ...refused, status: 503 } : refused
     }
     const sse = openSse(res)
-    const task = exit.value as Started<TaskStreamEvent, void>
-    task.listen({ event: (event) => sse.data(served.event(event)), done: () => sse.end() })
+    exit.value.listen({ event: (event) => sse.data(served.event(event)), done: () => sse.end() })
     return Streaming
   }
 

@@ -46,7 +46,8 @@ export const publicAgentCard = (baseUrl: string) => ({
   supportedInterfaces: supportedInterfaces(endpointOf(baseUrl)),
   preferredTransport: "JSONRPC",
   version: AGENT_VERSION,
-  capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false },
+  // extendedAgentCard: 1.0's name of supportsAuthenticatedExtendedCard, for 1.0 clients that read this card (0.3 allows more capabilities than it names)
+  capabilities: { streaming: true, pushNotifications: false, stateTransitionHistory: false, extendedAgentCard: true },
   defaultInputModes: INPUT_MODES,
   defaultOutputModes: ["text/plain"],
   skills: [assistantSkill],

@@ -185,7 +185,7 @@ export const listTasks = implement(Api.listTasks, (invocation, params) =>
     const last = page.at(-1)
     return {
       tasks: yield* Effect.forEach(page, (task) =>
-        Effect.map(taskView(task, params.historyLength), (view) => (params.includeArtifacts === true ? view : { ...view, artifacts: [] }))),
+        Effect.map(taskView(task, params.historyLength), ({ artifacts, ...view }) => (params.includeArtifacts === true ? { ...view, artifacts } : view))),
       nextPageToken: tasks.length > pageSize && last !== undefined ? pageToken({ updatedAt: last.updatedAt, taskId: last.taskId }) : "",
       pageSize,
       totalSize: total

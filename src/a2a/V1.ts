@@ -9,6 +9,19 @@
 import { Schema } from "effect"
 import type { Artifact, Message, Part, Task, TaskState, TaskStreamEvent } from "../platform/Wire.ts"
 import { TaskState as TaskStateSchema } from "../platform/Wire.ts"
+import {
+  A2A_CONTENT_TYPE_NOT_SUPPORTED,
+  A2A_PUSH_NOT_SUPPORTED,
+  A2A_TASK_NOT_CANCELABLE,
+  A2A_TASK_NOT_FOUND,
+  A2A_UNSUPPORTED_OPERATION,
+  A2A_VERSION_NOT_SUPPORTED,
+  JSONRPC_INTERNAL_ERROR,
+  JSONRPC_INVALID_PARAMS,
+  JSONRPC_INVALID_REQUEST,
+  JSONRPC_METHOD_NOT_FOUND,
+  JSONRPC_PARSE_ERROR
+} from "./Protocol.ts"
 
 /** The 1.0 task states, as 0.3 names them; `unknown` has no 1.0 name but UNSPECIFIED. */
 const STATE_NAMES: Readonly<Record<TaskState, string>> = {
@@ -58,11 +71,14 @@ const statusToV1 = (status: Task["status"]) => ({
   ...(status.message === undefined ? {} : { message: messageToV1(status.message) })
 })
 
-export const taskToV1 = (task: Task) => ({
+/** A task as ListTasks lists it: its artifacts left out unless asked (1.0: absent, not empty). */
+export type ListedTask = Omit<Task, "artifacts"> & { readonly artifacts?: Task["artifacts"] }
+
+export const taskToV1 = (task: ListedTask) => ({
   id: task.id,
   contextId: task.contextId,
   status: statusToV1(task.status),
-  artifacts: task.artifacts.map(artifactToV1),
+  ...(task.artifacts === undefined ? {} : { artifacts: task.artifacts.map(artifactToV1) }),
   history: task.history.map(messageToV1)
 })
 
@@ -81,12 +97,20 @@ export const streamEventToV1 = (event: TaskStreamEvent) => {
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value)
 
 /**
+ * A 1.0 message's fields under their JSON names: ProtoJSON parsers accept a field's proto name
+ * (`context_id`) as well as its lowerCamel JSON name (`contextId`), and so does this endpoint. Only
+ * the fields of 1.0's messages are renamed, never the keys of a `metadata` or `data` object.
+ */
+const jsonNames = (fields: Record<string, unknown>): Record<string, unknown> =>
+  Object.fromEntries(Object.entries(fields).map(([name, value]) => [name.replace(/_([a-z0-9])/g, (_, letter: string) => letter.toUpperCase()), value]))
+
+/**
  * A 1.0 part as 0.3 spells it; the 0.3 params' schema then checks it. A part with none of 1.0's
  * four contents is passed on as it is, so that check refuses it.
  */
 const partFromV1 = (part: unknown): unknown => {
   if (!isObject(part)) return part
-  const { text, raw, url, data, filename, mediaType, metadata } = part
+  const { text, raw, url, data, filename, mediaType, metadata } = jsonNames(part)
   const file = { ...(filename === undefined ? {} : { name: filename }), ...(mediaType === undefined ? {} : { mimeType: mediaType }) }
   const kept = metadata === undefined ? {} : { metadata }
   if (text !== undefined) return { kind: "text", text, ...kept }
@@ -101,7 +125,7 @@ const roleFromV1 = (role: unknown) => (role === ROLE_NAMES.user ? "user" : role 
 
 const messageFromV1 = (message: unknown): unknown => {
   if (!isObject(message)) return message
-  const { role, parts, ...rest } = message
+  const { role, parts, ...rest } = jsonNames(message)
   return { ...rest, kind: "message", role: roleFromV1(role), parts: Array.isArray(parts) ? parts.map(partFromV1) : parts }
 }
 
@@ -110,8 +134,8 @@ const messageFromV1 = (message: unknown): unknown => {
  * `taskPushNotificationConfig` its `pushNotificationConfig`; a tenant names nothing here.
  */
 const sendParamsFromV1 = (params: Record<string, unknown>) => {
-  const { message, configuration, metadata } = params
-  const config = isObject(configuration) ? configuration : undefined
+  const { message, configuration, metadata } = jsonNames(params)
+  const config = isObject(configuration) ? jsonNames(configuration) : undefined
   return {
     message: messageFromV1(message),
     ...(config === undefined
@@ -128,8 +152,11 @@ const sendParamsFromV1 = (params: Record<string, unknown>) => {
   }
 }
 
-/** The params of a method naming one task, without 1.0's tenant. */
-const taskParamsFromV1 = ({ tenant: _tenant, ...params }: Record<string, unknown>) => params
+/** The params of a method naming one task (or ListTasks' filters), without 1.0's tenant. */
+const taskParamsFromV1 = (params: Record<string, unknown>) => {
+  const { tenant: _tenant, ...named } = jsonNames(params)
+  return named
+}
 
 /** One 1.0 method: the capability that runs it, its params as that capability takes them, and its answer as 1.0 has it. */
 export interface V1Method {
@@ -137,11 +164,13 @@ export interface V1Method {
   readonly streams: boolean
   readonly input: (params: Record<string, unknown>) => unknown
   readonly result: (value: unknown) => unknown
+  /** 1.0's SubscribeToTask follows a task that has not ended: an ended one is UnsupportedOperationError (spec 3.1.6). */
+  readonly refusesEndedTask?: boolean
 }
 
 /** ListTasks' answer before its tasks are mapped (src/a2a/Methods.ts). */
 export interface TaskPage {
-  readonly tasks: ReadonlyArray<Task>
+  readonly tasks: ReadonlyArray<ListedTask>
   readonly nextPageToken: string
   readonly pageSize: number
   readonly totalSize: number
@@ -153,7 +182,7 @@ export const V1_METHODS: Readonly<Record<string, V1Method>> = {
   SendStreamingMessage: { capability: "a2a.message.stream", streams: true, input: sendParamsFromV1, result: (value) => value },
   GetTask: { capability: "a2a.tasks.get", streams: false, input: taskParamsFromV1, result: (task) => taskToV1(task as Task) },
   CancelTask: { capability: "a2a.tasks.cancel", streams: false, input: taskParamsFromV1, result: (task) => taskToV1(task as Task) },
-  SubscribeToTask: { capability: "a2a.tasks.resubscribe", streams: true, input: taskParamsFromV1, result: (value) => value },
+  SubscribeToTask: { capability: "a2a.tasks.resubscribe", streams: true, input: taskParamsFromV1, result: (value) => value, refusesEndedTask: true },
   ListTasks: {
     capability: "a2a.tasks.list",
     streams: false,
@@ -193,7 +222,7 @@ interface V03Card {
   readonly name: string
   readonly description: string
   readonly version: string
-  readonly capabilities: { readonly streaming: boolean; readonly pushNotifications: boolean; readonly extensions?: ReadonlyArray<unknown> }
+  readonly capabilities: { readonly streaming: boolean; readonly pushNotifications: boolean; readonly extendedAgentCard: boolean; readonly extensions?: ReadonlyArray<unknown> }
   readonly defaultInputModes: ReadonlyArray<string>
   readonly defaultOutputModes: ReadonlyArray<string>
   readonly skills: ReadonlyArray<unknown>
@@ -210,7 +239,7 @@ export const cardToV1 = (card: V03Card) => ({
   capabilities: {
     streaming: card.capabilities.streaming,
     pushNotifications: card.capabilities.pushNotifications,
-    extendedAgentCard: true,
+    extendedAgentCard: card.capabilities.extendedAgentCard,
     ...(card.capabilities.extensions === undefined ? {} : { extensions: card.capabilities.extensions })
   },
   securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: card.securitySchemes.bearer.scheme, description: card.securitySchemes.bearer.description } } },
@@ -219,3 +248,44 @@ export const cardToV1 = (card: V03Card) => ({
   defaultOutputModes: card.defaultOutputModes,
   skills: card.skills
 })
+
+export const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
+const A2A_ERROR_DOMAIN = "a2a-protocol.org"
+
+/** 1.0's ErrorInfo reasons (UPPER_SNAKE_CASE, no "Error"), by JSON-RPC code, as the a2a-js SDK names them. */
+export const A2A_ERROR_REASONS: Readonly<Record<number, string>> = {
+  [A2A_TASK_NOT_FOUND]: "TASK_NOT_FOUND",
+  [A2A_TASK_NOT_CANCELABLE]: "TASK_NOT_CANCELABLE",
+  [A2A_PUSH_NOT_SUPPORTED]: "PUSH_NOTIFICATION_NOT_SUPPORTED",
+  [A2A_UNSUPPORTED_OPERATION]: "UNSUPPORTED_OPERATION",
+  [A2A_CONTENT_TYPE_NOT_SUPPORTED]: "CONTENT_TYPE_NOT_SUPPORTED",
+  [A2A_VERSION_NOT_SUPPORTED]: "VERSION_NOT_SUPPORTED",
+  [JSONRPC_INVALID_PARAMS]: "INVALID_PARAMS",
+  [JSONRPC_METHOD_NOT_FOUND]: "METHOD_NOT_FOUND",
+  [JSONRPC_INVALID_REQUEST]: "INVALID_REQUEST",
+  [JSONRPC_PARSE_ERROR]: "PARSE_ERROR",
+  [JSONRPC_INTERNAL_ERROR]: "INTERNAL_ERROR"
+}
+
+/** An error's facts (0.3's `data` object) as ErrorInfo's metadata, whose values are strings. */
+const metadataOf = (data: unknown): Record<string, string> =>
+  isObject(data)
+    ? Object.fromEntries(Object.entries(data).filter(([, value]) => value !== undefined).map(([key, value]) => [key, typeof value === "string" ? value : JSON.stringify(value)]))
+    : {}
+
+/**
+ * An error's google.rpc.ErrorInfo (1.0's error details, spec 9.5 and 11.6): A2A's reason for one of
+ * A2A's errors; a refusal of the platform's own (-32000, its HTTP meaning in the data) is reasoned by
+ * its code under the platform's domain. The error's facts are its metadata.
+ */
+export const errorInfoOf = (error: { readonly code: number; readonly data?: unknown }, platformDomain: string) => {
+  const a2aReason = A2A_ERROR_REASONS[error.code]
+  const code = isObject(error.data) && typeof error.data.code === "string" ? error.data.code : undefined
+  const metadata = metadataOf(error.data)
+  return {
+    "@type": ERROR_INFO_TYPE,
+    reason: a2aReason ?? code?.toUpperCase() ?? "INTERNAL_ERROR",
+    domain: a2aReason === undefined && code !== undefined ? platformDomain : A2A_ERROR_DOMAIN,
+    ...(Object.keys(metadata).length === 0 ? {} : { metadata })
+  }
+}

@@ -104,6 +104,27 @@ describe("the Agent Card", () => {
     expect(card.supportedInterfaces).toContainEqual({ url: `${node.baseUrl}/a2a`, protocolBinding: "JSONRPC", protocolVersion: "1.0" })
   })
 
+  it("is cacheable: Cache-Control with max-age, an ETag per version and Last-Modified; a conditional request for the same card is 304", async () => {
+    const cardUrl = `${node.baseUrl}/.well-known/agent-card.json`
+    const v1Card = await fetch(cardUrl, { headers: { "a2a-version": "1.0" } })
+    expect(v1Card.headers.get("cache-control")).toMatch(/max-age=\d+/)
+    const etag = v1Card.headers.get("etag")!
+    const lastModified = v1Card.headers.get("last-modified")!
+    expect(etag).toMatch(/^W\/".+"$/)
+    expect(Date.parse(lastModified)).toBeLessThanOrEqual(Date.now())
+    const again = await fetch(cardUrl, { headers: { "a2a-version": "1.0", "if-none-match": etag } })
+    expect(again.status).toBe(304)
+    expect(await again.text()).toBe("")
+    expect(again.headers.get("etag")).toBe(etag)
+    expect((await fetch(cardUrl, { headers: { "a2a-version": "1.0", "if-modified-since": lastModified } })).status).toBe(304)
+    // the 0.3 card is another representation: the 1.0 card's tag does not match it
+    const v03Card = await fetch(cardUrl, { headers: { "if-none-match": etag } })
+    expect(v03Card.status).toBe(200)
+    expect(v03Card.headers.get("etag")).not.toBe(etag)
+    // which declares the extended card in 1.0's terms too, for a 1.0 client that reads it
+    expect(((await v03Card.json()) as any).capabilities).toMatchObject({ extendedAgentCard: true })
+  })
+
   it("GetExtendedAgentCard: the client fetches the workspace's card, in 1.0's shape", async () => {
     const card = await v1.getAgentCard()
     expect(card.name).toBe(`${node.bootstrap.orgSlug}/${node.bootstrap.workspaceSlug} assistant`)
@@ -209,6 +230,40 @@ describe("SendMessage, GetTask, CancelTask", () => {
   })
 })
 
+describe("1.0's JSON-RPC errors", () => {
+  it("carry data as a list holding a google.rpc.ErrorInfo (reason, domain, facts as string metadata); 0.3's are unchanged", async () => {
+    const unknownId = `a2a_${randomUUID().replaceAll("-", "")}`
+    const notFound = await rpc("GetTask", { id: unknownId }, { "a2a-version": "1.0" })
+    expect(notFound.error).toEqual({ code: -32001, message: "Task not found", data: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "TASK_NOT_FOUND", domain: "a2a-protocol.org" }] })
+    const badParams = await rpc("ListTasks", { pageSize: 101 }, { "a2a-version": "1.0" })
+    expect(badParams.error.data).toEqual([{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "INVALID_PARAMS", domain: "a2a-protocol.org", metadata: { reason: "invalid_input" } }])
+    // the official client still tells the error by its code
+    await expect(v1.getTask(getRequest(unknownId))).rejects.toMatchObject({ name: "TaskNotFoundError" })
+    // 0.3: no data on a not-found, the platform's object on bad params
+    expect((await rpc("tasks/get", { id: unknownId })).error).toEqual({ code: -32001, message: "Task not found" })
+    expect((await rpc("tasks/get", { id: unknownId, historyLength: -1 })).error.data).toEqual({ reason: "invalid_input" })
+  })
+})
+
+describe("a request body that is not declared JSON", () => {
+  it("is ContentTypeNotSupportedError (-32005) in 1.0, unread; JSON with parameters is read; 0.3 reads the body as before", async () => {
+    const post = (contentType: string, body: string, version?: string) =>
+      fetch(`${node.baseUrl}/a2a`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "content-type": contentType, ...(version === undefined ? {} : { "a2a-version": version }) },
+        body
+      }).then(async (response) => ({ status: response.status, answer: (await response.json()) as any }))
+    const unknownTask = (method: string) => JSON.stringify({ jsonrpc: "2.0", id: 7, method, params: { id: `a2a_${"0".repeat(32)}` } })
+    const refused = await post("text/plain", "{'jsonrpc': '2.0', 'id': 1, 'method': 'SendMessage'}", "1.0")
+    expect(refused.status).toBe(200)
+    expect(refused.answer.error).toMatchObject({ code: -32005, data: [expect.objectContaining({ reason: "CONTENT_TYPE_NOT_SUPPORTED" })] })
+    expect((await post("text/plain", unknownTask("GetTask"), "1.0")).answer.error.code).toBe(-32005)
+    expect((await post("application/json; charset=utf-8", unknownTask("GetTask"), "1.0")).answer.error.code).toBe(-32001)
+    expect((await post("application/a2a+json", unknownTask("GetTask"), "1.0")).answer.error.code).toBe(-32001)
+    expect((await post("text/plain", unknownTask("tasks/get"))).answer.error.code).toBe(-32001)
+  })
+})
+
 describe("SendStreamingMessage and SubscribeToTask", () => {
   it("streams the Task, working, the reply in artifact chunks, then completed; the stream's close ends it (no final flag)", async () => {
     const events = await readStream(v1.sendMessageStream(textMessage("/long 12")))
@@ -258,6 +313,26 @@ describe("SendStreamingMessage and SubscribeToTask", () => {
   })
 })
 
+describe("SubscribeToTask of an ended task", () => {
+  it("is UnsupportedOperationError on JSON-RPC (-32004) and HTTP+JSON (400, UNSUPPORTED_OPERATION); 0.3's tasks/resubscribe still answers the task", async () => {
+    const ended = await send("ended before the subscription")
+    const refused = await rpc("SubscribeToTask", { id: ended.id }, { "a2a-version": "1.0", accept: "text/event-stream" })
+    expect(refused).toEqual([{ jsonrpc: "2.0", id: 1, error: expect.objectContaining({ code: -32004, data: [expect.objectContaining({ reason: "UNSUPPORTED_OPERATION" })] }) }])
+    const rest = await fetch(`${node.baseUrl}/a2a/v1/tasks/${ended.id}:subscribe`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${node.bootstrap.workspaceKey}`, "a2a-version": "1.0", accept: "text/event-stream" }
+    })
+    expect(rest.status).toBe(400)
+    expect(((await rest.json()) as any).error.details).toEqual([expect.objectContaining({ reason: "UNSUPPORTED_OPERATION", domain: "a2a-protocol.org" })])
+    // another person's ended task is still not found, never revealed as ended
+    const colleagueKey = await cliLogin(node, await addPerson(node, "a2a-v1-subscriber", { org: "member", workspace: "member" }))
+    const theirs = await fetch(`${node.baseUrl}/a2a/v1/tasks/${ended.id}:subscribe`, { method: "POST", headers: { authorization: `Bearer ${colleagueKey}`, "a2a-version": "1.0" } })
+    expect(theirs.status).toBe(404)
+    const v03 = await rpc("tasks/resubscribe", { id: ended.id }, { accept: "text/event-stream" })
+    expect(v03.at(-1).result).toMatchObject({ kind: "status-update", taskId: ended.id, status: { state: "completed" } })
+  })
+})
+
 describe("ListTasks", () => {
   it("pages through the caller's own tasks, newest first, with a cursor; another person's tasks are never listed", async () => {
     const colleagueKey = await cliLogin(node, await addPerson(node, "a2a-v1-colleague", { org: "member", workspace: "member" }))
@@ -300,6 +375,28 @@ describe("ListTasks", () => {
     // a page token not given by ListTasks, or a page too large, is invalid params
     expect((await rpc("ListTasks", { pageToken: "nonsense" }, { "a2a-version": "1.0" })).error.code).toBe(-32602)
     expect((await rpc("ListTasks", { pageSize: 101 }, { "a2a-version": "1.0" })).error.code).toBe(-32602)
+  })
+})
+
+describe("proto field names (ProtoJSON)", () => {
+  it("ListTasks and GetTask take the proto names of their params (context_id, page_size, page_token, include_artifacts, history_length) as the JSON names", async () => {
+    const first = await send("proto names one")
+    const second = await v1.sendMessage(textMessage("proto names two", { contextId: first.contextId })) as Task
+    const v1rpc = (method: string, params: unknown) => rpc(method, params, { "a2a-version": "1.0" })
+    const page = await v1rpc("ListTasks", { context_id: first.contextId, page_size: 1, include_artifacts: true, history_length: 1 })
+    expect(page.result, JSON.stringify(page)).toMatchObject({ pageSize: 1, totalSize: 2 })
+    expect(page.result.tasks.map((task: any) => task.id)).toEqual([second.id])
+    expect(page.result.tasks[0].artifacts).toHaveLength(1)
+    expect(page.result.tasks[0].history).toHaveLength(1)
+    const next = await v1rpc("ListTasks", { context_id: first.contextId, page_size: 1, page_token: page.result.nextPageToken, status: "TASK_STATE_COMPLETED" })
+    expect(next.result.tasks.map((task: any) => task.id)).toEqual([first.id])
+    // without include_artifacts the field is left out, not empty (1.0, ListTasks)
+    expect(next.result.tasks[0]).not.toHaveProperty("artifacts")
+    expect(next.result.nextPageToken).toBe("")
+    const read = await v1rpc("GetTask", { id: first.id, history_length: 1 })
+    expect(read.result.history).toHaveLength(1)
+    // a name that is neither is still refused
+    expect((await v1rpc("ListTasks", { context_identifier: first.contextId })).error.code).toBe(-32602)
   })
 })
 
@@ -354,7 +451,11 @@ describe("the HTTP+JSON binding (/a2a/v1)", () => {
     await readStream(rest.sendMessageStream(textMessage("/slow 150\n/long 60")), async (event) => {
       if (event.payload?.$case === "task") runningId = event.payload.value.id
       if (event.payload?.$case === "artifactUpdate" && followed === undefined) {
-        followed = readStream(rest.resubscribeTask(subscribe(runningId)))
+        // canceled once the subscription follows it: an ended task is not subscribed to
+        let following!: () => void
+        const opened = new Promise<void>((resolve) => (following = resolve))
+        followed = readStream(rest.resubscribeTask(subscribe(runningId)), () => following())
+        await opened
         canceled = await rest.cancelTask(cancel(runningId))
       }
     })

@@ -168,8 +168,10 @@ const send = async (text: string, contextId?: string) => {
   return result as { id: string; contextId: string; status: { state: string; timestamp: string }; history: Array<unknown> }
 }
 
-const invalidParams = (answer: { error?: { code: number; data?: any } }, reason: string) => {
-  expect(answer.error, JSON.stringify(answer)).toMatchObject({ code: -32602, data: { reason } })
+/** -32602 with the platform's reason: 0.3's data object, or 1.0's ErrorInfo metadata. */
+const invalidParams = (answer: { error?: { code: number; data?: any } }, reason: string, version?: "1.0") => {
+  const data = version === "1.0" ? [expect.objectContaining({ reason: "INVALID_PARAMS", metadata: { reason } })] : { reason }
+  expect(answer.error, JSON.stringify(answer)).toMatchObject({ code: -32602, data })
 }
 
 describe("A2A tasks/get and GetTask with metadata asOf", () => {
@@ -194,8 +196,8 @@ describe("A2A tasks/get and GetTask with metadata asOf", () => {
     expect(v1.status.state).not.toBe("TASK_STATE_COMPLETED")
     expect(v1.history).toHaveLength(1)
     expect((await a2a("GetTask", { id: task.id, metadata: { asOf: task.status.timestamp } }, "1.0")).result.status.state).toBe("TASK_STATE_COMPLETED")
-    invalidParams(await a2a("GetTask", { id: task.id, metadata: { asOf: before } }, "1.0"), "as_of_before_creation")
-    invalidParams(await a2a("GetTask", { id: task.id, metadata: { asOf: inAnHour() } }, "1.0"), "as_of_in_future")
+    invalidParams(await a2a("GetTask", { id: task.id, metadata: { asOf: before } }, "1.0"), "as_of_before_creation", "1.0")
+    invalidParams(await a2a("GetTask", { id: task.id, metadata: { asOf: inAnHour() } }, "1.0"), "as_of_in_future", "1.0")
   })
 })
 
