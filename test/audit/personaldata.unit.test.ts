@@ -44,5 +44,8 @@ describe("the declared places", () => {
     // `*`: each member of an object (an A2A data part's members)
     const submitted: Json = { message: { parts: [{ kind: "text", text: "t" }, { kind: "data", data: { a: 1, b: "x" } }, { kind: "file", file: { uri: "u" } }] } }
     expect(personalValues("a2a.task.submitted", submitted)).toEqual(["t", 1, "x"])
+    // `a|b`: a step's output sealed whole, or a `human_input` step's answer inside it
+    expect(personalValues("automation_run.step_succeeded", { output: "sealed" })).toEqual(["sealed"])
+    expect(personalValues("automation_run.step_succeeded", { output: { response: "sealed", respondent: "usr_a" } })).toEqual(["sealed"])
   })
 })

@@ -1,7 +1,7 @@
 /**
  * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, their
- * A2A task's messages and response, and their automation run's payload and step outputs go to the
- * log sealed under their own data key; `person.erase` destroys the key and records the erasure.
+ * A2A task's messages, response and failure, and their automation run's payload, step outputs, the
+ * question a step asked them and their answer go to the log sealed under their own data key; `person.erase` destroys the key and records the erasure.
  * Afterwards their words read as erased, no table, log event, log line or export holds them in
  * clear, the log still verifies and a replay rebuilds every read model the same, and another
  * person's conversation reads as before.
@@ -83,6 +83,19 @@ const automationRun = async (person: SignedInPerson, text: string) => {
   return { automationId: automation.automationId as string, runId: runId as string }
 }
 
+/** The person's automation whose `human_input` step asks them a question quoting the payload's `text`; fired, and waiting. */
+const askingRun = async (person: SignedInPerson, text: string) => {
+  const automation = ok(await as(person.cookie, "automation.create", {
+    name: `confirm for ${person.email}`,
+    trigger: { type: "api" },
+    steps: [{ name: "confirm", stepType: "human_input", config: { prompt: "Is {{trigger.payload.text}} right?" } }],
+    enabled: true
+  }))
+  const { runId } = ok(await as(person.cookie, "automation.trigger", { automationId: automation.automationId, payload: { text } }))
+  await eventually(() => as(person.cookie, "automation.get_run", { runId }), (r) => r.status === 200 && r.body.status === "waiting", 30_000)
+  return runId as string
+}
+
 describe("person.erase", () => {
   it("leaves the person's words sealed and then unreadable, the log verifiable and replayable, and others' words as they were", async () => {
     const aliceWords = `alice-private-${randomUUID()}`
@@ -109,6 +122,28 @@ describe("person.erase", () => {
     const runBefore = ok(await as(alice.cookie, "automation.get_run", { runId: automated.runId }))
     expect(runBefore.trigger.payload).toEqual({ text: `automated ${aliceWords}` })
     expect(runBefore.steps[0].output.reply).toBe(`You said: automated ${aliceWords}`)
+
+    // a run of hers that asked her a question quoting her words (in the run and in her notice), and her answer
+    const askedRunId = await askingRun(alice, `confirm ${aliceWords}`)
+    const question = `Is confirm ${aliceWords} right?`
+    expect(ok(await as(alice.cookie, "automation.get_run", { runId: askedRunId })).steps[0].input.prompt).toBe(question)
+    const notice = async () => (ok(await as(alice.cookie, "notifications.list", { all: true })).notifications as Array<any>).find((n) => n.subject?.runId === askedRunId)
+    expect((await notice()).body).toBe(question)
+    ok(await as(alice.cookie, "automation.respond", { runId: askedRunId, response: { note: `yes ${aliceWords}` } }))
+    const answered = await eventually(() => as(alice.cookie, "automation.get_run", { runId: askedRunId }), (r) => r.status === 200 && r.body.status === "succeeded", 30_000)
+    expect(answered.body.steps[0].output).toEqual({ response: { note: `yes ${aliceWords}` }, respondent: alice.userId })
+    // and an A2A task of hers whose turn failed: its status message says why
+    const failing = await a2a.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: `/fail\nfailing ${aliceWords}` }] } })
+    expect("error" in failing ? failing.error : undefined).toBeUndefined()
+    const failedTaskId = (failing as { result: Task }).result.id
+    const failedRead = async () => {
+      const got = await a2a.getTask({ id: failedTaskId })
+      expect("error" in got ? got.error : undefined).toBeUndefined()
+      return (got as { result: Task }).result
+    }
+    const failed = await failedRead()
+    expect(failed.status.state).toBe("failed")
+    expect(textOf(failed.status.message)).not.toBe("")
 
     // before the erasure: sealed in the log, opened on reading
     const before = ok(await as(alice.cookie, "conversation.get", { conversationId: first.conversationPublicId }))
@@ -179,6 +214,13 @@ describe("person.erase", () => {
     expect(runAfter.steps[0]).toMatchObject({ name: "ask", status: "succeeded", output: null, erased: true })
     const listed = ok(await as(alice.cookie, "automation.get", { automationId: automated.automationId })).recentRuns
     expect(listed[0].steps[0]).toMatchObject({ output: null, erased: true })
+    // the question her run asked, her notice of it and her answer; her failed task's reason
+    const askedAfter = ok(await as(alice.cookie, "automation.get_run", { runId: askedRunId }))
+    expect(askedAfter.steps[0]).toMatchObject({ status: "succeeded", input: { prompt: "" }, output: { response: null, respondent: alice.userId }, erased: true })
+    expect((await notice()).body).toBe("")
+    const failedAfter = await failedRead()
+    expect(failedAfter.status.state).toBe("failed")
+    expect(failedAfter.status.message?.parts).toEqual([{ kind: "text", text: "", metadata: { erased: true } }])
 
     // she may go on: a new key for what she writes next, the old words stay erased
     const later = await chat(alice.cookie, `later ${aliceWords}`)
