@@ -30,12 +30,14 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   "a2a.task.rejected": ["reason"],
   /**
    * An automation run's API payload (the caller's), each step's output (sealed whole; a `human_input`
-   * step's output is `{response, respondent}` with the answer sealed), the question a `human_input`
-   * step asks (rendered from the payload and earlier outputs) and a person's answer (theirs).
+   * step's output is `{response, respondent}` with the answer sealed), what a step renders from the
+   * payload and earlier outputs (the question a `human_input` step asks, the input of a call parked
+   * for approval) and a person's answer (theirs).
    */
   "automation_run.started": ["trigger.payload"],
   "automation_run.step_succeeded": ["output.response|output"],
   "automation_run.input_requested": ["prompt"],
+  "automation_run.approval_requested": ["input"],
   "automation_run.input_received": ["response"]
 }
 

@@ -123,13 +123,13 @@ export const drive = (runId: string, options: DriveOptions) =>
           return yield* send(new FailStep({ runId, index, attempt, error: { code, message }, final }), `${index}:${attempt}:fail`)
         }
         const result = outcome.right
+        // the question asked, a parked call's input and the output, rendered from the run's words, go
+        // to the log sealed under the key of the person the run acts for (docs/audit.md)
+        const sealer = yield* personSealer(started.runAs.userId)
         if (result._tag === "approval") {
           const { capability, input, approver, expiresAt } = result
-          return yield* send(new AwaitApproval({ runId, index, attempt, capability, input, approver, expiresAt }), `${index}:${attempt}:approval`)
+          return yield* send(new AwaitApproval({ runId, index, attempt, capability, input: sealer.sealJson(input), approver, expiresAt }), `${index}:${attempt}:approval`)
         }
-        // the question asked and the output, rendered from the run's words, go to the log sealed under
-        // the key of the person the run acts for (docs/audit.md)
-        const sealer = yield* personSealer(started.runAs.userId)
         if (result._tag === "await") {
           return yield* send(new AwaitInput({ runId, index, attempt, prompt: sealer.seal(result.prompt), assignee: result.assignee, expiresAt: result.expiresAt }), `${index}:${attempt}:await`)
         }

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import type { Json } from "../../actors/kernel.ts"
 import { personalValues, valuesAt } from "../../actors/personal.ts"
-import { openerFor, sealedKeyRef, sealerFor } from "../../src/audit/PersonalData.ts"
+import { openerFor, sealedKeyRef, sealedWithin, sealerFor } from "../../src/audit/PersonalData.ts"
 
 const keyRef = `pk_${"a".repeat(32)}`
 const key = randomBytes(32)
@@ -24,6 +24,15 @@ describe("sealed words", () => {
     expect(openerFor(new Map()).text(sealed)).toBeNull()
     expect(openerFor(new Map([[keyRef, randomBytes(32)]])).text(sealed)).toBeNull()
     expect(openerFor(new Map()).json(sealerFor(keyRef, key).sealJson({ a: 1 }))).toBeNull()
+  })
+
+  it("open within a text that quotes them, and are left out of it once erased", () => {
+    const sealed = sealerFor(keyRef, key).sealJson({ nodeId: "n1" })
+    const notice = `node.delete ${sealed}`
+    expect(sealedWithin(notice)).toEqual([sealed])
+    expect(openerFor(new Map([[keyRef, key]])).within(notice)).toBe('node.delete {"nodeId":"n1"}')
+    expect(openerFor(new Map()).within(notice)).toBe("node.delete")
+    expect(openerFor(new Map()).within(" in clear, pd1.x ")).toBe(" in clear, pd1.x ")
   })
 
   it("written before sealing, in clear, read as they are", () => {

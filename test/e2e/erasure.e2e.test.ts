@@ -1,7 +1,8 @@
 /**
  * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, their
  * A2A task's messages, response and failure, and their automation run's payload, step outputs, the
- * question a step asked them and their answer go to the log sealed under their own data key; `person.erase` destroys the key and records the erasure.
+ * question a step asked them, the call it parked for their approval and their answer go to the log
+ * sealed under their own data key; `person.erase` destroys the key and records the erasure.
  * Afterwards their words read as erased, no table, log event, log line or export holds them in
  * clear, the log still verifies and a replay rebuilds every read model the same, and another
  * person's conversation reads as before.
@@ -13,6 +14,7 @@ import { writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { personalValues } from "../../actors/personal.ts"
+import { inputSha256 } from "../../src/audit/ApprovalReceipts.ts"
 import { sealedKeyRef } from "../../src/audit/PersonalData.ts"
 import { resumeChat, streamChat } from "../support/chat.ts"
 import { comparedTables, runCli } from "../support/cli.ts"
@@ -83,14 +85,9 @@ const automationRun = async (person: SignedInPerson, text: string) => {
   return { automationId: automation.automationId as string, runId: runId as string }
 }
 
-/** The person's automation whose `human_input` step asks them a question quoting the payload's `text`; fired, and waiting. */
-const askingRun = async (person: SignedInPerson, text: string) => {
-  const automation = ok(await as(person.cookie, "automation.create", {
-    name: `confirm for ${person.email}`,
-    trigger: { type: "api" },
-    steps: [{ name: "confirm", stepType: "human_input", config: { prompt: "Is {{trigger.payload.text}} right?" } }],
-    enabled: true
-  }))
+/** The person's automation of one step that waits for them, fired over the API with `{ text }`; once it waits. */
+const waitingRun = async (person: SignedInPerson, step: { readonly name: string; readonly stepType: string; readonly config: unknown }, text: string) => {
+  const automation = ok(await as(person.cookie, "automation.create", { name: `${step.name} for ${person.email}`, trigger: { type: "api" }, steps: [step], enabled: true }))
   const { runId } = ok(await as(person.cookie, "automation.trigger", { automationId: automation.automationId, payload: { text } }))
   await eventually(() => as(person.cookie, "automation.get_run", { runId }), (r) => r.status === 200 && r.body.status === "waiting", 30_000)
   return runId as string
@@ -124,7 +121,7 @@ describe("person.erase", () => {
     expect(runBefore.steps[0].output.reply).toBe(`You said: automated ${aliceWords}`)
 
     // a run of hers that asked her a question quoting her words (in the run and in her notice), and her answer
-    const askedRunId = await askingRun(alice, `confirm ${aliceWords}`)
+    const askedRunId = await waitingRun(alice, { name: "confirm", stepType: "human_input", config: { prompt: "Is {{trigger.payload.text}} right?" } }, `confirm ${aliceWords}`)
     const question = `Is confirm ${aliceWords} right?`
     expect(ok(await as(alice.cookie, "automation.get_run", { runId: askedRunId })).steps[0].input.prompt).toBe(question)
     const notice = async () => (ok(await as(alice.cookie, "notifications.list", { all: true })).notifications as Array<any>).find((n) => n.subject?.runId === askedRunId)
@@ -132,6 +129,22 @@ describe("person.erase", () => {
     ok(await as(alice.cookie, "automation.respond", { runId: askedRunId, response: { note: `yes ${aliceWords}` } }))
     const answered = await eventually(() => as(alice.cookie, "automation.get_run", { runId: askedRunId }), (r) => r.status === 200 && r.body.status === "succeeded", 30_000)
     expect(answered.body.steps[0].output).toEqual({ response: { note: `yes ${aliceWords}` }, respondent: alice.userId })
+    // a run of hers that parked a call, rendered from her words, for her approval; she denies it
+    const parkedRunId = await waitingRun(alice, { name: "scrap", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.payload.text}}" } } }, `scrap ${aliceWords}`)
+    const parkedInput = { nodeId: `scrap ${aliceWords}` }
+    expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0].approval.input).toEqual(parkedInput)
+    const parkedNotice = async () => (ok(await as(alice.cookie, "notifications.list", { all: true })).notifications as Array<any>).find((n) => n.subject?.runId === parkedRunId)
+    expect((await parkedNotice()).body).toBe(`node.delete ${JSON.stringify(parkedInput)}`)
+    // the receipt is over the input she saw, not its sealed form
+    const denied = ok(await as(alice.cookie, "automation.resolve_approval", { runId: parkedRunId, decision: "denied" }))
+    expect(denied.receipt.inputSha256).toBe(inputSha256(parkedInput))
+    // one she approves runs with the input she approved, opened from its sealed form
+    ok(await as(ownerCookie, "schema.define_label", { label: "Scrap", properties: { title: { type: "string" } } }))
+    const scrapped = ok(await as(alice.cookie, "node.create", { label: "Scrap", properties: { title: "to scrap" } })).nodeId as string
+    const approvedRunId = await waitingRun(alice, { name: "scrap", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.payload.text}}" } } }, scrapped)
+    ok(await as(alice.cookie, "automation.resolve_approval", { runId: approvedRunId, decision: "approved" }))
+    const approvedRun = await eventually(() => as(alice.cookie, "automation.get_run", { runId: approvedRunId }), (r) => r.status === 200 && (r.body.status === "succeeded" || r.body.status === "failed"), 30_000)
+    expect(approvedRun.body.steps[0], JSON.stringify(approvedRun.body)).toMatchObject({ status: "succeeded", output: { nodeId: scrapped, deleted: true } })
     // and an A2A task of hers whose turn failed: its status message says why
     const failing = await a2a.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: `/fail\nfailing ${aliceWords}` }] } })
     expect("error" in failing ? failing.error : undefined).toBeUndefined()
@@ -218,6 +231,8 @@ describe("person.erase", () => {
     const askedAfter = ok(await as(alice.cookie, "automation.get_run", { runId: askedRunId }))
     expect(askedAfter.steps[0]).toMatchObject({ status: "succeeded", input: { prompt: "" }, output: { response: null, respondent: alice.userId }, erased: true })
     expect((await notice()).body).toBe("")
+    expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0]).toMatchObject({ approval: { input: null, decision: "denied" }, erased: true })
+    expect((await parkedNotice()).body).toBe("node.delete")
     const failedAfter = await failedRead()
     expect(failedAfter.status.state).toBe("failed")
     expect(failedAfter.status.message?.parts).toEqual([{ kind: "text", text: "", metadata: { erased: true } }])
