@@ -20,6 +20,9 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   "run.taped": ["tape"],
   /** The summary is written from the messages. */
   "summary.rewritten": ["summary"],
+  /** A call the turn parked for approval: its input (sealed whole) and its preview, written from the person's words; repeated in the decision. */
+  "tool_call.parked": ["input", "inputPreview"],
+  "approval.resolved": ["parked.input", "parked.inputPreview"],
   /** An A2A task's messages and its response, part by part: a text part's text, a data part's members. */
   "a2a.task.submitted": ["message.parts[].text", "message.parts[].data.*"],
   "a2a.task.message_received": ["message.parts[].text", "message.parts[].data.*"],

@@ -1,6 +1,6 @@
 /**
- * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, their
- * A2A task's messages, response and failure, and their automation run's payload, step outputs, the
+ * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, the
+ * calls their turns parked for approval, their A2A task's messages, response and failure, and their automation run's payload, step outputs, the
  * question a step asked them, the call it parked for their approval and their answer go to the log
  * sealed under their own data key; `person.erase` destroys the key and records the erasure.
  * Afterwards their words read as erased, no table, log event, log line or export holds them in
@@ -9,6 +9,7 @@
  */
 import type { Message, Task } from "@a2a-js/sdk"
 import { A2AClient } from "@a2a-js/sdk/client"
+import { execFile } from "node:child_process"
 import { randomBytes, randomUUID } from "node:crypto"
 import { writeFile } from "node:fs/promises"
 import path from "node:path"
@@ -145,6 +146,20 @@ describe("person.erase", () => {
     ok(await as(alice.cookie, "automation.resolve_approval", { runId: approvedRunId, decision: "approved" }))
     const approvedRun = await eventually(() => as(alice.cookie, "automation.get_run", { runId: approvedRunId }), (r) => r.status === 200 && (r.body.status === "succeeded" || r.body.status === "failed"), 30_000)
     expect(approvedRun.body.steps[0], JSON.stringify(approvedRun.body)).toMatchObject({ status: "succeeded", output: { nodeId: scrapped, deleted: true } })
+    // a turn of hers that parked a call quoting her words, which she denies, and one on a note of hers, which she approves
+    const parkedCall = { nodeId: `nod ${aliceWords}` }
+    const parkingTurn = await chat(alice.cookie, `/tool node__delete ${JSON.stringify(parkedCall)}`)
+    const callEntry = async () => ok(await as(alice.cookie, "conversation.get", { conversationId: parkingTurn.conversationPublicId })).runs[0].approvals[0]
+    const { approvalId: callId, inputPreview: callPreview } = await callEntry()
+    expect(callPreview).toContain(aliceWords)
+    expect((ok(await as(alice.cookie, "approval.list")).approvals as Array<any>).find((a) => a.approvalId === callId)?.inputPreview).toBe(callPreview)
+    const callDenied = ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: callId, decision: "denied" }))
+    expect(callDenied.receipt.inputSha256).toBe(inputSha256(parkedCall))
+    const note = ok(await as(alice.cookie, "node.create", { label: "Scrap", properties: { title: "to scrap too" } })).nodeId as string
+    const approvingTurn = await chat(alice.cookie, `/tool node__delete {"nodeId":"${note}"}`)
+    const approvingId = ok(await as(alice.cookie, "conversation.get", { conversationId: approvingTurn.conversationPublicId })).runs[0].approvals[0].approvalId
+    expect(ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: approvingId, decision: "approved" })).execution).toMatchObject({ status: "succeeded" })
+    expectError(await as(alice.cookie, "node.get", { nodeId: note }), 404, "not_found", "node_not_found")
     // and an A2A task of hers whose turn failed: its status message says why
     const failing = await a2a.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: `/fail\nfailing ${aliceWords}` }] } })
     expect("error" in failing ? failing.error : undefined).toBeUndefined()
@@ -176,7 +191,8 @@ describe("person.erase", () => {
     // every declared personal value written by these turns is sealed (actors/personal.ts)
     const declared = (await logEvents()).flatMap((e) => personalValues(e.type, e.payload))
     expect(declared.length).toBeGreaterThan(8)
-    expect(declared.filter((value) => sealedKeyRef(value) === undefined)).toEqual([])
+    // (an empty text holds no words: an approved call's run ends with the reply "")
+    expect(declared.filter((value) => value !== "" && sealedKeyRef(value) === undefined)).toEqual([])
     expect(await findPlaintext(node, [aliceWords, bobWords], lines)).toEqual([])
 
     // sealed as it left the log: the export carries the ciphertext
@@ -233,6 +249,7 @@ describe("person.erase", () => {
     expect((await notice()).body).toBe("")
     expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0]).toMatchObject({ approval: { input: null, decision: "denied" }, erased: true })
     expect((await parkedNotice()).body).toBe("node.delete")
+    expect(await callEntry()).toMatchObject({ inputPreview: "", status: "denied" })
     const failedAfter = await failedRead()
     expect(failedAfter.status.state).toBe("failed")
     expect(failedAfter.status.message?.parts).toEqual([{ kind: "text", text: "", metadata: { erased: true } }])
@@ -265,6 +282,14 @@ describe("person.erase", () => {
     const verified = await runCli(node, ["audit", "verify", "--key", keyFile])
     expect(verified.code, verified.stdout + verified.stderr).toBe(0)
     expect(verified.stdout).not.toContain("BROKEN")
+    // and her approvals' receipts, exported with her calls' inputs sealed, verify offline (the signature; a sealed input's hash cannot be recomputed)
+    const exportFile = path.join(node.config.dataDir, "erasure-export.jsonl")
+    await writeFile(exportFile, exported)
+    const receipts = await new Promise<{ code: number; out: string }>((resolve) =>
+      execFile(process.execPath, ["scripts/verify-receipt.mjs", exportFile, keyFile], (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, out: stdout + stderr })))
+    expect(receipts.code, receipts.out).toBe(0)
+    expect(receipts.out).toContain(`verified: ${callId} denied by ${alice.userId}`)
 
     // a replay rebuilds every read model as the live ones stand
     const replayed = await runCli(node, ["replay", "--compare"], { timeoutMs: 120_000 })
