@@ -3,8 +3,9 @@
  * payload that hold a person's words. The shell seals each under that person's data key before the
  * command that causes the event is sent, so the log, the read models and exports hold only the
  * sealed form; erasing the person destroys the key. A place is a dotted path; `[]` steps into each
- * element of an array, `*` into each member of an object. Events not listed carry nothing sealed
- * (docs/audit.md lists what is not yet). A text is sealed as it is; any other JSON as its text.
+ * element of an array, `*` into each member of an object; `a|b` is `a` where it leads, else `b` (a
+ * field whose shape differs by case). Events not listed carry nothing sealed (docs/audit.md lists
+ * what is not yet). A text is sealed as it is; any other JSON as its text.
  */
 import type { Json } from "./kernel.ts"
 
@@ -19,20 +20,37 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   "run.taped": ["tape"],
   /** The summary is written from the messages. */
   "summary.rewritten": ["summary"],
+  /** A call the turn parked for approval: its input (sealed whole) and its preview, written from the person's words; repeated in the decision. */
+  "tool_call.parked": ["input", "inputPreview"],
+  "approval.resolved": ["parked.input", "parked.inputPreview"],
   /** An A2A task's messages and its response, part by part: a text part's text, a data part's members. */
   "a2a.task.submitted": ["message.parts[].text", "message.parts[].data.*"],
   "a2a.task.message_received": ["message.parts[].text", "message.parts[].data.*"],
   "a2a.task.input_required": ["agentMessage.parts[].text"],
   "a2a.task.completed": ["agentMessage.parts[].text", "artifact.parts[].text"],
-  /** An automation run's API payload (the caller's), each step's output and a person's answer (theirs). */
+  /** Why the task's turn failed or could not start: a provider's or tool's message may quote the person's words. */
+  "a2a.task.failed": ["error.message"],
+  "a2a.task.rejected": ["reason"],
+  /**
+   * An automation run's API payload (the caller's), each step's output (sealed whole; a `human_input`
+   * step's output is `{response, respondent}` with the answer sealed), what a step renders from the
+   * payload and earlier outputs (the question a `human_input` step asks, the input of a call parked
+   * for approval) and a person's answer (theirs).
+   */
   "automation_run.started": ["trigger.payload"],
-  "automation_run.step_succeeded": ["output"],
+  "automation_run.step_succeeded": ["output.response|output"],
+  "automation_run.input_requested": ["prompt"],
+  "automation_run.approval_requested": ["input"],
   "automation_run.input_received": ["response"]
 }
 
 /** The values at `path` in `value` (none where the path does not lead). */
 export const valuesAt = (value: Json | undefined, path: string): ReadonlyArray<Json> => {
   if (value === undefined) return []
+  if (path.includes("|")) {
+    const found = path.split("|").map((alternative) => valuesAt(value, alternative)).find((values) => values.length > 0)
+    return found ?? []
+  }
   if (path === "") return [value]
   const [step, ...rest] = path.split(".")
   const next = rest.join(".")

@@ -8,7 +8,8 @@
  * <receipts>: a receipt (JSON, as `agent.approvals.resolve` answers it under `receipt`, or a JSON
  * array of receipts), or an audit export (JSON Lines, `audit.export`): there, each `approval.resolved`
  * event's receipt, and that it names the event's approval, decision, time and input (its
- * `inputSha256` recomputed from the recorded input); and each `automation_run.approval_resolved`
+ * `inputSha256` recomputed from the recorded input, unless the input is sealed under its person's
+ * key: docs/audit.md, "Erasure by crypto-shredding"); and each `automation_run.approval_resolved`
  * event's, and that it names the event's run, step and attempt, decision and time.
  * <key>: the document `GET /.well-known/svc-audit-key` serves (JSON), or the PEM public key.
  *
@@ -52,6 +53,8 @@ const receiptsIn = (text) => {
     }
     if (event?.type !== "approval.resolved" || event.payload.receipt == null) return []
     const { payload } = event
+    // a sealed input (`pd1.…`) cannot be opened here: the signature still covers the hash the node computed
+    const sealed = typeof payload.parked.input === "string" && payload.parked.input.startsWith("pd1.")
     return [{
       where: `line ${i + 1}`,
       receipt: payload.receipt,
@@ -62,7 +65,7 @@ const receiptsIn = (text) => {
         decidedBy: payload.userId,
         askedBy: payload.parked.userId,
         capability: payload.parked.capability,
-        inputSha256: sha256Hex(canonical(payload.parked.input))
+        ...(sealed ? {} : { inputSha256: sha256Hex(canonical(payload.parked.input)) })
       }
     }]
   })

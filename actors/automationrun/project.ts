@@ -43,6 +43,9 @@ const auditDetail = (run: Run, event: AutomationRunEvent): Readonly<Record<strin
   return detail
 }
 
+/** A parked call's input as its notice quotes it: sealed (actors/personal.ts), as it is, for the read to open; else its JSON, cut. */
+const noticeOf = (input: Json): string => (typeof input === "string" ? input : JSON.stringify(input).slice(0, 500))
+
 export const project = (after: AutomationRunState, event: AutomationRunEvent, ctx: EventContext): ReadonlyArray<RowOp> => {
   if (after._tag !== "Run") return []
   const rows: Array<RowOp> = [
@@ -68,7 +71,7 @@ export const project = (after: AutomationRunState, event: AutomationRunEvent, ct
     const wait = record?.input != null
       ? { user: record.input.assignee, title: `An automation waits for your input: ${step}`, body: record.input.prompt, at: record.input.requestedAt }
       : record?.approval !== undefined
-        ? { user: record.approval.approver, title: `An automation waits for your approval: ${step}`, body: `${record.approval.capability} ${JSON.stringify(record.approval.input).slice(0, 500)}`, at: record.approval.requestedAt }
+        ? { user: record.approval.approver, title: `An automation waits for your approval: ${step}`, body: `${record.approval.capability} ${noticeOf(record.approval.input)}`, at: record.approval.requestedAt }
         : undefined
     const requested = event._tag === "automation_run.input_requested" || event._tag === "automation_run.approval_requested"
     if (wait !== undefined) {

@@ -279,10 +279,11 @@ const turnSink = (
       }
       const { code, message } = outcome.failure
       const rejected = code === "conversation_not_found"
+      // a failure's message may quote the person's words: sealed as their messages are (docs/audit.md)
       report(
         rejected
-          ? new RejectTask({ taskId, reason: message })
-          : new FailTask({ taskId, error: { code: code ?? "stream_error", message } }),
+          ? new RejectTask({ taskId, reason: sealer.seal(message) })
+          : new FailTask({ taskId, error: { code: code ?? "stream_error", message: sealer.seal(message) } }),
         (recorded, position) => {
           if (recorded?.state === "canceled") return endCanceled(recorded)
           // the same status message tasks/get shows (the actor names it after the task)

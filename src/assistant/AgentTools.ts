@@ -5,6 +5,7 @@
  */
 import { dynamicTool, jsonSchema, type JSONSchema7, NoSuchToolError, type ToolSet } from "ai"
 import type { Json } from "../../actors/kernel.ts"
+import type { PersonSealer } from "../audit/PersonalData.ts"
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { AskQuestion, CloseQuestion, ParkToolCall } from "../../actors/conversation/protocol.ts"
@@ -46,6 +47,8 @@ export interface AgentToolsContext {
   readonly parkedCards: Array<ParkedCard>
   /** Questions asked and not yet answered or closed. */
   readonly openQuestions: Set<string>
+  /** The turn's person's: a parked call's input goes to the log sealed under it (docs/audit.md). */
+  readonly sealer: PersonSealer
 }
 
 /** The capability a tool name stands for, offered or not (the name itself for `ask_user`). */
@@ -105,7 +108,7 @@ export const agentToolSet = (context: AgentToolsContext) =>
     const describe = yield* FailureDescriber
     const clock = yield* Effect.clock
     const now = () => clock.unsafeCurrentTimeMillis()
-    const { turn, runId, conversationId, signal, record, emit, toolCalls } = context
+    const { turn, runId, conversationId, signal, record, emit, toolCalls, sealer } = context
 
     const parkCall = (tool: AgentTool, input: unknown, toolCallId: string) =>
       Effect.gen(function* () {
@@ -115,7 +118,7 @@ export const agentToolSet = (context: AgentToolsContext) =>
         const publicId = newPublicId("apr")
         const expiresAt = new Date(started + settings.approvalTtlMs).toISOString()
         yield* record(
-          new ParkToolCall({ runId, approvalId, publicId, toolCallId, capability, input: input as Json, inputPreview: previewOf(input), userId: turn.userId, expiresAt })
+          new ParkToolCall({ runId, approvalId, publicId, toolCallId, capability, input: sealer.sealJson(input as Json), inputPreview: sealer.seal(previewOf(input)), userId: turn.userId, expiresAt })
         )
         emit({ type: "approval-required", approvalId: publicId, capability, inputPreview: previewOf(input), riskLevel: tool.riskLevel, expiresAt })
         context.parkedCards.push({ approvalId: publicId, capability, expiresAt })

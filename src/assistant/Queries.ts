@@ -181,7 +181,8 @@ export interface ApprovalRecord {
   readonly executionRunId: string | null
 }
 
-export const findApproval = (workspaceId: string, idOrPublicId: string): Effect.Effect<ApprovalRecord | undefined, DbError, Db> =>
+/** The approval with its call's input and preview opened (sealed under the asking person's key: docs/audit.md); erased, `null` and "". */
+export const findApproval = (workspaceId: string, idOrPublicId: string): Effect.Effect<ApprovalRecord | undefined, DbError | PersonalDataError, Db | KeyManagement> =>
   Effect.gen(function* () {
     const by = idColumn(idOrPublicId, APPROVAL_PUBLIC_ID, "approval_id")
     if (by === undefined) return undefined
@@ -192,22 +193,22 @@ export const findApproval = (workspaceId: string, idOrPublicId: string): Effect.
       from ${db.table("approvals")}
       where workspace_id = ${workspaceId} and ${db.sql(by.column)} = ${by.value}
       limit 1`)
-    return row === undefined
-      ? undefined
-      : {
-          approvalId: row.approval_id,
-          publicId: row.public_id,
-          conversationId: row.conversation_id,
-          runId: row.run_id,
-          toolCallId: row.tool_call_id,
-          userId: row.user_id,
-          capability: row.capability,
-          input: row.input,
-          inputPreview: row.input_preview,
-          status: row.status,
-          expiresAt: (row.expires_at as Date).toISOString(),
-          executionRunId: row.execution_run_id
-        }
+    if (row === undefined) return undefined
+    const open = yield* personalOpener([row.input, row.input_preview])
+    return {
+      approvalId: row.approval_id,
+      publicId: row.public_id,
+      conversationId: row.conversation_id,
+      runId: row.run_id,
+      toolCallId: row.tool_call_id,
+      userId: row.user_id,
+      capability: row.capability,
+      input: open.json(row.input) as Json,
+      inputPreview: open.text(row.input_preview) ?? "",
+      status: row.status,
+      expiresAt: (row.expires_at as Date).toISOString(),
+      executionRunId: row.execution_run_id
+    }
   })
 
 export interface QuestionRecord {
@@ -477,11 +478,12 @@ const runEntryOf = (row: Row): RunEntry => ({
   pinned: row.pinned
 })
 
-/** An approval's state as of `now`: a parked call past its expiry can no longer be answered. */
-const approvalOf = (row: Row, now: Date): ApprovalEntry => ({
+/** An approval's state as of `now`: a parked call past its expiry can no longer be answered. Its
+ * input's preview is sealed under the asking person's key (docs/audit.md): opened, "" once erased. */
+const approvalOf = (row: Row, now: Date, open: PersonalOpener): ApprovalEntry => ({
   approvalId: row.public_id,
   capability: row.capability,
-  inputPreview: row.input_preview,
+  inputPreview: open.text(row.input_preview) ?? "",
   status: row.status !== "parked" ? row.status : (row.expires_at as Date) <= now ? "expired" : "pending",
   requestedBy: row.user_id,
   expiresAt: iso(row.expires_at),
@@ -550,9 +552,9 @@ export const readThread = <R>(conversationId: string, now: Date, opener: Opener<
       query("conversation approvals", () => approvalsWhere(db, conversationId, null))
     ], { concurrency: "unbounded" })
     if (head.length === 0) return undefined
-    const open = yield* opener([...messages.map((m: Row) => m.content), head[0].first_content])
+    const open = yield* opener([...messages.map((m: Row) => m.content), head[0].first_content, ...approvals.map((a: Row) => a.input_preview)])
     const approvalsByRun = new Map<string, Array<ApprovalEntry>>()
-    for (const row of approvals) approvalsByRun.set(row.run_id, [...(approvalsByRun.get(row.run_id) ?? []), approvalOf(row, now)])
+    for (const row of approvals) approvalsByRun.set(row.run_id, [...(approvalsByRun.get(row.run_id) ?? []), approvalOf(row, now, open)])
     const thread: Thread = {
       conversationId,
       ...conversationOf({ ...head[0], first_content: head[0].first_content === null ? null : open.text(head[0].first_content) }),
@@ -585,9 +587,9 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
         where run_id = ${runId} order by asked_at, question_id`)
     ], { concurrency: "unbounded" })
     const message = messages[0]
-    const open = yield* personalOpener([message?.content, row.reply])
+    const open = yield* personalOpener([message?.content, row.reply, ...approvals.map((a: Row) => a.input_preview)])
     const transcript: Transcript = {
-      ...threadRunOf(row, approvals.map((a) => approvalOf(a, now))),
+      ...threadRunOf(row, approvals.map((a) => approvalOf(a, now, open))),
       userId: row.user_id,
       userMessage: message === undefined
         ? null
@@ -628,13 +630,15 @@ export const pendingApprovalsOf = (workspaceId: string, userId: string, now: Dat
         ${after === undefined ? sql`` : sql`and (a.parked_at, a.approval_id) < (${new Date(after[0])}, ${after[1]})`}
       order by a.parked_at desc, a.approval_id desc limit ${limit + 1}`)
     const { page, nextCursor } = timeIdPage(rows, limit, (last) => [last.parked_at as Date, last.approval_id as string])
+    // each call's preview is sealed under its asking person's key (docs/audit.md)
+    const open = yield* personalOpener(page.map((a) => a.input_preview))
     return {
       approvals: page.map((a) => {
         const own = isOwn({ userId: a.user_id as string }, userId)
         return {
           approvalId: a.public_id,
           capability: a.capability,
-          inputPreview: a.input_preview,
+          inputPreview: open.text(a.input_preview) ?? "",
           requestedBy: a.user_id,
           requestedByName: a.user_name,
           conversationId: own ? a.conversation_public_id : null,

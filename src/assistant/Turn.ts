@@ -448,7 +448,7 @@ const turnProcess = (turn: PreparedTurn, sink: TurnSink, started: () => void) =>
       }
     })
     const { runId, conversationId, record } = run
-    const tools = yield* agentToolSet({ turn, runId, conversationId, signal, record, emit, toolCalls, parkedCards, openQuestions })
+    const tools = yield* agentToolSet({ turn, runId, conversationId, signal, record, emit, toolCalls, parkedCards, openQuestions, sealer: run.sealer })
     const failed = yield* playRounds(turn, run, { history, summary, stream, tools, now, tape })
     yield* endTurn(turn, run, { failed, stream, toolCalls, parkedCards, openQuestions, limit, streamLog, tape }, sink)
   })

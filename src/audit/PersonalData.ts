@@ -18,7 +18,13 @@ import { decrypt, Envelope, encrypt, EncryptionNotConfigured, type EnvelopeUnrea
 /** Why sealed values could not be opened: no master key, or not the one that wrapped their key. */
 export type PersonalDataError = EncryptionNotConfigured | EnvelopeUnreadable
 
-const SEALED = /^pd1\.(pk_[0-9a-f]{32})\.([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+)$/
+const SEALED_FORM = String.raw`pd1\.(pk_[0-9a-f]{32})\.([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+)`
+const SEALED = new RegExp(`^${SEALED_FORM}$`)
+/** Sealed values inside a longer text (a notice that quotes one), each a whole word. */
+const SEALED_WITHIN = new RegExp(`(?<![A-Za-z0-9_.-])${SEALED_FORM}(?![A-Za-z0-9_.-])`, "g")
+
+/** The sealed values a text holds among its words, for `personalOpener` to fetch their keys. */
+export const sealedWithin = (text: string): ReadonlyArray<string> => text.match(SEALED_WITHIN) ?? []
 
 /** The key ref a sealed value names; undefined for a value in clear. */
 export const sealedKeyRef = (value: unknown): string | undefined =>
@@ -64,6 +70,8 @@ export interface PersonalOpener {
   readonly text: (value: string) => string | null
   /** A sealed JSON value (see `sealJson`), opened and parsed; a value in clear comes back as it is. */
   readonly json: (value: unknown) => unknown
+  /** A text with each sealed value among its words (`sealedWithin`) opened, an erased one left out. */
+  readonly within: (text: string) => string
 }
 
 /**
@@ -96,7 +104,13 @@ export const openerFor = (keys: ReadonlyMap<string, Buffer>): PersonalOpener => 
     const plain = text(value)
     return plain === null ? null : JSON.parse(plain)
   }
-  return { text, json }
+  const within = (value: string) => {
+    let erased = false
+    const opened = value.replace(SEALED_WITHIN, (sealed) => text(sealed) ?? ((erased = true), ""))
+    // the space that set off an erased value goes with it
+    return erased ? opened.trim() : opened
+  }
+  return { text, json, within }
 }
 
 /** Destroys the person's data keys; how many there were. Without a master key nothing was sealed, so nothing can be erased. */

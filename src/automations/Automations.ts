@@ -36,7 +36,8 @@ import { personOf } from "../checkpoint/Person.ts"
 import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
 import { inputSha256, signReceipt } from "../audit/ApprovalReceipts.ts"
-import { personSealer } from "../audit/PersonalData.ts"
+import type { Json } from "../../actors/kernel.ts"
+import { personalOpener, personSealer } from "../audit/PersonalData.ts"
 import { runView } from "./RunWords.ts"
 import { automationsAfter, findAutomation, findRun, otherEnabledSchedules, recentRunIds, recentRuns, runOfState, runState } from "./Queries.ts"
 
@@ -259,7 +260,8 @@ export const resolveRunApproval = implement(Api.resolveRunApproval, (invocation,
       orgId: run.orgId,
       workspaceId,
       capability: waiting.approval.capability,
-      inputSha256: inputSha256(waiting.approval.input),
+      // over the input as the person approves it, opened (it is sealed in the run: docs/audit.md)
+      inputSha256: inputSha256((yield* personalOpener([waiting.approval.input])).json(waiting.approval.input) as Json),
       askedBy: waiting.approval.approver,
       decidedBy: userId,
       decision,

@@ -123,16 +123,17 @@ export const drive = (runId: string, options: DriveOptions) =>
           return yield* send(new FailStep({ runId, index, attempt, error: { code, message }, final }), `${index}:${attempt}:fail`)
         }
         const result = outcome.right
-        if (result._tag === "await") {
-          return yield* send(new AwaitInput({ runId, index, attempt, prompt: result.prompt, assignee: result.assignee, expiresAt: result.expiresAt }), `${index}:${attempt}:await`)
-        }
+        // the question asked, a parked call's input and the output, rendered from the run's words, go
+        // to the log sealed under the key of the person the run acts for (docs/audit.md)
+        const sealer = yield* personSealer(started.runAs.userId)
         if (result._tag === "approval") {
           const { capability, input, approver, expiresAt } = result
-          return yield* send(new AwaitApproval({ runId, index, attempt, capability, input, approver, expiresAt }), `${index}:${attempt}:approval`)
+          return yield* send(new AwaitApproval({ runId, index, attempt, capability, input: sealer.sealJson(input), approver, expiresAt }), `${index}:${attempt}:approval`)
         }
-        // the output goes to the log sealed under the key of the person the run acts for (docs/audit.md)
-        const output = (yield* personSealer(started.runAs.userId)).sealJson(result.output)
-        yield* send(new CompleteStep({ runId, index, attempt, output, next: result.next }), `${index}:${attempt}:complete`)
+        if (result._tag === "await") {
+          return yield* send(new AwaitInput({ runId, index, attempt, prompt: sealer.seal(result.prompt), assignee: result.assignee, expiresAt: result.expiresAt }), `${index}:${attempt}:await`)
+        }
+        yield* send(new CompleteStep({ runId, index, attempt, output: sealer.sealJson(result.output), next: result.next }), `${index}:${attempt}:complete`)
       })
 
       // a run past its last step ends in the same append (its end may not be applied here yet)

@@ -1,9 +1,10 @@
 /**
  * A run's personal words (actors/personal.ts, docs/audit.md "Erasure by crypto-shredding"): an API
- * trigger's payload and each step's output go to the log sealed under the key of the person the run
- * acts for, a person's answer to a `human_input` step under the answerer's. The driver opens them to
- * fill the next steps' placeholders; the reads open them to answer, an erased one as `null` with
- * `erased: true` beside it.
+ * trigger's payload, each step's output, the question a `human_input` step asks and the input of a
+ * call parked for approval go to the log sealed under the key of the person the run acts for, a
+ * person's answer to a `human_input` step under the answerer's. The driver opens them to fill the
+ * next steps' placeholders and run an approved call; the reads open them to answer, an erased
+ * output, payload or input as `null` (a question as "") with `erased: true` beside it.
  */
 import { Effect } from "effect"
 import type { RunTrigger } from "../../actors/automation/definition.ts"
@@ -22,7 +23,7 @@ const stringsIn = (value: Json): ReadonlyArray<string> =>
 
 /** A run's trigger and timeline with their sealed words opened; `erased` says which were erased. */
 const openWords = (trigger: RunTrigger, timeline: ReadonlyArray<StepRecord>) =>
-  Effect.map(personalOpener([trigger.type === "api" ? trigger.payload : null, ...timeline.map((record) => record.output)].flatMap(stringsIn)), (open) => {
+  Effect.map(personalOpener([trigger.type === "api" ? trigger.payload : null, ...timeline.flatMap((record) => [record.output, record.input?.prompt ?? null, record.approval?.input ?? null])].flatMap(stringsIn)), (open) => {
     let erased = false
     const openIn = (value: Json): Json => {
       if (typeof value === "string") {
@@ -43,7 +44,19 @@ const openWords = (trigger: RunTrigger, timeline: ReadonlyArray<StepRecord>) =>
       trigger: payload === undefined ? { trigger, erased: false } : { trigger: { ...trigger, payload: payload.value } as RunTrigger, erased: payload.erased },
       timeline: timeline.map((record) => {
         const output = opened(record.output)
-        return { record: { ...record, output: output.value }, erased: output.erased }
+        // the question a `human_input` step asks: an erased one reads ""
+        const prompt = record.input === null ? undefined : open.text(record.input.prompt)
+        // the input of a call parked for approval: an erased one reads null
+        const approval = record.approval === undefined ? undefined : opened(record.approval.input)
+        return {
+          record: {
+            ...record,
+            output: output.value,
+            input: record.input === null ? null : { ...record.input, prompt: prompt ?? "" },
+            ...(record.approval === undefined || approval === undefined ? {} : { approval: { ...record.approval, input: approval.value } })
+          },
+          erased: output.erased || prompt === null || approval?.erased === true
+        }
       })
     }
   })

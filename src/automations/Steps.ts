@@ -96,14 +96,16 @@ const exitToStep = <A>(exit: Exit.Exit<A, unknown>) => (Exit.isSuccess(exit) ? E
 export const executeStep = (run: Run, index: number, now: number) =>
   Effect.gen(function* () {
     const step: Step = run.steps[index]
-    // earlier outputs and the trigger's payload are sealed in the run: opened to fill placeholders
-    const context = contextOf(yield* openedRun(run))
+    // earlier outputs and the trigger's payload are sealed in the run: opened to fill placeholders,
+    // and an approved call's input to run it
+    const opened = yield* openedRun(run)
+    const context = contextOf(opened)
     const next = nextAfter(run, index)
     const done = (output: Json, to: number | null = next): StepOutcome => ({ _tag: "done", output, next: to })
     switch (step.stepType) {
       case "tool": {
         const config = configOf({ ...step, stepType: "tool" })
-        const approved = approvedCall(run, index)
+        const approved = approvedCall(opened, index)
         // parked for the run's person, as chat parks such a call for its person (docs/decisions.md);
         // once approved, it runs with the input they approved
         if (approved === undefined && (yield* Capabilities).byName.get(config.capability)?.needsApproval === true) {

@@ -17,6 +17,7 @@ import { type AnyCapability, implement } from "../checkpoint/Capability.ts"
 import { mcpAuthAlertsOf } from "../marketplace/Notify.ts"
 import { keysetPage, TimeIdCursor, timeId } from "../platform/Paging.ts"
 import { ownRecord } from "../checkpoint/Person.ts"
+import { personalOpener, sealedWithin } from "../audit/PersonalData.ts"
 import * as Api from "./Api.ts"
 import { type NotificationRow, notificationOwner, notificationsAfter, unreadNotificationCount } from "./Queries.ts"
 
@@ -43,6 +44,8 @@ export const listNotifications = implement(Api.listNotifications, (invocation, i
     const { page, nextCursor } = yield* keysetPage(TimeIdCursor, input, read, (last) => timeId(last.createdAt, last.notificationId))
     const count = yield* unreadNotificationCount(orgId, person)
     const links = yield* Effect.forEach(page, deepLinkOf)
+    // a run's question, or the input of a call it parked, is sealed under its person's key (docs/audit.md): opened, left out once erased
+    const open = yield* personalOpener(page.flatMap((r) => sealedWithin(r.body)))
     return {
       nextCursor,
       unreadCount: count,
@@ -51,7 +54,7 @@ export const listNotifications = implement(Api.listNotifications, (invocation, i
         kind: r.kind,
         workspaceId: r.workspaceId,
         title: r.title,
-        body: r.body,
+        body: open.within(r.body),
         subject: r.subject,
         deepLink: links[i],
         unread: r.unread,

@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto"
 import { describe, expect, it } from "vitest"
 import type { Json } from "../../actors/kernel.ts"
 import { personalValues, valuesAt } from "../../actors/personal.ts"
-import { openerFor, sealedKeyRef, sealerFor } from "../../src/audit/PersonalData.ts"
+import { openerFor, sealedKeyRef, sealedWithin, sealerFor } from "../../src/audit/PersonalData.ts"
 
 const keyRef = `pk_${"a".repeat(32)}`
 const key = randomBytes(32)
@@ -26,6 +26,15 @@ describe("sealed words", () => {
     expect(openerFor(new Map()).json(sealerFor(keyRef, key).sealJson({ a: 1 }))).toBeNull()
   })
 
+  it("open within a text that quotes them, and are left out of it once erased", () => {
+    const sealed = sealerFor(keyRef, key).sealJson({ nodeId: "n1" })
+    const notice = `node.delete ${sealed}`
+    expect(sealedWithin(notice)).toEqual([sealed])
+    expect(openerFor(new Map([[keyRef, key]])).within(notice)).toBe('node.delete {"nodeId":"n1"}')
+    expect(openerFor(new Map()).within(notice)).toBe("node.delete")
+    expect(openerFor(new Map()).within(" in clear, pd1.x ")).toBe(" in clear, pd1.x ")
+  })
+
   it("written before sealing, in clear, read as they are", () => {
     const open = openerFor(new Map())
     expect(open.text("pd1. not sealed")).toBe("pd1. not sealed")
@@ -44,5 +53,8 @@ describe("the declared places", () => {
     // `*`: each member of an object (an A2A data part's members)
     const submitted: Json = { message: { parts: [{ kind: "text", text: "t" }, { kind: "data", data: { a: 1, b: "x" } }, { kind: "file", file: { uri: "u" } }] } }
     expect(personalValues("a2a.task.submitted", submitted)).toEqual(["t", 1, "x"])
+    // `a|b`: a step's output sealed whole, or a `human_input` step's answer inside it
+    expect(personalValues("automation_run.step_succeeded", { output: "sealed" })).toEqual(["sealed"])
+    expect(personalValues("automation_run.step_succeeded", { output: { response: "sealed", respondent: "usr_a" } })).toEqual(["sealed"])
   })
 })

@@ -1,18 +1,21 @@
 /**
- * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, their
- * A2A task's messages and response, and their automation run's payload and step outputs go to the
- * log sealed under their own data key; `person.erase` destroys the key and records the erasure.
+ * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, the
+ * calls their turns parked for approval, their A2A task's messages, response and failure, and their automation run's payload, step outputs, the
+ * question a step asked them, the call it parked for their approval and their answer go to the log
+ * sealed under their own data key; `person.erase` destroys the key and records the erasure.
  * Afterwards their words read as erased, no table, log event, log line or export holds them in
  * clear, the log still verifies and a replay rebuilds every read model the same, and another
  * person's conversation reads as before.
  */
 import type { Message, Task } from "@a2a-js/sdk"
 import { A2AClient } from "@a2a-js/sdk/client"
+import { execFile } from "node:child_process"
 import { randomBytes, randomUUID } from "node:crypto"
 import { writeFile } from "node:fs/promises"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { personalValues } from "../../actors/personal.ts"
+import { inputSha256 } from "../../src/audit/ApprovalReceipts.ts"
 import { sealedKeyRef } from "../../src/audit/PersonalData.ts"
 import { resumeChat, streamChat } from "../support/chat.ts"
 import { comparedTables, runCli } from "../support/cli.ts"
@@ -83,6 +86,14 @@ const automationRun = async (person: SignedInPerson, text: string) => {
   return { automationId: automation.automationId as string, runId: runId as string }
 }
 
+/** The person's automation of one step that waits for them, fired over the API with `{ text }`; once it waits. */
+const waitingRun = async (person: SignedInPerson, step: { readonly name: string; readonly stepType: string; readonly config: unknown }, text: string) => {
+  const automation = ok(await as(person.cookie, "automation.create", { name: `${step.name} for ${person.email}`, trigger: { type: "api" }, steps: [step], enabled: true }))
+  const { runId } = ok(await as(person.cookie, "automation.trigger", { automationId: automation.automationId, payload: { text } }))
+  await eventually(() => as(person.cookie, "automation.get_run", { runId }), (r) => r.status === 200 && r.body.status === "waiting", 30_000)
+  return runId as string
+}
+
 describe("person.erase", () => {
   it("leaves the person's words sealed and then unreadable, the log verifiable and replayable, and others' words as they were", async () => {
     const aliceWords = `alice-private-${randomUUID()}`
@@ -110,6 +121,58 @@ describe("person.erase", () => {
     expect(runBefore.trigger.payload).toEqual({ text: `automated ${aliceWords}` })
     expect(runBefore.steps[0].output.reply).toBe(`You said: automated ${aliceWords}`)
 
+    // a run of hers that asked her a question quoting her words (in the run and in her notice), and her answer
+    const askedRunId = await waitingRun(alice, { name: "confirm", stepType: "human_input", config: { prompt: "Is {{trigger.payload.text}} right?" } }, `confirm ${aliceWords}`)
+    const question = `Is confirm ${aliceWords} right?`
+    expect(ok(await as(alice.cookie, "automation.get_run", { runId: askedRunId })).steps[0].input.prompt).toBe(question)
+    const notice = async () => (ok(await as(alice.cookie, "notifications.list", { all: true })).notifications as Array<any>).find((n) => n.subject?.runId === askedRunId)
+    expect((await notice()).body).toBe(question)
+    ok(await as(alice.cookie, "automation.respond", { runId: askedRunId, response: { note: `yes ${aliceWords}` } }))
+    const answered = await eventually(() => as(alice.cookie, "automation.get_run", { runId: askedRunId }), (r) => r.status === 200 && r.body.status === "succeeded", 30_000)
+    expect(answered.body.steps[0].output).toEqual({ response: { note: `yes ${aliceWords}` }, respondent: alice.userId })
+    // a run of hers that parked a call, rendered from her words, for her approval; she denies it
+    const parkedRunId = await waitingRun(alice, { name: "scrap", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.payload.text}}" } } }, `scrap ${aliceWords}`)
+    const parkedInput = { nodeId: `scrap ${aliceWords}` }
+    expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0].approval.input).toEqual(parkedInput)
+    const parkedNotice = async () => (ok(await as(alice.cookie, "notifications.list", { all: true })).notifications as Array<any>).find((n) => n.subject?.runId === parkedRunId)
+    expect((await parkedNotice()).body).toBe(`node.delete ${JSON.stringify(parkedInput)}`)
+    // the receipt is over the input she saw, not its sealed form
+    const denied = ok(await as(alice.cookie, "automation.resolve_approval", { runId: parkedRunId, decision: "denied" }))
+    expect(denied.receipt.inputSha256).toBe(inputSha256(parkedInput))
+    // one she approves runs with the input she approved, opened from its sealed form
+    ok(await as(ownerCookie, "schema.define_label", { label: "Scrap", properties: { title: { type: "string" } } }))
+    const scrapped = ok(await as(alice.cookie, "node.create", { label: "Scrap", properties: { title: "to scrap" } })).nodeId as string
+    const approvedRunId = await waitingRun(alice, { name: "scrap", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.payload.text}}" } } }, scrapped)
+    ok(await as(alice.cookie, "automation.resolve_approval", { runId: approvedRunId, decision: "approved" }))
+    const approvedRun = await eventually(() => as(alice.cookie, "automation.get_run", { runId: approvedRunId }), (r) => r.status === 200 && (r.body.status === "succeeded" || r.body.status === "failed"), 30_000)
+    expect(approvedRun.body.steps[0], JSON.stringify(approvedRun.body)).toMatchObject({ status: "succeeded", output: { nodeId: scrapped, deleted: true } })
+    // a turn of hers that parked a call quoting her words, which she denies, and one on a note of hers, which she approves
+    const parkedCall = { nodeId: `nod ${aliceWords}` }
+    const parkingTurn = await chat(alice.cookie, `/tool node__delete ${JSON.stringify(parkedCall)}`)
+    const callEntry = async () => ok(await as(alice.cookie, "conversation.get", { conversationId: parkingTurn.conversationPublicId })).runs[0].approvals[0]
+    const { approvalId: callId, inputPreview: callPreview } = await callEntry()
+    expect(callPreview).toContain(aliceWords)
+    expect((ok(await as(alice.cookie, "approval.list")).approvals as Array<any>).find((a) => a.approvalId === callId)?.inputPreview).toBe(callPreview)
+    const callDenied = ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: callId, decision: "denied" }))
+    expect(callDenied.receipt.inputSha256).toBe(inputSha256(parkedCall))
+    const note = ok(await as(alice.cookie, "node.create", { label: "Scrap", properties: { title: "to scrap too" } })).nodeId as string
+    const approvingTurn = await chat(alice.cookie, `/tool node__delete {"nodeId":"${note}"}`)
+    const approvingId = ok(await as(alice.cookie, "conversation.get", { conversationId: approvingTurn.conversationPublicId })).runs[0].approvals[0].approvalId
+    expect(ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: approvingId, decision: "approved" })).execution).toMatchObject({ status: "succeeded" })
+    expectError(await as(alice.cookie, "node.get", { nodeId: note }), 404, "not_found", "node_not_found")
+    // and an A2A task of hers whose turn failed: its status message says why
+    const failing = await a2a.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: `/fail\nfailing ${aliceWords}` }] } })
+    expect("error" in failing ? failing.error : undefined).toBeUndefined()
+    const failedTaskId = (failing as { result: Task }).result.id
+    const failedRead = async () => {
+      const got = await a2a.getTask({ id: failedTaskId })
+      expect("error" in got ? got.error : undefined).toBeUndefined()
+      return (got as { result: Task }).result
+    }
+    const failed = await failedRead()
+    expect(failed.status.state).toBe("failed")
+    expect(textOf(failed.status.message)).not.toBe("")
+
     // before the erasure: sealed in the log, opened on reading
     const before = ok(await as(alice.cookie, "conversation.get", { conversationId: first.conversationPublicId }))
     expect(before.messages.map((m: any) => [m.role, m.content, m.erased])).toEqual([
@@ -128,7 +191,8 @@ describe("person.erase", () => {
     // every declared personal value written by these turns is sealed (actors/personal.ts)
     const declared = (await logEvents()).flatMap((e) => personalValues(e.type, e.payload))
     expect(declared.length).toBeGreaterThan(8)
-    expect(declared.filter((value) => sealedKeyRef(value) === undefined)).toEqual([])
+    // (an empty text holds no words: an approved call's run ends with the reply "")
+    expect(declared.filter((value) => value !== "" && sealedKeyRef(value) === undefined)).toEqual([])
     expect(await findPlaintext(node, [aliceWords, bobWords], lines)).toEqual([])
 
     // sealed as it left the log: the export carries the ciphertext
@@ -179,6 +243,16 @@ describe("person.erase", () => {
     expect(runAfter.steps[0]).toMatchObject({ name: "ask", status: "succeeded", output: null, erased: true })
     const listed = ok(await as(alice.cookie, "automation.get", { automationId: automated.automationId })).recentRuns
     expect(listed[0].steps[0]).toMatchObject({ output: null, erased: true })
+    // the question her run asked, her notice of it and her answer; her failed task's reason
+    const askedAfter = ok(await as(alice.cookie, "automation.get_run", { runId: askedRunId }))
+    expect(askedAfter.steps[0]).toMatchObject({ status: "succeeded", input: { prompt: "" }, output: { response: null, respondent: alice.userId }, erased: true })
+    expect((await notice()).body).toBe("")
+    expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0]).toMatchObject({ approval: { input: null, decision: "denied" }, erased: true })
+    expect((await parkedNotice()).body).toBe("node.delete")
+    expect(await callEntry()).toMatchObject({ inputPreview: "", status: "denied" })
+    const failedAfter = await failedRead()
+    expect(failedAfter.status.state).toBe("failed")
+    expect(failedAfter.status.message?.parts).toEqual([{ kind: "text", text: "", metadata: { erased: true } }])
 
     // she may go on: a new key for what she writes next, the old words stay erased
     const later = await chat(alice.cookie, `later ${aliceWords}`)
@@ -208,6 +282,14 @@ describe("person.erase", () => {
     const verified = await runCli(node, ["audit", "verify", "--key", keyFile])
     expect(verified.code, verified.stdout + verified.stderr).toBe(0)
     expect(verified.stdout).not.toContain("BROKEN")
+    // and her approvals' receipts, exported with her calls' inputs sealed, verify offline (the signature; a sealed input's hash cannot be recomputed)
+    const exportFile = path.join(node.config.dataDir, "erasure-export.jsonl")
+    await writeFile(exportFile, exported)
+    const receipts = await new Promise<{ code: number; out: string }>((resolve) =>
+      execFile(process.execPath, ["scripts/verify-receipt.mjs", exportFile, keyFile], (error, stdout, stderr) =>
+        resolve({ code: error === null ? 0 : typeof error.code === "number" ? error.code : 1, out: stdout + stderr })))
+    expect(receipts.code, receipts.out).toBe(0)
+    expect(receipts.out).toContain(`verified: ${callId} denied by ${alice.userId}`)
 
     // a replay rebuilds every read model as the live ones stand
     const replayed = await runCli(node, ["replay", "--compare"], { timeoutMs: 120_000 })

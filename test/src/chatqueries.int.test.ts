@@ -198,10 +198,10 @@ describe("approvals", () => {
       expiresAt,
       executionRunId: null
     }
-    expect(await read(findApproval(workspaceId, approvalId))).toEqual(parked)
-    expect(await read(findApproval(workspaceId, approvalPublicId))).toEqual(parked)
-    expect(await read(findApproval("wsp_other", approvalId))).toBeUndefined()
-    for (const id of ["apr_1", publicId, "x"]) expect(await read(findApproval(workspaceId, id))).toBeUndefined()
+    expect(await readOpened(findApproval(workspaceId, approvalId))).toEqual(parked)
+    expect(await readOpened(findApproval(workspaceId, approvalPublicId))).toEqual(parked)
+    expect(await readOpened(findApproval("wsp_other", approvalId))).toBeUndefined()
+    for (const id of ["apr_1", publicId, "x"]) expect(await readOpened(findApproval(workspaceId, id))).toBeUndefined()
   })
 
   it("keep a tool input that is a bare JSON string", async () => {
@@ -210,7 +210,7 @@ describe("approvals", () => {
       new ParkToolCall({ runId: "tse_4", approvalId: id, publicId: `apr_${hex()}`, toolCallId: "call_2", capability: "nodes.get", input: "n1", inputPreview: "n1", userId: carol, expiresAt }),
       "2024-05-01T12:03:02.500Z"
     )
-    expect(await read(findApproval(workspaceId, id))).toMatchObject({ input: "n1", status: "parked" })
+    expect(await readOpened(findApproval(workspaceId, id))).toMatchObject({ input: "n1", status: "parked" })
   })
 
   it("once approved, show the execution run, which is found as a running approval run", async () => {
@@ -230,7 +230,7 @@ describe("approvals", () => {
       signature: "c2lnbmVk"
     }
     await send(new ResolveApproval({ approvalId, decision: "approved", note: null, userId: carol, executionRunId: "tse_x", receipt, model: "offline" }), decidedAt)
-    expect(await read(findApproval(workspaceId, approvalPublicId))).toMatchObject({ status: "approved", executionRunId: "tse_x" })
+    expect(await readOpened(findApproval(workspaceId, approvalPublicId))).toMatchObject({ status: "approved", executionRunId: "tse_x" })
     expect(await readOpened(findRun(workspaceId, "tse_x"))).toEqual({
       runId: "tse_x",
       conversationId,
