@@ -24,29 +24,17 @@ import { Overloaded } from "../src/platform/Errors.ts"
 import { type A2aRouteOptions, answerMethod, platformDomain, callerOf, openMethodStream, requestCalls, type RpcError, rpcErrorOf, v1Method } from "./a2a.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { withPositions } from "./positions.ts"
-import { errorInfoOf } from "../src/a2a/V1.ts"
+import { A2A_ERRORS, errorInfoOf } from "../src/a2a/V1.ts"
 import { openSse } from "./sse.ts"
 
 const VERSION_HEADER = "a2a-version"
-/** A2A's errors on HTTP+JSON: status and gRPC status name, by their JSON-RPC code (as the a2a-js SDK maps them); the ErrorInfo reason is src/a2a/V1.ts's. */
-const REST_ERRORS: Readonly<Record<number, readonly [number, string]>> = {
-  [A2A_TASK_NOT_FOUND]: [404, "NOT_FOUND"],
-  [A2A_TASK_NOT_CANCELABLE]: [400, "FAILED_PRECONDITION"],
-  [A2A_PUSH_NOT_SUPPORTED]: [400, "FAILED_PRECONDITION"],
-  [A2A_UNSUPPORTED_OPERATION]: [400, "FAILED_PRECONDITION"],
-  [A2A_CONTENT_TYPE_NOT_SUPPORTED]: [400, "INVALID_ARGUMENT"],
-  [A2A_VERSION_NOT_SUPPORTED]: [400, "FAILED_PRECONDITION"],
-  [JSONRPC_INVALID_PARAMS]: [400, "INVALID_ARGUMENT"],
-  [JSONRPC_METHOD_NOT_FOUND]: [404, "NOT_FOUND"]
-}
-
 /** gRPC status names of the platform's own refusals (its HTTP meaning, kept in the JSON-RPC error's data). */
 const STATUS_NAMES: Readonly<Record<number, string>> = { 400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 402: "FAILED_PRECONDITION", 403: "PERMISSION_DENIED", 404: "NOT_FOUND", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED", 503: "UNAVAILABLE" }
 
 /** The HTTP answer of a failed method: its status, and a google.rpc.Status body whose details are its ErrorInfo. */
 const restErrorIn = (error: RpcError, platformDomain: string): HttpReply => {
   const data = error.data as { status?: number; retryAfterSeconds?: number } | undefined
-  const known = REST_ERRORS[error.code]
+  const known = A2A_ERRORS[error.code]?.http
   const status = known?.[0] ?? data?.status ?? 500
   return {
     status,

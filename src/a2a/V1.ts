@@ -252,19 +252,22 @@ export const cardToV1 = (card: V03Card) => ({
 export const ERROR_INFO_TYPE = "type.googleapis.com/google.rpc.ErrorInfo"
 const A2A_ERROR_DOMAIN = "a2a-protocol.org"
 
-/** 1.0's ErrorInfo reasons (UPPER_SNAKE_CASE, no "Error"), by JSON-RPC code, as the a2a-js SDK names them. */
-export const A2A_ERROR_REASONS: Readonly<Record<number, string>> = {
-  [A2A_TASK_NOT_FOUND]: "TASK_NOT_FOUND",
-  [A2A_TASK_NOT_CANCELABLE]: "TASK_NOT_CANCELABLE",
-  [A2A_PUSH_NOT_SUPPORTED]: "PUSH_NOTIFICATION_NOT_SUPPORTED",
-  [A2A_UNSUPPORTED_OPERATION]: "UNSUPPORTED_OPERATION",
-  [A2A_CONTENT_TYPE_NOT_SUPPORTED]: "CONTENT_TYPE_NOT_SUPPORTED",
-  [A2A_VERSION_NOT_SUPPORTED]: "VERSION_NOT_SUPPORTED",
-  [JSONRPC_INVALID_PARAMS]: "INVALID_PARAMS",
-  [JSONRPC_METHOD_NOT_FOUND]: "METHOD_NOT_FOUND",
-  [JSONRPC_INVALID_REQUEST]: "INVALID_REQUEST",
-  [JSONRPC_PARSE_ERROR]: "PARSE_ERROR",
-  [JSONRPC_INTERNAL_ERROR]: "INTERNAL_ERROR"
+/**
+ * 1.0's errors by JSON-RPC code, as the a2a-js SDK names and maps them: the ErrorInfo reason
+ * (UPPER_SNAKE_CASE, no "Error"), and on HTTP+JSON the status and its gRPC status name.
+ */
+export const A2A_ERRORS: Readonly<Record<number, { readonly reason: string; readonly http?: readonly [status: number, grpcStatus: string] }>> = {
+  [A2A_TASK_NOT_FOUND]: { reason: "TASK_NOT_FOUND", http: [404, "NOT_FOUND"] },
+  [A2A_TASK_NOT_CANCELABLE]: { reason: "TASK_NOT_CANCELABLE", http: [400, "FAILED_PRECONDITION"] },
+  [A2A_PUSH_NOT_SUPPORTED]: { reason: "PUSH_NOTIFICATION_NOT_SUPPORTED", http: [400, "FAILED_PRECONDITION"] },
+  [A2A_UNSUPPORTED_OPERATION]: { reason: "UNSUPPORTED_OPERATION", http: [400, "FAILED_PRECONDITION"] },
+  [A2A_CONTENT_TYPE_NOT_SUPPORTED]: { reason: "CONTENT_TYPE_NOT_SUPPORTED", http: [400, "INVALID_ARGUMENT"] },
+  [A2A_VERSION_NOT_SUPPORTED]: { reason: "VERSION_NOT_SUPPORTED", http: [400, "FAILED_PRECONDITION"] },
+  [JSONRPC_INVALID_PARAMS]: { reason: "INVALID_PARAMS", http: [400, "INVALID_ARGUMENT"] },
+  [JSONRPC_METHOD_NOT_FOUND]: { reason: "METHOD_NOT_FOUND", http: [404, "NOT_FOUND"] },
+  [JSONRPC_INVALID_REQUEST]: { reason: "INVALID_REQUEST" },
+  [JSONRPC_PARSE_ERROR]: { reason: "PARSE_ERROR" },
+  [JSONRPC_INTERNAL_ERROR]: { reason: "INTERNAL_ERROR" }
 }
 
 /** An error's facts (0.3's `data` object) as ErrorInfo's metadata, whose values are strings. */
@@ -279,7 +282,7 @@ const metadataOf = (data: unknown): Record<string, string> =>
  * its code under the platform's domain. The error's facts are its metadata.
  */
 export const errorInfoOf = (error: { readonly code: number; readonly data?: unknown }, platformDomain: string) => {
-  const a2aReason = A2A_ERROR_REASONS[error.code]
+  const a2aReason = A2A_ERRORS[error.code]?.reason
   const code = isObject(error.data) && typeof error.data.code === "string" ? error.data.code : undefined
   const metadata = metadataOf(error.data)
   return {
