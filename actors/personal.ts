@@ -23,6 +23,10 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   /** A call the turn parked for approval: its input (sealed whole) and its preview, written from the person's words; repeated in the decision. */
   "tool_call.parked": ["input", "inputPreview"],
   "approval.resolved": ["parked.input", "parked.inputPreview"],
+  /** The question the turn asked the person (its options too: the answer is often one of them), and the person's answer; repeated when it is answered or closed. */
+  "question.asked": ["question", "options[]"],
+  "question.answered": ["answer", "asked.question", "asked.options[]"],
+  "question.closed": ["asked.question", "asked.options[]"],
   /** An A2A task's messages and its response, part by part: a text part's text, a data part's members. */
   "a2a.task.submitted": ["message.parts[].text", "message.parts[].data.*"],
   "a2a.task.message_received": ["message.parts[].text", "message.parts[].data.*"],

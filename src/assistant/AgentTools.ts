@@ -5,7 +5,7 @@
  */
 import { dynamicTool, jsonSchema, type JSONSchema7, NoSuchToolError, type ToolSet } from "ai"
 import type { Json } from "../../actors/kernel.ts"
-import type { PersonSealer } from "../audit/PersonalData.ts"
+import { personalOpener, type PersonSealer } from "../audit/PersonalData.ts"
 import { Cause, Effect, Exit, Option, Runtime } from "effect"
 import { randomUUID } from "node:crypto"
 import { AskQuestion, CloseQuestion, ParkToolCall } from "../../actors/conversation/protocol.ts"
@@ -171,7 +171,7 @@ export const agentToolSet = (context: AgentToolsContext) =>
         // listening before the question is asked: its answer, through any node, cannot come first
         const waiting = registry.awaitQuestion(conversationId, questionId, { timeoutMs: QUESTION_WAIT_MS, signal })
         return yield* Effect.gen(function* () {
-          yield* record(new AskQuestion({ runId, questionId, question: input.question, options, userId: turn.userId, deadline }))
+          yield* record(new AskQuestion({ runId, questionId, question: sealer.seal(input.question), options: options.map(sealer.seal), userId: turn.userId, deadline }))
           context.openQuestions.add(questionId)
           emit({ type: "question", id: questionId, question: input.question, options })
           const outcome = yield* Effect.promise(() => waiting.outcome)
@@ -185,7 +185,10 @@ export const agentToolSet = (context: AgentToolsContext) =>
           context.openQuestions.delete(questionId)
           emit(outcome.status === "answered" ? { type: "question-end", id: questionId, status: "answered" } : { type: "question-end", id: questionId, status: "closed", reason: "timeout" })
           toolCalls.push({ toolCallId, toolName: ASK_USER, outcome: "completed", durationMs: Math.max(0, now() - started) })
-          return outcome.status === "answered" ? { answer: outcome.answer } : { timedOut: true, options }
+          if (outcome.status !== "answered") return { timedOut: true, options }
+          // the answer reaches the log sealed under the person's key (docs/audit.md); erased meanwhile, it is ""
+          const open = yield* personalOpener([outcome.answer])
+          return { answer: open.text(outcome.answer) ?? "" }
         }).pipe(Effect.ensuring(Effect.sync(() => waiting.cancel())))
       })
 

@@ -587,7 +587,12 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
         where run_id = ${runId} order by asked_at, question_id`)
     ], { concurrency: "unbounded" })
     const message = messages[0]
-    const open = yield* personalOpener([message?.content, row.reply, ...approvals.map((a: Row) => a.input_preview)])
+    const open = yield* personalOpener([
+      message?.content,
+      row.reply,
+      ...approvals.map((a: Row) => a.input_preview),
+      ...questions.flatMap((q: Row) => [q.question, q.answer, ...q.options])
+    ])
     const transcript: Transcript = {
       ...threadRunOf(row, approvals.map((a) => approvalOf(a, now, open))),
       userId: row.user_id,
@@ -600,10 +605,11 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
       durationMs: row.ended_at === null ? null : (row.ended_at as Date).getTime() - (row.started_at as Date).getTime(),
       questions: questions.map((q: Row) => ({
         questionId: q.question_id,
-        question: q.question,
-        options: q.options,
+        // the question, its options and the answer are sealed under the asking person's key (docs/audit.md): "" once erased
+        question: open.text(q.question) ?? "",
+        options: q.options.flatMap((option: string) => open.text(option) ?? []),
         status: q.status,
-        answer: q.answer,
+        answer: q.answer === null ? null : open.text(q.answer) ?? "",
         reason: q.reason,
         askedAt: iso(q.asked_at),
         endedAt: isoOrNull(q.ended_at)

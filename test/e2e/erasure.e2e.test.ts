@@ -1,6 +1,6 @@
 /**
  * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, the
- * calls their turns parked for approval, their A2A task's messages, response and failure, and their automation run's payload, step outputs, the
+ * calls their turns parked for approval, the questions their turns asked them and their answers, their A2A task's messages, response and failure, and their automation run's payload, step outputs, the
  * question a step asked them, the call it parked for their approval and their answer go to the log
  * sealed under their own data key; `person.erase` destroys the key and records the erasure.
  * Afterwards their words read as erased, no table, log event, log line or export holds them in
@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { personalValues } from "../../actors/personal.ts"
 import { inputSha256 } from "../../src/audit/ApprovalReceipts.ts"
 import { sealedKeyRef } from "../../src/audit/PersonalData.ts"
-import { resumeChat, streamChat } from "../support/chat.ts"
+import { resumeChat, streamChat, waitForEvent } from "../support/chat.ts"
 import { comparedTables, runCli } from "../support/cli.ts"
 import { addPerson, callWithCookie, cliLogin, type SignedInPerson, signedInPlace, signIn } from "../support/people.ts"
 import { startTestNode, type TestNode } from "../support/platform.ts"
@@ -160,6 +160,17 @@ describe("person.erase", () => {
     const approvingId = ok(await as(alice.cookie, "conversation.get", { conversationId: approvingTurn.conversationPublicId })).runs[0].approvals[0].approvalId
     expect(ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: approvingId, decision: "approved" })).execution).toMatchObject({ status: "succeeded" })
     expectError(await as(alice.cookie, "node.get", { nodeId: note }), 404, "not_found", "node_not_found")
+    // a turn of hers that asks her a question quoting her words, which she answers in hers
+    const asking: Array<any> = []
+    const askingTurn = streamChat(node, { content: `/ask Which ${aliceWords}? | red ${aliceWords} | blue` }, { cookie: alice.cookie, onEvent: (e) => asking.push(e) })
+    const asked = await waitForEvent(asking, (e) => e.type === "question")
+    expect(asked).toMatchObject({ question: `Which ${aliceWords}?`, options: [`red ${aliceWords}`, "blue"] })
+    expect(ok(await as(alice.cookie, "assistant.question.answer", { questionId: asked.id, answer: `mine ${aliceWords}` }))).toEqual({ found: true })
+    const askedTurn = await askingTurn
+    // the turn goes on with her answer opened
+    expect(askedTurn.done.reply).toContain(`Tool ask_user returned: {"answer":"mine ${aliceWords}"}`)
+    const askedQuestions = async () => ok(await as(alice.cookie, "run.get", { runId: askedTurn.done.runId })).questions
+    expect(await askedQuestions()).toEqual([expect.objectContaining({ question: `Which ${aliceWords}?`, options: [`red ${aliceWords}`, "blue"], status: "answered", answer: `mine ${aliceWords}` })])
     // and an A2A task of hers whose turn failed: its status message says why
     const failing = await a2a.sendMessage({ message: { kind: "message", role: "user", messageId: randomUUID(), parts: [{ kind: "text", text: `/fail\nfailing ${aliceWords}` }] } })
     expect("error" in failing ? failing.error : undefined).toBeUndefined()
@@ -250,6 +261,8 @@ describe("person.erase", () => {
     expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0]).toMatchObject({ approval: { input: null, decision: "denied" }, erased: true })
     expect((await parkedNotice()).body).toBe("node.delete")
     expect(await callEntry()).toMatchObject({ inputPreview: "", status: "denied" })
+    // the question her turn asked her, and her answer
+    expect(await askedQuestions()).toEqual([expect.objectContaining({ question: "", options: [], status: "answered", answer: "" })])
     const failedAfter = await failedRead()
     expect(failedAfter.status.state).toBe("failed")
     expect(failedAfter.status.message?.parts).toEqual([{ kind: "text", text: "", metadata: { erased: true } }])
