@@ -22,7 +22,8 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   "summary.rewritten": ["summary"],
   /** A call the turn parked for approval: its input (sealed whole) and its preview, written from the person's words; repeated in the decision. */
   "tool_call.parked": ["input", "inputPreview"],
-  "approval.resolved": ["parked.input", "parked.inputPreview"],
+  /** The approver's note is theirs: sealed under the approver's key (docs/decisions.md). */
+  "approval.resolved": ["parked.input", "parked.inputPreview", "note"],
   /** The question the turn asked the person (its options too: the answer is often one of them), and the person's answer; repeated when it is answered or closed. */
   "question.asked": ["question", "options[]"],
   "question.answered": ["answer", "asked.question", "asked.options[]"],
@@ -45,7 +46,15 @@ export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   "automation_run.step_succeeded": ["output.response|output"],
   "automation_run.input_requested": ["prompt"],
   "automation_run.approval_requested": ["input"],
-  "automation_run.input_received": ["response"]
+  "automation_run.input_received": ["response"],
+  /**
+   * A step's failure (repeated as the run's) may quote a rendered input: the driver seals its message
+   * whole. A denial's, which the decider writes, quotes the approver's note, sealed (under the
+   * approver's key) among its own words.
+   */
+  "automation_run.approval_resolved": ["note"],
+  "automation_run.step_failed": ["error.message"],
+  "automation_run.failed": ["error.message"]
 }
 
 /** The values at `path` in `value` (none where the path does not lead). */

@@ -18,6 +18,7 @@ import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
 import { inputSha256, signReceipt } from "../audit/ApprovalReceipts.ts"
+import { sealedNote } from "../audit/PersonalData.ts"
 import { findApproval, findQuestion, findRun, findRunningTurn, skillRows } from "./Queries.ts"
 import { checkAttachments } from "./Files.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
@@ -221,7 +222,7 @@ export const resolveApproval = implement(Api.resolveApproval, (invocation, input
     yield* host.send(
       ConversationActor,
       approval.conversationId,
-      new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: input.note ?? null, userId, executionRunId, receipt, model: "none", node: host.nodeId }),
+      new ResolveApproval({ approvalId: approval.approvalId, decision: input.decision, note: yield* sealedNote(userId, input.note), userId, executionRunId, receipt, model: "none", node: host.nodeId }),
       invocation.meta
     )
     if (executionRunId === null) return { execution: { status: "denied" as const }, receipt }

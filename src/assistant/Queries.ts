@@ -488,7 +488,8 @@ const approvalOf = (row: Row, now: Date, open: PersonalOpener): ApprovalEntry =>
   requestedBy: row.user_id,
   expiresAt: iso(row.expires_at),
   resolvedAt: isoOrNull(row.resolved_at),
-  note: row.note,
+  // the approver's note, sealed under their key: "" once erased
+  note: row.note === null ? null : open.text(row.note) ?? "",
   executionRunId: row.execution_run_id,
   receipt: row.receipt
 })
@@ -552,7 +553,7 @@ export const readThread = <R>(conversationId: string, now: Date, opener: Opener<
       query("conversation approvals", () => approvalsWhere(db, conversationId, null))
     ], { concurrency: "unbounded" })
     if (head.length === 0) return undefined
-    const open = yield* opener([...messages.map((m: Row) => m.content), head[0].first_content, ...approvals.map((a: Row) => a.input_preview)])
+    const open = yield* opener([...messages.map((m: Row) => m.content), head[0].first_content, ...approvals.flatMap((a: Row) => [a.input_preview, a.note])])
     const approvalsByRun = new Map<string, Array<ApprovalEntry>>()
     for (const row of approvals) approvalsByRun.set(row.run_id, [...(approvalsByRun.get(row.run_id) ?? []), approvalOf(row, now, open)])
     const thread: Thread = {
@@ -590,7 +591,7 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
     const open = yield* personalOpener([
       message?.content,
       row.reply,
-      ...approvals.map((a: Row) => a.input_preview),
+      ...approvals.flatMap((a: Row) => [a.input_preview, a.note]),
       ...questions.flatMap((q: Row) => [q.question, q.answer, ...q.options])
     ])
     const transcript: Transcript = {

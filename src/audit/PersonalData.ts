@@ -58,6 +58,10 @@ export const personSealer = (userId: string) =>
     return sealerFor(stored.keyRef, yield* kms.unwrap(stored.wrappedKey, stored.kmsKeyId))
   })
 
+/** An approver's note as its decision records it: sealed under the approver's key (docs/decisions.md); none, null. */
+export const sealedNote = (approverId: string, note: string | undefined) =>
+  note === undefined ? Effect.succeed(null) : Effect.map(personSealer(approverId), (sealer) => sealer.seal(note))
+
 /** Seals under the data key `keyRef` names. */
 export const sealerFor = (keyRef: string, dataKey: Buffer): PersonSealer => {
   const seal = (plain: string) => `pd1.${keyRef}.${encrypt(dataKey, Buffer.from(plain, "utf8"), keyRef)}`

@@ -37,7 +37,7 @@ import { idCursor, keysetPage } from "../platform/Paging.ts"
 import * as Api from "./Api.ts"
 import { inputSha256, signReceipt } from "../audit/ApprovalReceipts.ts"
 import type { Json } from "../../actors/kernel.ts"
-import { personalOpener, personSealer } from "../audit/PersonalData.ts"
+import { personalOpener, personSealer, sealedNote } from "../audit/PersonalData.ts"
 import { runView } from "./RunWords.ts"
 import { automationsAfter, findAutomation, findRun, otherEnabledSchedules, recentRunIds, recentRuns, runOfState, runState } from "./Queries.ts"
 
@@ -267,7 +267,8 @@ export const resolveRunApproval = implement(Api.resolveRunApproval, (invocation,
       decision,
       decidedAt: invocation.meta.at
     })
-    const command = new ResolveStepApproval({ runId, workspaceId, decision, note: note ?? null, userId, receipt })
+    // the note, which the denial's failure quotes, sealed (docs/audit.md)
+    const command = new ResolveStepApproval({ runId, workspaceId, decision, note: yield* sealedNote(userId, note), userId, receipt })
     const { state } = yield* host.send(AutomationRunActor, runId, command, invocation.meta)
     return { runId, status: state._tag === "Run" ? state.status : "running", receipt }
   })

@@ -73,6 +73,14 @@ export const drive = (runId: string, options: DriveOptions) =>
           return true
         })
 
+      /** Fails the attempt. Its message may quote a rendered input: it goes to the log sealed under the
+       * key of the person the run acts for (docs/audit.md). */
+      const fail = (index: number, attempt: number, error: { readonly code: string; readonly message: string }, final: boolean) =>
+        Effect.gen(function* () {
+          const sealer = yield* personSealer((state as Run).runAs.userId)
+          yield* send(new FailStep({ runId, index, attempt, error: { ...error, message: sealer.seal(error.message) }, final }), `${index}:${attempt}:fail`)
+        })
+
       /** Reads the run afresh, after another writer moved it. */
       const refresh = Effect.gen(function* () {
         followed = yield* follow(AutomationRunActor, runId)
@@ -92,7 +100,7 @@ export const drive = (runId: string, options: DriveOptions) =>
             const error = current.input !== null
               ? { code: "human_input_timeout", message: `nobody answered by ${expiresAt}` }
               : { code: "approval_expired", message: `nobody approved ${current.approval!.capability} by ${expiresAt}` }
-            yield* send(new FailStep({ runId, index, attempt: current.attempt, error, final: true }), `${index}:${current.attempt}:fail`)
+            yield* fail(index, current.attempt, error, true)
           }
           return
         }
@@ -120,7 +128,7 @@ export const drive = (runId: string, options: DriveOptions) =>
         if (Either.isLeft(outcome)) {
           const { code, message, retryable } = outcome.left
           const final = !retryable || attempt >= policy.maxAttempts
-          return yield* send(new FailStep({ runId, index, attempt, error: { code, message }, final }), `${index}:${attempt}:fail`)
+          return yield* fail(index, attempt, { code, message }, final)
         }
         const result = outcome.right
         // the question asked, a parked call's input and the output, rendered from the run's words, go

@@ -50,6 +50,8 @@ describe("the declared places", () => {
     expect(valuesAt({ result: null }, "result.reply")).toEqual([])
     expect(personalValues("run.finished", { reply: "r", result: { reply: "x" } })).toEqual(["r", "x"])
     expect(personalValues("run.started", { userId: "u" })).toEqual([])
+    // a step's failure message, not its code
+    expect(personalValues("automation_run.step_failed", { error: { code: "not_found", message: "sealed" } })).toEqual(["sealed"])
     // a question's options, each; repeated in its answer
     expect(personalValues("question.answered", { answer: "a", asked: { question: "q", options: ["o1", "o2"] } })).toEqual(["a", "q", "o1", "o2"])
     // `*`: each member of an object (an A2A data part's members)

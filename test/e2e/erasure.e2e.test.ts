@@ -1,6 +1,7 @@
 /**
  * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, the
- * calls their turns parked for approval, the questions their turns asked them and their answers, their A2A task's messages, response and failure, and their automation run's payload, step outputs, the
+ * calls their turns parked for approval, the questions their turns asked them and their answers,
+ * their notes on approvals, their automation steps' failures, their A2A task's messages, response and failure, and their automation run's payload, step outputs, the
  * question a step asked them, the call it parked for their approval and their answer go to the log
  * sealed under their own data key; `person.erase` destroys the key and records the erasure.
  * Afterwards their words read as erased, no table, log event, log line or export holds them in
@@ -16,7 +17,7 @@ import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { personalValues } from "../../actors/personal.ts"
 import { inputSha256 } from "../../src/audit/ApprovalReceipts.ts"
-import { sealedKeyRef } from "../../src/audit/PersonalData.ts"
+import { sealedKeyRef, sealedWithin } from "../../src/audit/PersonalData.ts"
 import { resumeChat, streamChat, waitForEvent } from "../support/chat.ts"
 import { comparedTables, runCli } from "../support/cli.ts"
 import { addPerson, callWithCookie, cliLogin, type SignedInPerson, signedInPlace, signIn } from "../support/people.ts"
@@ -136,9 +137,27 @@ describe("person.erase", () => {
     expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0].approval.input).toEqual(parkedInput)
     const parkedNotice = async () => (ok(await as(alice.cookie, "notifications.list", { all: true })).notifications as Array<any>).find((n) => n.subject?.runId === parkedRunId)
     expect((await parkedNotice()).body).toBe(`node.delete ${JSON.stringify(parkedInput)}`)
-    // the receipt is over the input she saw, not its sealed form
-    const denied = ok(await as(alice.cookie, "automation.resolve_approval", { runId: parkedRunId, decision: "denied" }))
+    // the receipt is over the input she saw, not its sealed form; her note says why, and the step's failure quotes it
+    const runNote = `not ${aliceWords}`
+    const denied = ok(await as(alice.cookie, "automation.resolve_approval", { runId: parkedRunId, decision: "denied", note: runNote }))
     expect(denied.receipt.inputSha256).toBe(inputSha256(parkedInput))
+    const deniedRun = ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId }))
+    expect(deniedRun.steps[0].approval.note).toBe(runNote)
+    expect(deniedRun.steps[0].error.message).toBe(`node.delete was denied by the person the run acts for: ${runNote}`)
+    expect(deniedRun.error.message).toBe(`node.delete was denied by the person the run acts for: ${runNote}`)
+    // a run of hers whose step failed, its message quoting the input rendered from her words
+    const failingRunId = await (async () => {
+      const automation = ok(await as(alice.cookie, "automation.create", { name: "look up", trigger: { type: "api" }, steps: [{ name: "look", stepType: "tool", config: { capability: "node.get", input: { nodeId: "{{trigger.payload.text}}" } } }], enabled: true }))
+      const { runId } = ok(await as(alice.cookie, "automation.trigger", { automationId: automation.automationId, payload: { text: `lost ${aliceWords}` } }))
+      return runId as string
+    })()
+    const failedRun = await eventually(() => as(alice.cookie, "automation.get_run", { runId: failingRunId }), (r) => r.status === 200 && r.body.status === "failed", 30_000)
+    expect(failedRun.body.steps.at(-1).error.message).toContain(`lost ${aliceWords}`)
+    expect(failedRun.body.error.message).toContain(`lost ${aliceWords}`)
+    // the organization's audit log shows the failure as the run does
+    const failureEntry = async () =>
+      (ok(await as(ownerCookie, "audit.list", { event: "automation_run.step_failed" })).entries as Array<any>).find((e) => e.detail?.runId === failingRunId)
+    expect((await failureEntry()).detail.error.message).toContain(`lost ${aliceWords}`)
     // one she approves runs with the input she approved, opened from its sealed form
     ok(await as(ownerCookie, "schema.define_label", { label: "Scrap", properties: { title: { type: "string" } } }))
     const scrapped = ok(await as(alice.cookie, "node.create", { label: "Scrap", properties: { title: "to scrap" } })).nodeId as string
@@ -153,8 +172,10 @@ describe("person.erase", () => {
     const { approvalId: callId, inputPreview: callPreview } = await callEntry()
     expect(callPreview).toContain(aliceWords)
     expect((ok(await as(alice.cookie, "approval.list")).approvals as Array<any>).find((a) => a.approvalId === callId)?.inputPreview).toBe(callPreview)
-    const callDenied = ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: callId, decision: "denied" }))
+    const callNote = `keep ${aliceWords}`
+    const callDenied = ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: callId, decision: "denied", note: callNote }))
     expect(callDenied.receipt.inputSha256).toBe(inputSha256(parkedCall))
+    expect(await callEntry()).toMatchObject({ status: "denied", note: callNote })
     const note = ok(await as(alice.cookie, "node.create", { label: "Scrap", properties: { title: "to scrap too" } })).nodeId as string
     const approvingTurn = await chat(alice.cookie, `/tool node__delete {"nodeId":"${note}"}`)
     const approvingId = ok(await as(alice.cookie, "conversation.get", { conversationId: approvingTurn.conversationPublicId })).runs[0].approvals[0].approvalId
@@ -202,8 +223,10 @@ describe("person.erase", () => {
     // every declared personal value written by these turns is sealed (actors/personal.ts)
     const declared = (await logEvents()).flatMap((e) => personalValues(e.type, e.payload))
     expect(declared.length).toBeGreaterThan(8)
-    // (an empty text holds no words: an approved call's run ends with the reply "")
-    expect(declared.filter((value) => value !== "" && sealedKeyRef(value) === undefined)).toEqual([])
+    // (an empty text holds no words: an approved call's run ends with the reply ""; a decision without a note has none;
+    // a denial's failure, which the decider writes, quotes her sealed note among its words)
+    const inClear = (value: unknown) => value !== "" && value !== null && sealedKeyRef(value) === undefined && !(typeof value === "string" && sealedWithin(value).length > 0)
+    expect(declared.filter(inClear)).toEqual([])
     expect(await findPlaintext(node, [aliceWords, bobWords], lines)).toEqual([])
 
     // sealed as it left the log: the export carries the ciphertext
@@ -258,9 +281,18 @@ describe("person.erase", () => {
     const askedAfter = ok(await as(alice.cookie, "automation.get_run", { runId: askedRunId }))
     expect(askedAfter.steps[0]).toMatchObject({ status: "succeeded", input: { prompt: "" }, output: { response: null, respondent: alice.userId }, erased: true })
     expect((await notice()).body).toBe("")
-    expect(ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId })).steps[0]).toMatchObject({ approval: { input: null, decision: "denied" }, erased: true })
+    const deniedAfter = ok(await as(alice.cookie, "automation.get_run", { runId: parkedRunId }))
+    expect(deniedAfter.steps[0]).toMatchObject({ approval: { input: null, decision: "denied", note: "" }, erased: true })
+    // the denial's failure without her note
+    expect(deniedAfter.steps[0].error.message).toBe("node.delete was denied by the person the run acts for:")
+    expect(deniedAfter.error.message).toBe("node.delete was denied by the person the run acts for:")
+    // her failed step's message, on the run and in the audit log
+    const failedAfterErasure = ok(await as(alice.cookie, "automation.get_run", { runId: failingRunId }))
+    expect(failedAfterErasure.steps.at(-1)).toMatchObject({ status: "failed", error: { message: "" }, erased: true })
+    expect(failedAfterErasure.error.message).toBe("")
+    expect((await failureEntry()).detail.error.message).toBe("")
     expect((await parkedNotice()).body).toBe("node.delete")
-    expect(await callEntry()).toMatchObject({ inputPreview: "", status: "denied" })
+    expect(await callEntry()).toMatchObject({ inputPreview: "", status: "denied", note: "" })
     // the question her turn asked her, and her answer
     expect(await askedQuestions()).toEqual([expect.objectContaining({ question: "", options: [], status: "answered", answer: "" })])
     const failedAfter = await failedRead()
