@@ -59,8 +59,10 @@ const openWords = (trigger: RunTrigger, timeline: ReadonlyArray<StepRecord>, fai
         const prompt = record.input === null ? undefined : open.text(record.input.prompt)
         // the input of a call parked for approval: an erased one reads null
         const approval = record.approval === undefined ? undefined : opened(record.approval.input)
-        // the approver's note: an erased one reads ""
-        const note = record.approval?.note == null ? record.approval?.note : open.text(record.approval.note)
+        // the approver's note, if any: an erased one reads ""
+        const sealedNote = record.approval?.note ?? null
+        const note = sealedNote === null ? null : open.text(sealedNote)
+        const noteErased = sealedNote !== null && note === null
         const error = record.error === null ? null : openedFailure(open, record.error)
         const errorErased = failureWords(record.error).some((sealed) => open.text(sealed) === null)
         return {
@@ -68,10 +70,10 @@ const openWords = (trigger: RunTrigger, timeline: ReadonlyArray<StepRecord>, fai
             ...record,
             output: output.value,
             input: record.input === null ? null : { ...record.input, prompt: prompt ?? "" },
-            ...(record.approval === undefined || approval === undefined ? {} : { approval: { ...record.approval, input: approval.value, note: note ?? "" } }),
+            ...(record.approval === undefined || approval === undefined ? {} : { approval: { ...record.approval, input: approval.value, note: noteErased ? "" : note } }),
             error
           },
-          erased: output.erased || prompt === null || approval?.erased === true || note === null || errorErased
+          erased: output.erased || prompt === null || approval?.erased === true || noteErased || errorErased
         }
       }),
       failure: failure === null ? null : openedFailure(open, failure)

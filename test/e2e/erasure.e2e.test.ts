@@ -164,7 +164,7 @@ describe("person.erase", () => {
     const approvedRunId = await waitingRun(alice, { name: "scrap", stepType: "tool", config: { capability: "node.delete", input: { nodeId: "{{trigger.payload.text}}" } } }, scrapped)
     ok(await as(alice.cookie, "automation.resolve_approval", { runId: approvedRunId, decision: "approved" }))
     const approvedRun = await eventually(() => as(alice.cookie, "automation.get_run", { runId: approvedRunId }), (r) => r.status === 200 && (r.body.status === "succeeded" || r.body.status === "failed"), 30_000)
-    expect(approvedRun.body.steps[0], JSON.stringify(approvedRun.body)).toMatchObject({ status: "succeeded", output: { nodeId: scrapped, deleted: true } })
+    expect(approvedRun.body.steps[0], JSON.stringify(approvedRun.body)).toMatchObject({ status: "succeeded", output: { nodeId: scrapped, deleted: true }, approval: { note: null } })
     // a turn of hers that parked a call quoting her words, which she denies, and one on a note of hers, which she approves
     const parkedCall = { nodeId: `nod ${aliceWords}` }
     const parkingTurn = await chat(alice.cookie, `/tool node__delete ${JSON.stringify(parkedCall)}`)
