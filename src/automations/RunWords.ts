@@ -1,8 +1,8 @@
 /**
  * A run's personal words (actors/personal.ts, docs/audit.md "Erasure by crypto-shredding"): an API
- * trigger's payload, each step's output, the question a `human_input` step asks and the input of a
- * call parked for approval go to the log sealed under the key of the person the run acts for, a
- * person's answer to a `human_input` step under the answerer's; a step's failure message, and an
+ * trigger's payload, each step's output, the question a `human_input` step asks, the input of a
+ * call parked for approval and a step's failure message go to the log sealed under the key of the
+ * person the run acts for, a person's answer to a `human_input` step under the answerer's, an
  * approver's note (which a denial's failure quotes) under the approver's. The driver opens them to fill the
  * next steps' placeholders and run an approved call; the reads open them to answer, an erased
  * output, payload or input as `null` (a question as "") with `erased: true` beside it.
