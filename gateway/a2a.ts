@@ -32,6 +32,7 @@ import {
 } from "../src/a2a/Protocol.ts"
 import { CardSigner, JWKS_PATH } from "../src/a2a/CardSignature.ts"
 import { cardToV1, errorInfoOf, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
+import { hasEnded } from "../src/a2a/Queries.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
@@ -39,7 +40,6 @@ import { Overloaded } from "../src/platform/Errors.ts"
 import { errorFields } from "../src/platform/Logging.ts"
 import type { Started } from "../src/platform/Relay.ts"
 import { type Task, TaskStreamEvent } from "../src/platform/Wire.ts"
-import { isTerminal, TaskState as RecordedTaskState } from "../actors/a2atask/events.ts"
 import { describeFailure, replyForFailure } from "./errors.ts"
 import { type HttpReply, type HttpRequest, MalformedJson, parseJsonBody, PayloadTooLarge, route, Streaming } from "./http.ts"
 import { POSITION_HEADER, withPositions } from "./positions.ts"
@@ -233,8 +233,9 @@ export const openMethodStream = async (options: A2aRouteOptions, principal: Prin
   if (served.refusesEndedTask === true) {
     const read = await callMethod(options, principal, calls, { ...served, capability: "a2a.tasks.get" }, params)
     if (Exit.isFailure(read)) return read
-    const { id, status } = read.value as Task
-    if (Schema.is(RecordedTaskState)(status.state) && isTerminal(status.state)) return { refused: { code: A2A_UNSUPPORTED_OPERATION, message: `This operation is not supported: task ${id} is ${status.state}; only a task that has not ended can be subscribed to` } }
+    const task = read.value as Task
+    const { id, status } = task
+    if (hasEnded(task)) return { refused: { code: A2A_UNSUPPORTED_OPERATION, message: `This operation is not supported: task ${id} is ${status.state}; only a task that has not ended can be subscribed to` } }
   }
   return (await callMethod(options, principal, calls, served, params)) as Exit.Exit<Started<TaskStreamEvent, void>, unknown>
 }
