@@ -14,6 +14,7 @@
  * partitions waited for are read once more.
  */
 import { Effect, Runtime, type Scope } from "effect"
+import { databaseUnreachable, dependencyRetry } from "../Backoff.ts"
 import type { DbService } from "../Db.ts"
 import { parseProjected, projectionChannel, readCheckpoints } from "../Projector.ts"
 import { OffsetWaiters } from "./Waiters.ts"
@@ -43,17 +44,20 @@ export const make = (db: DbService, options: { readonly listen: boolean }): Effe
       if (next > waiters.next) waiters.advance(next)
     }
 
+    const awaited = (wanted: ReadonlyArray<number>) => wanted.some((p) => (partitions.get(p)?.size ?? 0) > 0)
     /**
      * One read of the checkpoints: what was committed before this node listened. A read already
      * under way began while the node listened, so it serves a later wait too; not so after the
-     * connection was lost (`again`).
+     * connection was lost (`again`). A read that cannot reach Postgres (the restart that cost the
+     * LISTEN often takes the read's connection too) tries again while someone waits: what it would
+     * have found may never be announced.
      */
     const reading = new Set<number>()
     const read = (wanted: ReadonlyArray<number>, again = false) => {
       const fresh = again ? wanted : wanted.filter((p) => !reading.has(p))
       if (fresh.length === 0) return
       for (const p of fresh) reading.add(p)
-      run(readCheckpoints(db, fresh))
+      run(readCheckpoints(db, fresh).pipe(Effect.retry({ schedule: dependencyRetry, while: (error) => databaseUnreachable(error) && awaited(fresh) })))
         .then((next) => next.forEach((offset, partition) => notice(partition, offset)), () => undefined)
         .finally(() => fresh.forEach((p) => reading.delete(p)))
     }
