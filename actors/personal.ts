@@ -12,8 +12,8 @@ import type { Json } from "./kernel.ts"
 export const personalFields: Readonly<Record<string, ReadonlyArray<string>>> = {
   /** The person's message, and the assistant's reply to them. */
   "message.saved": ["content"],
-  /** The reply again, alone and inside the turn result. */
-  "run.finished": ["reply", "result.reply"],
+  /** The reply again, alone and inside the turn result; what an approval run's call answered (sealed whole). */
+  "run.finished": ["reply", "result.reply", "result.output"],
   /** Each chat event the turn streamed (text deltas, the final result): sealed whole, as JSON text. */
   "run.streamed": ["events[].event"],
   /** The turn's tape holds what the model was sent and answered, and the tools' results: sealed whole, as JSON text. */

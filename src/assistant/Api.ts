@@ -580,7 +580,7 @@ export const ThreadRun = Schema.Struct({
   stopped: Schema.Boolean,
   /** An approval run's outcome (spec 2.4); null for a turn. */
   execution: Schema.NullOr(Execution),
-  /** What an approval run's call answered, as recorded; null for a turn, and for a call that failed or is still running. */
+  /** What an approval run's call answered, as recorded; null for a turn, for a call that failed or is still running, and once its person is erased. */
   output: Schema.Unknown,
   approvals: Schema.Array(ApprovalEntry)
 })

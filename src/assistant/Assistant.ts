@@ -18,7 +18,7 @@ import { Forbidden, NotFound, RateLimited } from "../platform/Errors.ts"
 import { FailureDescriber } from "../platform/Failures.ts"
 import { checkAssistantSpend } from "../billing/TurnCharges.ts"
 import { inputSha256, signReceipt } from "../audit/ApprovalReceipts.ts"
-import { sealedNote } from "../audit/PersonalData.ts"
+import { personSealer, sealedNote } from "../audit/PersonalData.ts"
 import { findApproval, findQuestion, findRun, findRunningTurn, skillRows } from "./Queries.ts"
 import { checkAttachments } from "./Files.ts"
 import { resolveTurnModel } from "./models/resolve.ts"
@@ -167,9 +167,14 @@ export const runNotFound = (runId: string) => new NotFound({ reason: "run_not_fo
 
 /**
  * An approved call run as its person, through the checkpoint like any agent call, and its run
- * ended with what became of it (spec 2.4's `execution`).
+ * ended with what became of it (spec 2.4's `execution`). What the call answered is the person's,
+ * as its input was: sealed under their key (docs/audit.md).
  */
-const runApprovedCall = (invocation: Invocation, approval: { readonly conversationId: string; readonly capability: string; readonly input: unknown }, runId: string) =>
+const runApprovedCall = (
+  invocation: Invocation,
+  approval: { readonly conversationId: string; readonly capability: string; readonly input: unknown; readonly userId: string },
+  runId: string
+) =>
   Effect.gen(function* () {
     const host = yield* ActorHost
     const exit = yield* invoke({
@@ -191,7 +196,7 @@ const runApprovedCall = (invocation: Invocation, approval: { readonly conversati
         status: reason === undefined ? "finished" : "failed",
         assistantMessageId: null,
         reply: "",
-        result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: exit.value as Json } : {}) },
+        result: { execution: { ...execution }, ...(Exit.isSuccess(exit) ? { output: (yield* personSealer(approval.userId)).sealJson(exit.value as Json) } : {}) },
         usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 },
         error: described === undefined ? null : { code: described.code, reason: described.reason ?? null, message: described.message }
       }),

@@ -494,8 +494,11 @@ const approvalOf = (row: Row, now: Date, open: PersonalOpener): ApprovalEntry =>
   receipt: row.receipt
 })
 
-/** A run in its thread, from its row and its approvals. */
-const threadRunOf = (row: Row, approvals: ReadonlyArray<ApprovalEntry>): ThreadRun => {
+/** What an approval run's call answered, as its row holds it (sealed: docs/audit.md); undefined for a turn. */
+const approvalOutputOf = (row: Row): unknown => (row.kind === "approval" ? row.result?.output : undefined)
+
+/** A run in its thread, from its row and its approvals; the call's output opened, null once erased. */
+const threadRunOf = (row: Row, approvals: ReadonlyArray<ApprovalEntry>, open: PersonalOpener): ThreadRun => {
   // a turn's result is its turn result (spec 2.3); an approval run's is `{ execution, output? }`
   const result: Row = row.result ?? {}
   // a parked call recorded as `parked` when the turn ended; denied since, it ends `denied` (spec 2.3)
@@ -507,7 +510,7 @@ const threadRunOf = (row: Row, approvals: ReadonlyArray<ApprovalEntry>): ThreadR
     parkedCards: result.parkedCards ?? [],
     stopped: result.stopped === true,
     execution: row.kind === "approval" ? result.execution ?? null : null,
-    output: row.kind === "approval" ? result.output ?? null : null,
+    output: open.json(approvalOutputOf(row)) ?? null,
     approvals
   }
 }
@@ -553,7 +556,12 @@ export const readThread = <R>(conversationId: string, now: Date, opener: Opener<
       query("conversation approvals", () => approvalsWhere(db, conversationId, null))
     ], { concurrency: "unbounded" })
     if (head.length === 0) return undefined
-    const open = yield* opener([...messages.map((m: Row) => m.content), head[0].first_content, ...approvals.flatMap((a: Row) => [a.input_preview, a.note])])
+    const open = yield* opener([
+      ...messages.map((m: Row) => m.content),
+      head[0].first_content,
+      ...approvals.flatMap((a: Row) => [a.input_preview, a.note]),
+      ...runs.map(approvalOutputOf)
+    ])
     const approvalsByRun = new Map<string, Array<ApprovalEntry>>()
     for (const row of approvals) approvalsByRun.set(row.run_id, [...(approvalsByRun.get(row.run_id) ?? []), approvalOf(row, now, open)])
     const thread: Thread = {
@@ -567,7 +575,7 @@ export const readThread = <R>(conversationId: string, now: Date, opener: Opener<
         createdAt: iso(m.created_at),
         runId: m.run_id
       })),
-      runs: runs.map((r: Row) => threadRunOf(r, approvalsByRun.get(r.run_id) ?? []))
+      runs: runs.map((r: Row) => threadRunOf(r, approvalsByRun.get(r.run_id) ?? [], open))
     }
     return thread
   })
@@ -591,11 +599,12 @@ export const readTranscript = (workspaceId: string, runId: string, now: Date) =>
     const open = yield* personalOpener([
       message?.content,
       row.reply,
+      approvalOutputOf(row),
       ...approvals.flatMap((a: Row) => [a.input_preview, a.note]),
       ...questions.flatMap((q: Row) => [q.question, q.answer, ...q.options])
     ])
     const transcript: Transcript = {
-      ...threadRunOf(row, approvals.map((a) => approvalOf(a, now, open))),
+      ...threadRunOf(row, approvals.map((a) => approvalOf(a, now, open)), open),
       userId: row.user_id,
       userMessage: message === undefined
         ? null

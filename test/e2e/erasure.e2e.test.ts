@@ -1,6 +1,6 @@
 /**
  * Erasure by crypto-shredding (docs/audit.md): a person's messages, replies and streamed turns, the
- * calls their turns parked for approval, the questions their turns asked them and their answers,
+ * calls their turns parked for approval and what an approved one answered, the questions their turns asked them and their answers,
  * their notes on approvals, their automation steps' failures, their A2A task's messages, response and failure, and their automation run's payload, step outputs, the
  * question a step asked them, the call it parked for their approval and their answer go to the log
  * sealed under their own data key; `person.erase` destroys the key and records the erasure.
@@ -179,8 +179,12 @@ describe("person.erase", () => {
     const note = ok(await as(alice.cookie, "node.create", { label: "Scrap", properties: { title: "to scrap too" } })).nodeId as string
     const approvingTurn = await chat(alice.cookie, `/tool node__delete {"nodeId":"${note}"}`)
     const approvingId = ok(await as(alice.cookie, "conversation.get", { conversationId: approvingTurn.conversationPublicId })).runs[0].approvals[0].approvalId
-    expect(ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: approvingId, decision: "approved" })).execution).toMatchObject({ status: "succeeded" })
+    const approvedCall = ok(await as(alice.cookie, "agent.approvals.resolve", { approvalId: approvingId, decision: "approved" })).execution
+    expect(approvedCall).toMatchObject({ status: "succeeded" })
     expectError(await as(alice.cookie, "node.get", { nodeId: note }), 404, "not_found", "node_not_found")
+    // what the call answered, sealed in its run's end, reads opened
+    const callOutput = async () => ok(await as(alice.cookie, "run.get", { runId: approvedCall.runId })).output
+    expect(await callOutput()).toEqual({ nodeId: note, deleted: true })
     // a turn of hers that asks her a question quoting her words, which she answers in hers
     const asking: Array<any> = []
     const askingTurn = streamChat(node, { content: `/ask Which ${aliceWords}? | red ${aliceWords} | blue` }, { cookie: alice.cookie, onEvent: (e) => asking.push(e) })
@@ -293,6 +297,7 @@ describe("person.erase", () => {
     expect((await failureEntry()).detail.error.message).toBe("")
     expect((await parkedNotice()).body).toBe("node.delete")
     expect(await callEntry()).toMatchObject({ inputPreview: "", status: "denied", note: "" })
+    expect(await callOutput()).toBeNull()
     // the question her turn asked her, and her answer
     expect(await askedQuestions()).toEqual([expect.objectContaining({ question: "", options: [], status: "answered", answer: "" })])
     const failedAfter = await failedRead()
