@@ -32,7 +32,6 @@ import {
 } from "../src/a2a/Protocol.ts"
 import { CardSigner, JWKS_PATH } from "../src/a2a/CardSignature.ts"
 import { cardToV1, errorInfoOf, streamEventToV1, V1_METHODS, V1_PUSH_CONFIG_METHODS } from "../src/a2a/V1.ts"
-import { hasEnded } from "../src/a2a/Queries.ts"
 import { authenticate } from "../src/identity/Auth.ts"
 import type { Principal } from "../src/checkpoint/Capability.ts"
 import { invoke } from "../src/checkpoint/Checkpoint.ts"
@@ -105,7 +104,6 @@ export interface ServedMethod {
   readonly input: (params: Record<string, unknown>) => unknown
   readonly result: (value: unknown) => unknown
   readonly event: (event: TaskStreamEvent) => unknown
-  readonly refusesEndedTask?: boolean
 }
 
 const v03Method = (method: string): ServedMethod | undefined =>
@@ -144,6 +142,8 @@ export const rpcErrorOf = (cause: Cause.Cause<unknown>): RpcError => {
       return { code: A2A_TASK_NOT_FOUND, message: "Task not found" }
     case "TaskNotCancelable":
       return { code: A2A_TASK_NOT_CANCELABLE, message: "Task cannot be canceled: it has already ended" }
+    case "TaskNotSubscribable":
+      return { code: A2A_UNSUPPORTED_OPERATION, message: `This operation is not supported: ${error.message}` }
     case "RateLimited":
       return { code: JSONRPC_REFUSED, message: "rate_limited", data: { status: 429, code: "rate_limited", reason: error.limit, retryAfterSeconds: error.retryAfterSeconds } }
     case "Overloaded":
@@ -224,21 +224,9 @@ export const callMethod = async (options: A2aRouteOptions, principal: Principal,
   return exit
 }
 
-/**
- * A stream a method opens, or its refusal: the method's own, or, for one that follows only a task
- * that has not ended (1.0's SubscribeToTask), UnsupportedOperationError for an ended task. 0.3's
- * tasks/resubscribe of an ended task answers it and closes, as 0.3 says nothing against it.
- */
-export const openMethodStream = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<Exit.Exit<Started<TaskStreamEvent, void>, unknown> | { readonly refused: RpcError }> => {
-  if (served.refusesEndedTask === true) {
-    const read = await callMethod(options, principal, calls, { ...served, capability: "a2a.tasks.get" }, params)
-    if (Exit.isFailure(read)) return read
-    const task = read.value as Task
-    const { id, status } = task
-    if (hasEnded(task)) return { refused: { code: A2A_UNSUPPORTED_OPERATION, message: `This operation is not supported: task ${id} is ${status.state}; only a task that has not ended can be subscribed to` } }
-  }
-  return (await callMethod(options, principal, calls, served, params)) as Exit.Exit<Started<TaskStreamEvent, void>, unknown>
-}
+/** A stream a method opens, or why it opens none. */
+export const openMethodStream = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown) =>
+  (await callMethod(options, principal, calls, served, params)) as Exit.Exit<Started<TaskStreamEvent, void>, unknown>
 
 /** A non-streaming method: its result in its version's shape, or its error. */
 export const answerMethod = async (options: A2aRouteOptions, principal: Principal, calls: RequestCalls, served: ServedMethod, params: unknown): Promise<{ result: unknown } | { error: RpcError }> => {
@@ -315,12 +303,6 @@ export const a2aRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): void
   const stream = async (principal: Principal, calls: RequestCalls, res: uWS.HttpResponse, id: Id, served: ServedMethod, params: unknown): Promise<HttpReply | typeof Streaming> => {
     const inVersion = inVersionOf(options, calls.req)
     const exit = await openMethodStream(options, principal, calls, served, params)
-    if ("refused" in exit) {
-      const sse = openSse(res)
-      sse.data(inVersion(failure(id, exit.refused)))
-      sse.end()
-      return Streaming
-    }
     // a node full of turns or streams opens no stream: 503 with Retry-After, the JSON-RPC error as the body
     if (Exit.isFailure(exit) && Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded) {
       const refused = failure(id, rpcErrorOf(exit.cause))

@@ -62,7 +62,6 @@ export const a2aRestRoutes = (app: uWS.TemplatedApp, options: A2aRouteOptions): 
     const served = v1Method(method)!
     const exit = await openMethodStream(options, principal, requestCalls(req), served, params)
     // a refusal is an HTTP answer: the stream is not opened yet
-    if ("refused" in exit) return restError(exit.refused)
     if (Exit.isFailure(exit)) {
       const refused = restError(rpcErrorOf(exit.cause))
       return Option.getOrUndefined(Cause.failureOption(exit.cause)) instanceof Overloaded ? { ...refused, status: 503 } : refused

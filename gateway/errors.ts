@@ -227,6 +227,7 @@ const table: Readonly<Record<string, Row>> = {
   TaskNotFound: notFound("task_not_found", (e) => `no task ${e.taskId}`),
   TaskNotCancelable: conflict("task_not_cancelable", (e) => `task ${e.taskId} is ${e.state} and can no longer be canceled`),
   TaskTerminal: conflict("task_terminal", (e) => `task ${e.taskId} is ${e.state} and takes no more messages`),
+  TaskNotSubscribable: conflict("task_not_subscribable", (e) => `task ${e.taskId} is ${e.state}; only a task that has not ended can be subscribed to`),
   TaskNotAwaitingInput: conflict("task_not_awaiting_input", (e) => `task ${e.taskId} is ${e.state}, not waiting for input`),
   TaskAlreadyExists: conflict("task_exists", (e) => `task ${e.taskId} already exists`),
   // workspace agents

@@ -33,6 +33,16 @@ export class TaskNotCancelable extends Schema.TaggedError<TaskNotCancelable>()("
   }
 }
 
+/** A follow of a task that already ended, where the version refuses one (1.0's SubscribeToTask, spec 3.1.6). */
+export class TaskNotSubscribable extends Schema.TaggedError<TaskNotSubscribable>()("TaskNotSubscribable", {
+  taskId: Schema.String,
+  state: TaskState
+}) {
+  override get message() {
+    return `task ${this.taskId} is ${this.state}; only a task that has not ended can be subscribed to`
+  }
+}
+
 /** A message for a task that already ended. */
 export class TaskTerminal extends Schema.TaggedError<TaskTerminal>()("TaskTerminal", {
   taskId: Schema.String,

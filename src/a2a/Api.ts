@@ -67,7 +67,11 @@ export const resubscribe = defineContract({
   ...common,
   name: "a2a.tasks.resubscribe",
   description: "Follow one of your tasks again (A2A tasks/resubscribe): its status updates until it settles.",
-  input: TaskQueryParams,
+  input: Schema.Struct({
+    ...TaskQueryParams.fields,
+    /** Set by 1.0's SubscribeToTask, which follows only a task that has not ended (spec 3.1.6); 0.3's answers an ended one and closes. */
+    refuseEnded: Schema.optional(Schema.Boolean)
+  }),
   // the follower stays in the process; the gateway frames its updates
   output: Schema.Unknown,
   sensitivity: "low",

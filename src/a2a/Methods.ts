@@ -9,7 +9,8 @@ import { packsOf } from "../packs/Entitlement.ts"
 import { Effect, Schema } from "effect"
 import { randomUUID } from "node:crypto"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
-import { TaskNotFound } from "../../actors/a2atask/errors.ts"
+import { TaskNotFound, TaskNotSubscribable } from "../../actors/a2atask/errors.ts"
+import { isTerminal } from "../../actors/a2atask/events.ts"
 import { CancelTask, ReceiveMessage } from "../../actors/a2atask/protocol.ts"
 import { ActorHost } from "../../streams/ActorHost.ts"
 import { AgentSlug } from "../../actors/agent/events.ts"
@@ -195,7 +196,8 @@ export const listTasks = implement(Api.listTasks, (invocation, params) =>
 
 export const resubscribe = implement(Api.resubscribe, (invocation, params) =>
   Effect.gen(function* () {
-    yield* ownTask(invocation, params.id)
+    const task = yield* ownTask(invocation, params.id)
+    if (params.refuseEnded === true && isTerminal(task.state)) return yield* new TaskNotSubscribable({ taskId: params.id, state: task.state })
     return yield* streamTask(invocation, { taskId: params.id })
   })
 )

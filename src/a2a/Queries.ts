@@ -5,9 +5,9 @@
  * when this node owns it and holds every write the call must see; the row and the state have the
  * same fields, so one function (`taskView`) makes the wire Task of either, its sealed words opened.
  */
-import { Effect, Schema } from "effect"
+import { Effect } from "effect"
 import { A2aTaskActor } from "../../actors/a2atask/actor.ts"
-import { type A2aMessage, type Artifact, isTerminal, type Part, TASK_ID, TaskState } from "../../actors/a2atask/events.ts"
+import { type A2aMessage, type Artifact, type Part, TASK_ID, type TaskState } from "../../actors/a2atask/events.ts"
 import { type PersonalDataError, type PersonalOpener, personalOpener } from "../audit/PersonalData.ts"
 import type { KeyManagement } from "../marketplace/Envelope.ts"
 import { type ActorHost, peekFenced } from "../../streams/ActorHost.ts"
@@ -169,6 +169,3 @@ export const taskView = (task: TaskRecord, historyLength?: number): Effect.Effec
       history: history.map(message)
     }
   })
-
-/** Whether a task as read has ended: its state is one it never leaves (completed, canceled, failed, rejected). */
-export const hasEnded = (task: Task): boolean => Schema.is(TaskState)(task.status.state) && isTerminal(task.status.state)

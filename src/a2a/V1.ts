@@ -164,8 +164,6 @@ export interface V1Method {
   readonly streams: boolean
   readonly input: (params: Record<string, unknown>) => unknown
   readonly result: (value: unknown) => unknown
-  /** 1.0's SubscribeToTask follows a task that has not ended: an ended one is UnsupportedOperationError (spec 3.1.6). */
-  readonly refusesEndedTask?: boolean
 }
 
 /** ListTasks' answer before its tasks are mapped (src/a2a/Methods.ts). */
@@ -182,7 +180,8 @@ export const V1_METHODS: Readonly<Record<string, V1Method>> = {
   SendStreamingMessage: { capability: "a2a.message.stream", streams: true, input: sendParamsFromV1, result: (value) => value },
   GetTask: { capability: "a2a.tasks.get", streams: false, input: taskParamsFromV1, result: (task) => taskToV1(task as Task) },
   CancelTask: { capability: "a2a.tasks.cancel", streams: false, input: taskParamsFromV1, result: (task) => taskToV1(task as Task) },
-  SubscribeToTask: { capability: "a2a.tasks.resubscribe", streams: true, input: taskParamsFromV1, result: (value) => value, refusesEndedTask: true },
+  // follows only a task that has not ended: an ended one is UnsupportedOperationError (spec 3.1.6)
+  SubscribeToTask: { capability: "a2a.tasks.resubscribe", streams: true, input: (params) => ({ ...taskParamsFromV1(params), refuseEnded: true }), result: (value) => value },
   ListTasks: {
     capability: "a2a.tasks.list",
     streams: false,
