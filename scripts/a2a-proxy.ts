@@ -30,18 +30,21 @@ const proxied = (address: string) => {
 }
 
 /**
- * The card with the proxy's origin in its `url` and its 1.0 `supportedInterfaces` (the 1.0 TCK
- * follows those); anything that is not a card with a URL, as it came. Its signatures no longer
- * match: no TCK client checks them.
+ * The card with the proxy's origin in its `url` (0.3) and in each of its `supportedInterfaces`
+ * (1.0's card has those only; the 1.0 TCK follows them); anything that is not a card, as it came.
+ * Its signatures no longer match: no TCK client checks them.
  */
 const proxiedCard = (body: Buffer): Buffer => {
   try {
     const card = JSON.parse(body.toString("utf8"))
-    if (typeof card?.url !== "string") return body
-    const interfaces = Array.isArray(card.supportedInterfaces)
-      ? { supportedInterfaces: card.supportedInterfaces.map((entry: { url: string }) => ({ ...entry, url: proxied(entry.url) })) }
-      : {}
-    return Buffer.from(JSON.stringify({ ...card, url: proxied(card.url), ...interfaces }))
+    const hasUrl = typeof card?.url === "string"
+    const hasInterfaces = Array.isArray(card?.supportedInterfaces)
+    if (!hasUrl && !hasInterfaces) return body
+    return Buffer.from(JSON.stringify({
+      ...card,
+      ...(hasUrl ? { url: proxied(card.url) } : {}),
+      ...(hasInterfaces ? { supportedInterfaces: card.supportedInterfaces.map((entry: { url: string }) => ({ ...entry, url: proxied(entry.url) })) } : {})
+    }))
   } catch {
     return body
   }
