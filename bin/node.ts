@@ -9,6 +9,7 @@ import { serveMetrics } from "../gateway/metricsListener.ts"
 import { Readiness } from "../gateway/readiness.ts"
 import { startGateway } from "../gateway/server.ts"
 import { TurnRegistry } from "../src/assistant/TurnRegistry.ts"
+import { NodeAdmission } from "../src/platform/Admission.ts"
 import { ActorHost } from "../streams/ActorHost.ts"
 import { EventLog } from "../streams/EventLog.ts"
 import { exposition, LATENCY_BUCKETS, NodeMetrics } from "../streams/Metrics.ts"
@@ -116,17 +117,22 @@ export const startNode = (config: AppConfig, options: NodeOptions = {}) => {
     yield* Effect.addFinalizer(() => Effect.promise(() => host.awaitProjected(host.unprojected(), STOP_PROJECTION_TIMEOUT_MS)))
     const readiness = new Readiness(metrics.registry)
     const turns = context.unsafeMap.get(TurnRegistry.key) as TurnRegistry["Type"]
+    const { runPlaces } = context.unsafeMap.get(NodeAdmission.key) as NodeAdmission["Type"]
     /**
      * The first part of a graceful stop, before the node's scope closes: refuse new requests and
-     * turns, then wait (up to `timeoutMs`) for the requests and turns taken, and for the load
-     * balancer to stop sending. Turns still running then are stopped, and record their end (failed
-     * `engine_unavailable`) while the node still runs. Whether all ended within the bound.
+     * turns, then wait (up to `timeoutMs`) for the requests and turns taken, the approved calls
+     * running or queued for a place (their request may have been answered "queued" or
+     * "dispatched"), and for the load balancer to stop sending. Turns still running then are
+     * stopped, and record their end (failed `engine_unavailable`) while the node still runs; an
+     * approved call left then is ended by the sweep. Whether all ended within the bound.
      */
     const drain = async (timeoutMs: number) => {
       readiness.drain()
       turns.drain()
       const deadline = Date.now() + timeoutMs
-      const ended = await waitUntil(() => readiness.requests === 0 && turns.running() === 0 && readiness.quietFor >= DRAIN_QUIET_MS, deadline)
+      // a place is held by a turn or an approved call; one queued for a place waits only while all are held
+      const idle = () => readiness.requests === 0 && turns.running() === 0 && runPlaces.held() === 0
+      const ended = await waitUntil(() => idle() && readiness.quietFor >= DRAIN_QUIET_MS, deadline)
       if (!ended) {
         turns.stopAll()
         await waitUntil(() => turns.running() === 0, Date.now() + DRAIN_TURN_STOP_MS)

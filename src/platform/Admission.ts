@@ -42,8 +42,8 @@ export interface NodeAdmissionService {
   readonly admitTurn: () => TurnPlace | Overloaded
   /** Takes a place among the streams followed, or the refusal. */
   readonly admitStream: () => Release | Overloaded
-  /** The running turns' places, as an approved call's run takes one: now, or waiting its turn. */
-  readonly runPlaces: Pick<Gate, "tryAcquire" | "waitFor">
+  /** The running turns' places, as an approved call's run takes one: now, or waiting its turn; and how many are held (a drain waits for none). */
+  readonly runPlaces: Pick<Gate, "tryAcquire" | "waitFor" | "held">
 }
 
 export class NodeAdmission extends Context.Tag("svc/NodeAdmission")<NodeAdmission, NodeAdmissionService>() {}

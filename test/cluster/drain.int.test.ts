@@ -9,8 +9,10 @@
  * - During a streaming turn: `/readyz` is 503 and `/healthz` 200 while the node drains, new
  *   requests are refused, and the turn finishes within DRAIN_TIMEOUT_MS; past the bound its stream
  *   ends with `engine_unavailable` then `done`, and its run is recorded failed, never left running.
+ * - With an approved call queued for a place (its resolve answered "queued"): the node runs it and
+ *   stops only once its run has ended.
  */
-import { mkdtemp } from "node:fs/promises"
+import { mkdtemp, readFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import * as path from "node:path"
 import postgres from "postgres"
@@ -172,5 +174,43 @@ describe("a node stopped with SIGTERM", () => {
     const ids = turn.sequence.flatMap((e) => (e.kind === "comment" ? [] : [Number(e.id)]))
     expect(ids).toEqual(ids.map((_, i) => i + 1))
     expect(run).toMatchObject({ status: "failed", error: { code: "engine_unavailable" } })
+  })
+
+  it("with an approved call queued behind a running turn: the node runs it, and stops only once its run has ended", { timeout: 120_000 }, async () => {
+    // one running place, taken by a slow turn; the resolve answers at once ("queued")
+    const node = await start({ DRAIN_TIMEOUT_MS: "20000", ADMISSION_MAX_TURNS_RUNNING: "1", APPROVAL_ANSWER_WAIT_MS: "0" })
+    const { proc, workspaceKey: key, orgSlug: org, workspaceSlug: ws } = node
+    await defineItem(proc.baseUrl, key, org, ws)
+    const target = (await createItem(proc.baseUrl, key, org, ws, 1)).nodeId!
+    const client = { baseUrl: proc.baseUrl, bootstrap: { workspaceKey: key, orgSlug: org, workspaceSlug: ws } } as unknown as TestNode
+    const parking = await streamChat(client, { content: `/tool node__delete {"nodeId":"${target}"}` })
+    const card = parking.events.find((e) => e.type === "approval-required")
+    const events: Array<any> = []
+    const slow = streamChat(client, { content: "/slow 100\n/long 20" }, { onEvent: (e) => events.push(e) })
+    while (!events.some((e) => e.type === "text")) await sleep(20)
+    const resolved = await call(proc.baseUrl, key, `/v1/${org}/${ws}/agent/approvals/resolve`, { approvalId: card.approvalId, decision: "approved" })
+    expect(resolved.body.execution).toMatchObject({ status: "queued" })
+    proc.child.kill("SIGTERM")
+    expect((await slow).done).toMatchObject({ stopped: false })
+    expect(await node.exited).toBe(0)
+    // its run ended before the node said it stops (its log's time), and the call ran
+    const stopping = (await readFile(path.join(node.dataDir, "node-a.log"), "utf8")).split("\n").flatMap((line) => {
+      try {
+        const entry = JSON.parse(line)
+        return entry.message === "stopping" ? [Date.parse(entry.time)] : []
+      } catch {
+        return []
+      }
+    })
+    expect(stopping).toHaveLength(1)
+    const sql = postgres(databaseUrl, { max: 1, onnotice: () => {} })
+    try {
+      const [run] = await sql`select status, ended_at from ${sql(`${node.schema}.runs`)} where run_id = ${resolved.body.execution.runId}`
+      expect(run.status).toBe("finished")
+      expect((run.ended_at as Date).getTime()).toBeLessThanOrEqual(stopping[0]!)
+      expect(await sql`select 1 from ${sql(`${node.schema}.nodes`)} where node_id = ${target}`).toHaveLength(0)
+    } finally {
+      await sql.end()
+    }
   })
 })
