@@ -186,7 +186,8 @@ describe("a node stopped with SIGTERM", () => {
     const parking = await streamChat(client, { content: `/tool node__delete {"nodeId":"${target}"}` })
     const card = parking.events.find((e) => e.type === "approval-required")
     const events: Array<any> = []
-    const slow = streamChat(client, { content: "/slow 100\n/long 20" }, { onEvent: (e) => events.push(e) })
+    // still running a second after the signal, once the node has seen no request for its quiet second
+    const slow = streamChat(client, { content: "/slow 100\n/long 40" }, { onEvent: (e) => events.push(e) })
     while (!events.some((e) => e.type === "text")) await sleep(20)
     const resolved = await call(proc.baseUrl, key, `/v1/${org}/${ws}/agent/approvals/resolve`, { approvalId: card.approvalId, decision: "approved" })
     expect(resolved.body.execution).toMatchObject({ status: "queued" })
