@@ -38,9 +38,12 @@ const frameOf = (frame: ProfileNode["callFrame"]) => {
   const pkg = /node_modules\/((?:@[^/]+\/)?[^/]+)\/(.*)$/.exec(url)
   if (pkg !== null) return { name: `${name} ${pkg[1]}/${pkg[2]}:${lineNumber + 1}`, place: pkg[1] }
   if (url.startsWith("node:")) return { name: `${name} ${url}:${lineNumber + 1}`, place: "node built-ins" }
+  // code not from a file (PGlite's WebAssembly, an eval): named by its URL's scheme
+  if (!url.startsWith("file:") && !path.isAbsolute(url)) return { name: `${name} ${url}:${lineNumber + 1}`, place: `${url.split(":")[0]}:` }
   const entry = findSourceMap(url)?.findEntry(lineNumber, columnNumber)
   const original = entry !== undefined && "originalSource" in entry ? entry : undefined
-  const file = path.relative(root, fileURLToPath(original?.originalSource ?? url))
+  const source = original?.originalSource ?? url
+  const file = path.relative(root, source.startsWith("file:") ? fileURLToPath(source) : source)
   const [top, sub] = file.split(path.sep)
   return { name: `${name} ${file}:${(original?.originalLine ?? lineNumber) + 1}`, place: `platform ${top === "actors" ? `actors/${sub}` : top}/` }
 }
