@@ -33,8 +33,12 @@ export interface WorkerEnv {
   readonly queued: Gate | undefined
 }
 
-/** Loads the states of the keys the batch needs that are not cached (all projected: see `evict`). */
-const loadMissing = async (env: WorkerEnv, ownership: Ownership, jobs: ReadonlyArray<Job>) => {
+/**
+ * Loads the states of the keys the batch needs that are not cached (all projected: see `evict`).
+ * Loaded across a resync (`catchUp`, whose promise `ready` then is), they are not kept: the read
+ * models may not yet hold what the partition catches up with.
+ */
+const loadMissing = async (env: WorkerEnv, ownership: Ownership, jobs: ReadonlyArray<Job>, catchUp: Ownership["ready"]) => {
   const kindOf = new Map<string, AnyActorKind>()
   for (const job of jobs) if (!ownership.cache.has(job.key)) kindOf.set(job.key, job.kind)
   if (kindOf.size === 0) return
@@ -42,6 +46,7 @@ const loadMissing = async (env: WorkerEnv, ownership: Ownership, jobs: ReadonlyA
   const stored = await Runtime.runPromise(env.runtime)(Effect.either(loadActors(env.db, [...kindOf.keys()]))).then((loaded) =>
     Either.isRight(loaded) ? loaded.right : Promise.reject(new Error(loaded.left.message))
   )
+  if (ownership.ready !== catchUp) return
   for (const [key, kind] of kindOf) {
     const found = stored.get(key)
     ownership.cache.set(key, found === undefined
@@ -78,14 +83,22 @@ export const makePartitionWorker = (env: WorkerEnv) => {
 
   const decideBatch = async (ownership: Ownership, jobs: ReadonlyArray<Job>) => {
     metrics.batchCommands.observe(jobs.length)
+    const catchUp = ownership.ready
     try {
-      await loadMissing(env, ownership, jobs)
+      await loadMissing(env, ownership, jobs, catchUp)
     } catch (error) {
       for (const job of jobs) job.settle(failure(`loading actor state failed: ${(error as Error).message}`))
       return
     }
     if (!partitions.isOwned(ownership)) {
       for (const job of jobs) job.settle(notOwner())
+      return
+    }
+    // resynced since the batch was taken (an append of the partition failed, a raw one included):
+    // its cache was cleared and its writer may be reopening; the batch waits for the catch-up, first in line
+    const writer = ownership.writer
+    if (ownership.ready !== catchUp || !ownership.caughtUp || writer === undefined) {
+      ownership.queue.unshift(...jobs)
       return
     }
     // decided in order against the states as the batch's earlier commands leave them
@@ -119,7 +132,7 @@ export const makePartitionWorker = (env: WorkerEnv) => {
       return
     }
     const appendStarted = performance.now()
-    const appended = await run(Effect.either(boundedAppend(ownership.writer!.writer, records, env.commandTimeoutMs)))
+    const appended = await run(Effect.either(boundedAppend(writer.writer, records, env.commandTimeoutMs)))
     // observed together, so that a scrape never sees one without the other
     metrics.appendSeconds.observe((performance.now() - appendStarted) / 1000)
     metrics.appendEvents.observe(records.length)
