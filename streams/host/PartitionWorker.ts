@@ -35,8 +35,8 @@ export interface WorkerEnv {
 
 /**
  * Loads the states of the keys the batch needs that are not cached (all projected: see `evict`).
- * Loaded across a resync (`catchUp`, whose promise `ready` then is), they are not kept: the read
- * models may not yet hold what the partition catches up with.
+ * States loaded while the partition resynced (its `ready` is no longer `catchUp`) are not kept:
+ * the read models may not yet hold what it catches up with.
  */
 const loadMissing = async (env: WorkerEnv, ownership: Ownership, jobs: ReadonlyArray<Job>, catchUp: Ownership["ready"]) => {
   const kindOf = new Map<string, AnyActorKind>()
